@@ -121,9 +121,10 @@ class Trainer:
     # -- public API -------------------------------------------------------------------------
     def init(self, features, seed: int) -> None:
         """Initializes parameters like `BaselineModel.init` (seed: run.py uses seed + 1)."""
-        params = self.model.net_fn.init(jax.random.PRNGKey(seed), [features], True,
-                                        algorithm_index=-1, return_hints=False,
-                                        return_all_outputs=False)
+        init = jax.jit(lambda key, feats: self.model.net_fn.init(
+            key, [feats], True, algorithm_index=-1, return_hints=False,
+            return_all_outputs=False))
+        params = init(jax.random.PRNGKey(seed), features)
         self.params = jax.device_put(params, self._replicated)
         self.opt_state = jax.device_put(self.model.opt.init(params), self._replicated)
 
