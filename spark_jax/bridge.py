@@ -37,11 +37,12 @@ class FlaxProcessor(clrs_processors.Processor):
         if rng is not None:
             kwargs["rngs"] = {"dropout": rng}  # explicit rngs for candidates using nn.Dropout
         out = lifted(node_fts, edge_fts, graph_fts, adj_mat, hidden, **kwargs)
-        nxt_hidden, nxt_edge = _check_output(out, b, n)
+        nxt_hidden, nxt_edge = check_processor_output(out, b, n)
         return nxt_hidden, nxt_edge
 
 
-def _check_output(out, b: int, n: int):
+def check_processor_output(out, b: int, n: int, hidden: int | None = None):
+    """Validates a processor's (nxt_hidden, nxt_edge) against the contract; returns it."""
     if not (isinstance(out, tuple) and len(out) == 2):
         raise ValueError(
             f"processor must return (nxt_hidden, nxt_edge|None), got {type(out).__name__}")
@@ -51,6 +52,8 @@ def _check_output(out, b: int, n: int):
     if nxt_edge is not None and (nxt_edge.ndim != 4 or nxt_edge.shape[:3] != (b, n, n)):
         raise ValueError(
             f"processor edge output has shape {nxt_edge.shape}, expected ({b}, {n}, {n}, H) or None")
+    if hidden is not None and nxt_hidden.shape[-1] != hidden:
+        raise ValueError(f"processor node output has width {nxt_hidden.shape[-1]}, expected {hidden}")
     if not jnp.issubdtype(nxt_hidden.dtype, jnp.floating):
         raise ValueError(f"processor node output has dtype {nxt_hidden.dtype}, expected float")
     return nxt_hidden, nxt_edge

@@ -135,6 +135,21 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
     return metrics, trainer
 
 
+def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:
+    """Abstractly runs init + apply and raises ProgramError if the outputs break the contract."""
+    x = macs.reference_inputs(nodes, hidden, batch)
+
+    def run(kw):
+        variables = flax_proc.init(jax.random.PRNGKey(0), **kw)
+        return flax_proc.apply(variables, **kw)
+
+    try:
+        out = jax.eval_shape(run, x)
+        bridge.check_processor_output(out, batch, nodes, hidden)
+    except Exception as e:  # noqa: BLE001 - any tracing failure is the program's fault
+        raise program_lib.ProgramError(f"processor breaks the CLRS contract: {e}") from e
+
+
 def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfig,
                      seed: int = 42, *, devices=None,
                      progress: Callable[[int, float], None] | None = None) -> Evaluation:
@@ -144,6 +159,7 @@ def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfi
     module = program_lib.load_module(program)
     flax_proc = program_lib.build_flax_processor(module, cfg.hidden_size, cfg.use_ln,
                                                  cfg.nb_triplet_fts)
+    check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
     metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
     return Evaluation(task=task, preset=cfg.name, seed=seed, program=program.name,

@@ -84,7 +84,7 @@ class Trainer:
         loss, grads = jax.value_and_grad(self.model._loss)(params, rng_key, feedback, 0)
         updates, opt_state = self.model.opt.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
-        return params, opt_state, {"loss": loss, "grad_norm": optax.global_norm(grads)}
+        return params, opt_state, {"loss": loss, "grad_norm": optax.tree.norm(grads)}
 
     def _predict(self, params, rng_key, features):
         preds, _ = self.model._predict(params, rng_key, features, 0, False, False)
@@ -98,17 +98,23 @@ class Trainer:
 
     def shard_features(self, features):
         self._check_batch(int(features.lengths.shape[0]))
+        if len(self.devices) == 1:
+            return features  # host arrays go straight to the single device
         return features._replace(
             inputs=jax.device_put(features.inputs, self._rows),
             hints=jax.device_put(features.hints, self._time_rows),
             lengths=jax.device_put(features.lengths, self._rows))
 
     def shard_feedback(self, feedback: Feedback) -> Feedback:
+        if len(self.devices) == 1:
+            self._check_batch(int(feedback.features.lengths.shape[0]))
+            return feedback
         return Feedback(features=self.shard_features(feedback.features),
                         outputs=jax.device_put(feedback.outputs, self._rows))
 
     def _compiled(self, cache: dict, fn, *args):
-        key = _shape_key(args)
+        # Parameter and optimizer-state shapes never change: key on the data (last arg) only.
+        key = _shape_key(args[-1])
         exe = cache.get(key)
         if exe is None:
             start = time.perf_counter()
@@ -135,10 +141,10 @@ class Trainer:
         exe = self._compiled(self._step_exes, self._step_fn, self.params, self.opt_state,
                              rng_key, fb)
         self.params, self.opt_state, metrics = exe(self.params, self.opt_state, rng_key, fb)
-        loss = float(metrics["loss"])
-        if not np.isfinite(loss):
-            raise TrainingError(f"non-finite training loss {loss}")
-        return {"loss": loss, "grad_norm": float(metrics["grad_norm"])}
+        metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+        if not np.isfinite(metrics["loss"]):
+            raise TrainingError(f"non-finite training loss {metrics['loss']}")
+        return metrics
 
     def predict(self, rng_key, features, params=None):
         """Hard output predictions (postprocessed like `BaselineModel.predict`)."""

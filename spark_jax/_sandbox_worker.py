@@ -1,0 +1,543 @@
+"""Child side of the feasibility sandbox: imports and runs candidate programs.
+
+Started by `spark_jax.sandbox.SandboxWorker` as `python -m spark_jax._sandbox_worker`. It
+pre-imports jax/flax/numpy once, then serves requests read from its stdin, one at a time:
+
+  {'type': 'warmup', 'source': ..., 'options': {...}}  -> {'type': 'warmed', ...}
+  {'type': 'check', 'source': ..., 'parent_source': ... | None, 'options': {...}}
+      -> zero or more {'type': 'stage', 'stage': NAME} then {'type': 'result', ...}
+  {'type': 'exit'}
+
+Frames are a 4-byte big-endian length followed by UTF-8 JSON (`encode_frame`). The protocol
+uses private duplicates of fds 0/1; the real fds 0/1 point at /dev/null and fd 2 is a pipe
+the parent keeps a bounded tail of. Candidate `print`s go to a bounded counting sink.
+
+Per check, in stage order (the parent runs `template`, `locality`, the static part of
+`syntax` and the budget comparison):
+  syntax     exec the source in a fresh module namespace (`program.load_module`)
+  interface  class `Processor` (an nn.Module) with the frozen `__call__` parameters; factory
+             `make_processor` with the parent's (or the seed contract's) signature
+  semantic   `jax.eval_shape` of init + apply at [B, N, H]: output structure, shapes, dtypes;
+             only a 'params' collection; a concrete batch (eager, so op compilations are
+             shared across candidates): finite outputs and, when the module claims
+             MASKS_NON_EDGES, the node output unchanged under non-edge edge-feature noise
+  budget     parameter count and MACs (`macs.flax_processor_macs`) for the report
+This module imports no jax at module level, so the parent can use the framing helpers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import time
+from typing import Any, Callable
+
+HEADER = struct.Struct('>I')
+REASON_CAP = 2000  # Characters of an exception text kept in a reason.
+CALL_PARAMS = ('self', 'node_fts', 'edge_fts', 'graph_fts', 'adj_mat', 'hidden')
+FACTORY_PARAMS = ('out_size', 'use_ln', 'nb_triplet_fts')
+MASK_RTOL = 1e-5
+MASK_ATOL = 1e-5
+# Modules whose attributes a candidate could monkeypatch to poison later checks.
+_WATCHED_MODULES = ('builtins', 'math', 'functools', 'numpy', 'jax', 'jax.numpy', 'jax.nn',
+                    'jax.lax', 'jax.random', 'flax.linen', 'spark_jax.program',
+                    'spark_jax.macs')
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    """A length-prefixed JSON frame."""
+    body = json.dumps(message).encode('utf-8')
+    return HEADER.pack(len(body)) + body
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b''.join(chunks)
+
+
+def read_frame(fd: int) -> dict[str, Any] | None:
+    """Blocks for one frame on `fd`; None at EOF."""
+    header = _read_exact(fd, HEADER.size)
+    if header is None:
+        return None
+    body = _read_exact(fd, HEADER.unpack(header)[0])
+    return None if body is None else json.loads(body.decode('utf-8'))
+
+
+class CheckFailure(Exception):
+    """A classified failure of the check in progress."""
+
+    def __init__(self, stage: str, failure_type: str, reason: str, recycle: bool = False):
+        super().__init__(reason)
+        self.stage, self.failure_type, self.reason, self.recycle = (
+            stage, failure_type, reason[:REASON_CAP], recycle)
+
+
+class _MissingFactory(Exception):
+    """The program executed but defines no callable factory."""
+
+
+class _BoundedSink:
+    """A text stream that counts what is written and keeps nothing (candidate prints)."""
+
+    def __init__(self, cap: int, on_overflow: Callable[[], None]) -> None:
+        self.cap, self.count, self._on_overflow = cap, 0, on_overflow
+
+    def write(self, text: str) -> int:
+        before = self.count
+        self.count += len(str(text).encode('utf-8', 'replace'))
+        if before <= self.cap < self.count:
+            self._on_overflow()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _exc_text(e: BaseException) -> str:
+    text = str(e) or ('allocation refused by the memory cap' if isinstance(e, MemoryError)
+                      else 'no message')
+    return f'{type(e).__name__}: {text}'[:REASON_CAP]
+
+
+def _is_memory_error(e: BaseException) -> bool:
+    text = str(e)
+    return isinstance(e, MemoryError) or any(
+        marker in text for marker in ('RESOURCE_EXHAUSTED', 'Out of memory', 'out of memory',
+                                      'bad_alloc', 'Cannot allocate memory'))
+
+
+def _from_exception(stage: str, e: BaseException, default: str) -> CheckFailure:
+    """Classifies an exception raised by candidate code; the worker is then recycled."""
+    cause = e.__cause__ if e.__cause__ is not None else e
+    failure_type = 'memory' if _is_memory_error(cause) or _is_memory_error(e) else default
+    return CheckFailure(stage, failure_type, _exc_text(cause), recycle=True)
+
+
+def _vm_size_bytes() -> int | None:
+    try:
+        with open('/proc/self/status', encoding='ascii') as f:
+            for line in f:
+                if line.startswith('VmSize:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _fingerprint() -> dict[str, tuple[tuple[str, int], ...]]:
+    found = {}
+    for name in _WATCHED_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            found[name] = tuple(sorted((k, id(v)) for k, v in vars(module).items()))
+    return found
+
+
+def _changed_modules(before: dict[str, Any]) -> list[str]:
+    after = _fingerprint()
+    changed = []
+    for name, items in before.items():
+        if after.get(name) != items:
+            new = dict(after.get(name, ()))
+            diff = sorted(k for k, v in items if new.get(k) != v) or ['<added attribute>']
+            changed.append(f'{name}.{diff[0]}')
+    return changed
+
+
+class _Runner:
+    """Runs the worker-side stages of one check; `progress(stage)` is sent at each start."""
+
+    def __init__(self, source: str, parent_source: str | None, options: dict[str, Any],
+                 progress: Callable[[str], None]) -> None:
+        self.source, self.parent_source, self.opts = source, parent_source, options
+        self.progress = progress
+        self.stage = 'syntax'
+        self.stage_start = time.perf_counter()
+        self.stages_passed: list[str] = []
+        self.timings: dict[str, float] = {}
+        self.loaded: list[str] = []
+        self.info: dict[str, Any] = {'params': None, 'macs': None, 'masks_non_edges': None}
+
+    def _enter(self, stage: str) -> float:
+        self.stage = stage
+        self.progress(stage)
+        self.stage_start = time.perf_counter()
+        return self.stage_start
+
+    def _leave(self, stage: str, start: float) -> None:
+        self.timings[stage] = time.perf_counter() - start
+        self.stages_passed.append(stage)
+
+    def _load(self, source: str, name: str):
+        from spark_jax import program as program_lib
+
+        try:
+            module = program_lib.load_module(program_lib.Program(source=source, name=name))
+        except program_lib.ProgramError as e:
+            if e.__cause__ is None:  # Executed fine, but the factory is missing.
+                raise _MissingFactory(str(e)) from None
+            raise _from_exception('syntax', e, 'import_error') from None
+        except BaseException as e:  # noqa: BLE001 - candidate code (e.g. SystemExit).
+            raise _from_exception('syntax', e, 'import_error') from None
+        self.loaded.append(module.__name__)
+        return module
+
+    def run(self) -> dict[str, Any]:
+        start = self._enter('syntax')
+        watched = _fingerprint()
+        try:
+            module = self._load(self.source, 'candidate')
+        except _MissingFactory as e:
+            self._leave('syntax', start)
+            self._enter('interface')
+            raise CheckFailure('interface', 'missing_name', str(e)) from None
+        self._check_watched(watched)
+        self._leave('syntax', start)
+
+        start = self._enter('interface')
+        proc = self._interface(module)
+        self._leave('interface', start)
+
+        start = self._enter('semantic')
+        self._semantic(module, proc)
+        self._check_watched(watched)
+        self._leave('semantic', start)
+
+        start = self._enter('budget')
+        self._measure(module)
+        self.timings['budget'] = time.perf_counter() - start  # The parent compares caps.
+        return self.info
+
+    def _check_watched(self, watched: dict[str, Any]) -> None:
+        changed = _changed_modules(watched)
+        if changed:
+            raise CheckFailure(self.stage, 'unsafe_code',
+                               f'candidate modified shared module attribute(s): '
+                               f'{", ".join(changed[:5])}', recycle=True)
+
+    # Interface.
+    def _interface(self, module):
+        import inspect
+
+        import flax.linen as nn
+        from spark_jax import program as program_lib
+
+        cls = vars(module).get('Processor')
+        if cls is None:
+            raise CheckFailure('interface', 'missing_name', "no class 'Processor' defined")
+        if not isinstance(cls, type):
+            raise CheckFailure('interface', 'missing_name',
+                               f"'Processor' is a {type(cls).__name__}, not a class")
+        if not issubclass(cls, nn.Module):
+            raise CheckFailure('interface', 'bad_base_class',
+                               "class 'Processor' does not subclass flax.linen.Module")
+        call_sig = _signature(getattr(cls, '__call__', None))
+        names = tuple(p.name for p in call_sig.parameters.values()) if call_sig else None
+        kinds_ok = call_sig is not None and all(
+            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            for p in call_sig.parameters.values())
+        if names != CALL_PARAMS or not kinds_ok:
+            raise CheckFailure('interface', 'signature_mismatch',
+                               f'Processor.__call__{call_sig} does not match the frozen '
+                               f'contract ({", ".join(CALL_PARAMS)})')
+        factory = vars(module).get(program_lib.FACTORY_NAME)
+        if not callable(factory):
+            raise CheckFailure('interface', 'missing_name', "no callable 'make_processor'")
+        self._check_factory_signature(factory)
+        try:
+            proc = program_lib.build_flax_processor(
+                module, self.opts['hidden_size'], self.opts['use_ln'],
+                self.opts['nb_triplet_fts'])
+        except program_lib.ProgramError as e:
+            raise CheckFailure('interface', 'bad_factory', str(e)) from None
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('interface', e, 'bad_factory') from None
+        if not isinstance(proc, cls):
+            raise CheckFailure('interface', 'bad_factory',
+                               f'make_processor returned {type(proc).__name__}, '
+                               f'not a Processor')
+        return proc
+
+    def _check_factory_signature(self, factory) -> None:
+        import inspect
+
+        sig = _signature(factory)
+        if sig is None:
+            raise CheckFailure('interface', 'signature_mismatch',
+                               'make_processor has no inspectable signature')
+        params = list(sig.parameters.values())
+        if self.parent_source is not None:
+            try:
+                parent = self._load(self.parent_source, 'parent')
+                parent_sig = _signature(vars(parent).get('make_processor'))
+            except _MissingFactory as e:
+                raise CheckFailure('interface', 'parent_error', str(e)) from None
+            except CheckFailure as e:
+                raise CheckFailure('interface', 'parent_error',
+                                   f'parent program failed to load: {e.reason}',
+                                   recycle=e.recycle) from None
+            if parent_sig is None:
+                raise CheckFailure('interface', 'parent_error',
+                                   'parent program has no inspectable make_processor')
+            mine = [(p.name, p.kind, repr(p.default)) for p in params]
+            theirs = [(p.name, p.kind, repr(p.default))
+                      for p in parent_sig.parameters.values()]
+            if mine != theirs:
+                raise CheckFailure('interface', 'signature_mismatch',
+                                   f'make_processor{sig} differs from the parent\'s '
+                                   f'make_processor{parent_sig}')
+            return
+        names = tuple(p.name for p in params)
+        if names != FACTORY_PARAMS or any(
+                p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD,)
+                for p in params):
+            raise CheckFailure('interface', 'signature_mismatch',
+                               f'make_processor{sig} does not match the frozen contract '
+                               f'(out_size, use_ln=..., nb_triplet_fts=...)')
+
+    # Semantic.
+    def _semantic(self, module, proc) -> None:
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from spark_jax import macs as macs_lib
+        from spark_jax import program as program_lib
+
+        b, n, h = self.opts['batch'], self.opts['nodes'], self.opts['hidden_size']
+        abstract = macs_lib.reference_inputs(n, h, batch=b)
+        key = jax.random.PRNGKey(0)
+        try:
+            var_shapes = jax.eval_shape(lambda kw: proc.init(key, **kw), abstract)
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('semantic', e, 'runtime_error') from None
+        extra = sorted(set(var_shapes) - {'params'})
+        if extra:
+            raise CheckFailure('semantic', 'mutable_collections',
+                               f'init creates variable collection(s) {extra} besides '
+                               f"'params' (e.g. BatchNorm state); CLRS's Haiku transform "
+                               f'cannot carry mutable state')
+        self.info['params'] = int(sum(
+            int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes)))
+        try:
+            out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('semantic', e, 'runtime_error') from None
+        _check_output_spec(out, b, n, h)
+
+        rng = np.random.RandomState(0)
+        adj = (rng.rand(b, n, n) < 0.5).astype(np.float32)
+        adj[:, np.arange(n), np.arange(n)] = 1.0  # Self-loops, as CLRS adds them.
+        if n > 1:
+            adj[:, 0, n - 1] = 0.0  # At least one non-edge per graph.
+        inputs = dict(
+            node_fts=rng.randn(b, n, h).astype(np.float32),
+            edge_fts=rng.randn(b, n, n, h).astype(np.float32),
+            graph_fts=rng.randn(b, h).astype(np.float32),
+            adj_mat=adj,
+            hidden=rng.randn(b, n, h).astype(np.float32),
+        )
+        try:
+            variables = proc.init(key, **inputs)
+            node, edge = proc.apply(variables, **inputs)
+            node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('semantic', e, 'runtime_error') from None
+        for name, value in (('node', node), ('edge', edge)):
+            if value is not None and not np.isfinite(value).all():
+                bad = int((~np.isfinite(value)).sum())
+                raise CheckFailure('semantic', 'non_finite',
+                                   f'{name} output has {bad} non-finite value(s) (NaN/Inf) '
+                                   f'on a random batch')
+        masks = program_lib.masks_non_edges(module)
+        self.info['masks_non_edges'] = masks
+        if not masks:
+            return
+        noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0
+        perturbed = dict(inputs, edge_fts=inputs['edge_fts'] + noise * (1.0 - adj)[..., None])
+        try:
+            node2, _ = proc.apply(variables, **perturbed)
+            node2 = np.asarray(jnp.asarray(node2, jnp.float32))
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('semantic', e, 'runtime_error') from None
+        if not np.allclose(node, node2, rtol=MASK_RTOL, atol=MASK_ATOL):
+            diff = float(np.max(np.abs(node - node2)))
+            raise CheckFailure('semantic', 'mask_leak',
+                               f'MASKS_NON_EDGES is True but perturbing edge features on '
+                               f'adjacency non-edges changed the node output '
+                               f'(max abs diff {diff:.3g})')
+
+    def _measure(self, module) -> None:
+        from spark_jax import macs as macs_lib
+        from spark_jax import program as program_lib
+
+        try:
+            proc = program_lib.build_flax_processor(
+                module, self.opts['hidden_size'], self.opts['use_ln'],
+                self.opts['nb_triplet_fts'])
+            self.info['macs'] = int(macs_lib.flax_processor_macs(
+                proc, self.opts['macs_nodes'], self.opts['hidden_size']))
+        except BaseException as e:  # noqa: BLE001
+            raise _from_exception('budget', e, 'runtime_error') from None
+
+
+def _signature(fn):
+    import inspect
+
+    if fn is None:
+        return None
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_output_spec(out: Any, b: int, n: int, h: int) -> None:
+    """Checks the abstract output against (float32[B,N,H], float[B,N,N,H'] | None)."""
+    import numpy as np
+
+    if not isinstance(out, tuple) or len(out) != 2:
+        what = f'a {type(out).__name__}' + (
+            f' of length {len(out)}' if isinstance(out, (tuple, list)) else '')
+        raise CheckFailure('semantic', 'shape_mismatch',
+                           f'__call__ must return a tuple (nxt_hidden, nxt_edge | None), '
+                           f'got {what}')
+    node, edge = out
+    if not hasattr(node, 'shape') or not hasattr(node, 'dtype'):
+        raise CheckFailure('semantic', 'shape_mismatch',
+                           f'node output is a {type(node).__name__}, not an array')
+    if tuple(node.shape) != (b, n, h):
+        raise CheckFailure('semantic', 'shape_mismatch',
+                           f'node output has shape {tuple(node.shape)}, expected '
+                           f'{(b, n, h)} [B, N, H]')
+    if np.dtype(node.dtype) != np.float32:
+        raise CheckFailure('semantic', 'dtype_mismatch',
+                           f'node output has dtype {node.dtype}, expected float32')
+    if edge is None:
+        return
+    if not hasattr(edge, 'shape') or not hasattr(edge, 'dtype'):
+        raise CheckFailure('semantic', 'shape_mismatch',
+                           f'edge output is a {type(edge).__name__}, not an array or None')
+    if len(edge.shape) != 4 or tuple(edge.shape[:3]) != (b, n, n):
+        raise CheckFailure('semantic', 'shape_mismatch',
+                           f'edge output has shape {tuple(edge.shape)}, expected '
+                           f'{(b, n, n)} + (H\',) [B, N, N, H\'] or None')
+    if not np.issubdtype(np.dtype(edge.dtype), np.floating):
+        raise CheckFailure('semantic', 'dtype_mismatch',
+                           f'edge output has dtype {edge.dtype}, expected a float dtype')
+
+
+def run_check(source: str, parent_source: str | None, options: dict[str, Any],
+              progress: Callable[[str], None]) -> dict[str, Any]:
+    """Runs the worker-side stages; returns the result message (never raises)."""
+    import resource
+
+    runner = _Runner(source, parent_source, options, progress)
+    overflow: list[str] = []
+    sink = _BoundedSink(int(options['output_cap_bytes']),
+                        lambda: overflow.append(runner.stage))
+    saved_streams = sys.stdout, sys.stderr
+    saved_limit = resource.getrlimit(resource.RLIMIT_AS)
+    vm = _vm_size_bytes()
+    failure: CheckFailure | None = None
+    try:
+        if vm is not None and options.get('memory_mb'):
+            cap = vm + int(options['memory_mb']) * 2 ** 20
+            hard = saved_limit[1]
+            resource.setrlimit(resource.RLIMIT_AS, (
+                cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+        sys.stdout = sys.stderr = sink
+        runner.run()
+    except CheckFailure as e:
+        failure = e
+    except BaseException as e:  # noqa: BLE001 - never let a candidate end the worker.
+        failure = _from_exception(runner.stage, e, 'runtime_error')
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        resource.setrlimit(resource.RLIMIT_AS, saved_limit)
+        for name in runner.loaded:
+            sys.modules.pop(name, None)
+    if overflow:
+        if overflow[0] in runner.stages_passed:
+            del runner.stages_passed[runner.stages_passed.index(overflow[0]):]
+        failure = CheckFailure(overflow[0], 'output_too_large',
+                               f'candidate wrote {sink.count} bytes to stdout/stderr '
+                               f'(cap {sink.cap})', recycle=failure is not None and
+                               failure.recycle)
+    result: dict[str, Any] = {
+        'type': 'result', 'ok': failure is None, 'stages_passed': runner.stages_passed,
+        'timings': runner.timings, **runner.info,
+        'failure_stage': None, 'failure_type': None, 'reason': '', 'recycle': False,
+    }
+    if failure is not None:
+        runner.timings.setdefault(failure.stage, time.perf_counter() - runner.stage_start)
+        result.update(failure_stage=failure.stage, failure_type=failure.failure_type,
+                      reason=failure.reason, recycle=failure.recycle)
+    return result
+
+
+def _preimport(cache_dir: str | None) -> None:
+    import jax
+    import jax.numpy as jnp
+    import flax.linen  # noqa: F401
+    import numpy  # noqa: F401
+    from spark_jax import macs, program  # noqa: F401
+
+    if cache_dir:  # Eager op compilations persist across recycled workers.
+        jax.config.update('jax_compilation_cache_dir', cache_dir)
+        jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+        jax.config.update('jax_persistent_cache_min_entry_size_bytes', -1)
+    jnp.ones((2, 2)).block_until_ready()  # Starts the CPU client and its thread pools.
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serves requests until EOF or an 'exit' request."""
+    import faulthandler
+
+    argv = sys.argv[1:] if argv is None else argv
+    cache_dir = argv[argv.index('--cache-dir') + 1] if '--cache-dir' in argv else None
+    start = time.perf_counter()
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    faulthandler.enable()  # Tracebacks of fatal signals go to fd 2 (the parent's tail).
+
+    def send(message: dict[str, Any]) -> None:
+        _write_all(proto_out, encode_frame(message))
+
+    _preimport(cache_dir)
+    send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
+    while True:
+        request = read_frame(proto_in)
+        if request is None or request.get('type') == 'exit':
+            return 0
+        if request['type'] == 'warmup':
+            begin = time.perf_counter()
+            result = run_check(request['source'], None, request['options'], lambda s: None)
+            send({'type': 'warmed', 'seconds': time.perf_counter() - begin,
+                  'ok': result['ok'], 'reason': result['reason']})
+            continue
+        progress = lambda stage: send({'type': 'stage', 'stage': stage})  # noqa: E731
+        send(run_check(request['source'], request.get('parent_source'),
+                       request['options'], progress))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+if __name__ == '__main__':
+    sys.exit(main())

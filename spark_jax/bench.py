@@ -1,0 +1,131 @@
+"""`spark-jax bench`: performance ratios against the official CLRS implementation.
+
+All figures come from one process on the same batches:
+  - official: DeepMind's Haiku `triplet_gmpnn` in `clrs.models.BaselineModel` (its own jitted
+    `feedback` and eager `init`), exactly how clrs/examples/run.py trains;
+  - ours: our Flax port of `triplet_gmpnn` through the CLRS bridge in our pjit `Trainer`;
+  - control: the official Haiku processor in our `Trainer` (isolates the processor's cost
+    from the training-loop's).
+Fixed cost = parameter init + the first pass over one batch per training length (which
+compiles every step executable). Throughput = timed steps/s after that, blocking on each loss.
+Ratios are ours/official: throughput >= 1.0 and fixed cost <= 1.0 are the targets.
+"""
+from __future__ import annotations
+
+import pathlib
+import time
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from spark_jax import bridge, data, program as program_lib
+from spark_jax.config import ProtocolConfig
+from spark_jax.train import Trainer
+
+SEED_PROGRAM = pathlib.Path(__file__).resolve().parents[1] / "processors" / "triplet_gmpnn.py"
+
+
+def _memory_mb(compiled) -> float | None:
+    try:
+        m = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - not every backend reports it
+        return None
+    if m is None:
+        return None
+    total = (m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes
+             - m.alias_size_in_bytes)
+    return total / 2**20
+
+
+def _timed_loop(step: Callable[[Any, Any], Any], batches, rng_key) -> tuple[float, list[float]]:
+    losses = []
+    start = time.perf_counter()
+    for fb in batches:
+        rng_key, sub = jax.random.split(rng_key)
+        losses.append(float(step(sub, fb)))
+    return time.perf_counter() - start, losses
+
+
+def _bench_official(spec, warm, timed, cfg: ProtocolConfig, seed: int) -> dict[str, Any]:
+    import clrs
+
+    factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
+    model = clrs.models.BaselineModel(
+        spec=spec, dummy_trajectory=warm[0], processor_factory=factory,
+        hidden_dim=cfg.hidden_size, encode_hints=cfg.encode_hints,
+        decode_hints=cfg.decode_hints, encoder_init=cfg.encoder_init,
+        learning_rate=cfg.learning_rate, grad_clip_max_norm=cfg.grad_clip_max_norm,
+        hint_repred_mode=cfg.hint_repred_mode)
+    key = jax.random.PRNGKey(seed)
+    start = time.perf_counter()
+    model.init(warm[0].features, seed + 1)
+    jax.block_until_ready(model._device_params)
+    init_s = time.perf_counter() - start
+    warm_s, _ = _timed_loop(model.feedback, warm, key)
+    run_s, losses = _timed_loop(model.feedback, timed, key)
+    compiled = model.jitted_feedback.lower(model._device_params, key, timed[-1],
+                                           model._device_opt_state, 0).compile()
+    return dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
+                steps_per_s=len(timed) / run_s, step_memory_mb=_memory_mb(compiled),
+                final_loss=losses[-1])
+
+
+def _bench_trainer(spec, warm, timed, factory, cfg: ProtocolConfig, seed: int) -> dict[str, Any]:
+    trainer = Trainer(spec, warm[0], factory, cfg, devices=jax.local_devices()[:1])
+    key = jax.random.PRNGKey(seed)
+    start = time.perf_counter()
+    trainer.init(warm[0].features, seed + 1)
+    jax.block_until_ready(trainer.params)
+    init_s = time.perf_counter() - start
+    step = lambda k, fb: trainer.step(k, fb)["loss"]
+    warm_s, _ = _timed_loop(step, warm, key)
+    run_s, losses = _timed_loop(step, timed, key)
+    memory = max((m for m in map(_memory_mb, trainer._step_exes.values()) if m is not None),
+                 default=None)
+    return dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
+                compile_s=trainer.compile_stats.seconds, steps_per_s=len(timed) / run_s,
+                step_memory_mb=memory, final_loss=losses[-1])
+
+
+def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42) -> dict[str, Any]:
+    """Trains official and ours on identical batches; returns figures and ratios."""
+    task_data = data.make_task_data(task, cfg, seed)
+    n_lengths = len(cfg.train_lengths)
+    batches = [next(task_data.train) for _ in range(n_lengths + steps)]
+    warm, timed = batches[:n_lengths], batches[n_lengths:]
+
+    official = _bench_official(task_data.spec, warm, timed, cfg, seed)
+    program = program_lib.read_program(SEED_PROGRAM)
+    ours = _bench_trainer(task_data.spec, warm, timed,
+                          bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts),
+                          cfg, seed)
+    control = _bench_trainer(task_data.spec, warm, timed,
+                             bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln,
+                                                               cfg.nb_triplet_fts), cfg, seed)
+    ratios = dict(
+        throughput_ours_over_official=ours["steps_per_s"] / official["steps_per_s"],
+        fixed_cost_ours_over_official=ours["fixed_s"] / official["fixed_s"],
+        throughput_flax_over_haiku_same_trainer=ours["steps_per_s"] / control["steps_per_s"],
+    )
+    if ours["step_memory_mb"] and official["step_memory_mb"]:
+        ratios["step_memory_ours_over_official"] = ours["step_memory_mb"] / official["step_memory_mb"]
+    return dict(task=task, preset=cfg.name, steps=steps, backend=jax.default_backend(),
+                devices=len(jax.local_devices()), official=official, ours=ours,
+                control_haiku_in_our_trainer=control, ratios=ratios,
+                targets=dict(throughput_ours_over_official=">= 1.0",
+                             fixed_cost_ours_over_official="<= 1.0"))
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = [f"spark-jax bench: {report['task']} / {report['preset']} preset, "
+             f"{report['steps']} timed steps, backend {report['backend']}"]
+    for side in ("official", "ours", "control_haiku_in_our_trainer"):
+        r = report[side]
+        mem = f"{r['step_memory_mb']:.1f} MB" if r.get("step_memory_mb") else "n/a"
+        lines.append(f"  {side:<30} steps/s {r['steps_per_s']:8.2f}   fixed {r['fixed_s']:7.2f} s "
+                     f"(init {r['init_s']:.2f} s)   step memory {mem}")
+    for name, value in report["ratios"].items():
+        target = report["targets"].get(name, "")
+        lines.append(f"  {name:<42} {value:6.3f}  {target}")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The `spark-jax` command line: thin argument handling over library functions.
+
+Exit codes: 0 success, 1 the work ran and failed (e.g. infeasible program, training diverged),
+2 usage errors (bad arguments, missing or malformed files, unknown task or preset).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable, Sequence
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line, exit code 2."""
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Writes a file via a temporary sibling and rename, so nothing half-written remains."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# -- evaluate ----------------------------------------------------------------------------------
+def _add_evaluate(sub) -> Callable:
+    p = sub.add_parser("evaluate", help="train and score one program on one CLRS task")
+    p.add_argument("program", help="path of a processor program (e.g. processors/triplet_gmpnn.py)")
+    p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
+    p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--output", help="also write the JSON result to this file")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return _run_evaluate
+
+
+def _run_evaluate(args) -> int:
+    from spark_jax import config, data, program as program_lib
+
+    try:
+        cfg = config.get_preset(args.preset)
+        data.check_task(args.task)
+        prog = program_lib.read_program(args.program)
+    except (config.ConfigError, data.TaskError, program_lib.ProgramError) as e:
+        return _fail(str(e), USAGE_ERROR)
+
+    from spark_jax import evaluate
+    from spark_jax.progress import step_progress
+    from spark_jax.train import TrainingError
+
+    try:
+        with step_progress(f"{prog.name} on {args.task} ({cfg.name})", cfg.train_steps,
+                           enabled=not args.no_progress) as progress:
+            result = evaluate.evaluate_program(prog, args.task, cfg, args.seed, progress=progress)
+    except program_lib.ProgramError as e:
+        return _fail(str(e), 1)
+    except TrainingError as e:
+        return _fail(f"{prog.name}: {e}", 1)
+    record = result.to_dict()
+    if args.output:
+        write_atomic(args.output, json.dumps(record, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(record))
+    else:
+        for key, value in record.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return 0
+
+
+# -- check -------------------------------------------------------------------------------------
+def _add_check(sub) -> Callable:
+    from spark_jax import feasibility_cli
+
+    p = sub.add_parser("check", help="feasibility check of a program (no training)")
+    feasibility_cli.add_arguments(p)
+    return feasibility_cli.run
+
+
+# -- bench -------------------------------------------------------------------------------------
+def _add_bench(sub) -> Callable:
+    p = sub.add_parser("bench", help="performance ratios vs the official CLRS implementation")
+    p.add_argument("--task", default="dfs")
+    p.add_argument("--preset", default="smoke")
+    p.add_argument("--steps", type=int, default=30, help="timed training steps per side")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--json", action="store_true")
+    return _run_bench
+
+
+def _run_bench(args) -> int:
+    from spark_jax import bench, config, data
+
+    try:
+        cfg = config.get_preset(args.preset)
+        data.check_task(args.task)
+        if args.steps < 1:
+            raise UsageError("--steps must be >= 1")
+    except (config.ConfigError, data.TaskError, UsageError) as e:
+        return _fail(str(e), USAGE_ERROR)
+    report = bench.run_bench(args.task, cfg, steps=args.steps, seed=args.seed)
+    print(json.dumps(report) if args.json else bench.format_report(report))
+    return 0
+
+
+_COMMANDS = (_add_evaluate, _add_check, _add_bench)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:
+    parser = argparse.ArgumentParser(
+        prog="spark-jax", description="SPARK architecture search over CLRS processors (JAX)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    handlers = {}
+    for add in _COMMANDS:
+        before = set(sub.choices)
+        handler = add(sub)
+        (name,) = set(sub.choices) - before
+        handlers[name] = handler
+    return parser, handlers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, handlers = build_parser()
+    args = parser.parse_args(argv)  # argparse exits with code 2 on bad arguments
+    if args.command is None:
+        parser.print_help()
+        return USAGE_ERROR
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

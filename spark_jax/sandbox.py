@@ -1,0 +1,469 @@
+"""Isolation for candidate code: a warm, recyclable worker process.
+
+`SandboxWorker` runs `python -m spark_jax._sandbox_worker` (JAX_PLATFORMS=cpu, a private
+working directory) which pre-imports jax/flax/numpy once and then serves checks one at a
+time over a pipe (length-prefixed JSON of plain data). Every candidate is loaded in a fresh
+module namespace. Limits, and how a breach is classified:
+
+* wall clock: enforced here; the worker is killed -> 'timeout' (at the stage it was in).
+  Cold start and the per-shape warm-up (one seed check, no candidate code) happen before
+  the clock starts, so they are never mistaken for a candidate's timeout.
+* memory: the worker lowers its soft RLIMIT_AS to its current address space plus
+  `memory_mb` while candidate code runs (JAX on CPU reserves ~1.5 GB of address space up
+  front, so the cap is headroom above the warm footprint), and this side polls the child's
+  RSS and kills it above its pre-check RSS plus `memory_mb` -> 'memory'.
+* output: candidate prints go to a bounded counting sink in the child ('output_too_large'
+  above `output_cap_bytes`), fd 1 is /dev/null, fd 2 is drained into a bounded tail kept
+  for crash reasons; a response frame larger than the cap -> 'output_too_large'.
+* crash: the worker died (signal or exit) -> 'crash', or 'memory' when its stderr says so.
+
+After a runtime failure (timeout, crash, memory), an exception raised by candidate code, or
+`max_checks` checks, the worker is killed and a new one started (in the background by
+default), so a poisoned interpreter never serves the next check. `check` never raises
+because of a candidate; infrastructure trouble is reported as 'sandbox_error'.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import pathlib
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Mapping
+
+from spark_jax import _sandbox_worker as proto
+
+__all__ = ['SandboxWorker', 'default_worker', 'close_default_worker', 'WARM_KEYS']
+
+# Options that change the shapes a check compiles for (warm-up is per combination).
+WARM_KEYS = ('hidden_size', 'use_ln', 'nb_triplet_fts', 'batch', 'nodes', 'macs_nodes')
+_PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[1]
+_WARMUP_PROGRAM = _PACKAGE_ROOT / 'processors' / 'triplet_gmpnn.py'
+_POLL_S = 0.05
+_STDERR_TAIL = 8192
+_MIN_FRAME_CAP = 1 << 16
+_FATAL_SIGNALS = {signal.SIGSEGV: 'SIGSEGV', signal.SIGBUS: 'SIGBUS', signal.SIGABRT: 'SIGABRT',
+                  signal.SIGILL: 'SIGILL', signal.SIGFPE: 'SIGFPE', signal.SIGKILL: 'SIGKILL'}
+_MEMORY_MARKERS = ('MemoryError', 'Out of memory', 'out of memory', 'bad_alloc',
+                   'RESOURCE_EXHAUSTED', 'Cannot allocate memory', 'failed to allocate')
+
+
+class _Died(Exception):
+    """The worker closed its pipe (exited or was killed)."""
+
+
+class _Timeout(Exception):
+    """No frame before the deadline."""
+
+
+class _TooLarge(Exception):
+    """A response frame above the output cap."""
+
+
+class _OverMemory(Exception):
+    """The worker's RSS went above the cap."""
+
+
+def _rss_bytes(pid: int) -> int | None:
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as f:
+            for line in f:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class _Child:
+    """One worker process and its pipes (internal, mutable)."""
+
+    def __init__(self, cache_dir: str, work_dir: str) -> None:
+        env = dict(os.environ)
+        env['JAX_PLATFORMS'] = 'cpu'
+        env.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+        env['MALLOC_ARENA_MAX'] = '2'  # Fewer 64 MB malloc arenas under RLIMIT_AS.
+        env['PYTHONDONTWRITEBYTECODE'] = '1'
+        env['PYTHONPATH'] = os.pathsep.join(
+            [str(_PACKAGE_ROOT)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, '-m', 'spark_jax._sandbox_worker', '--cache-dir', cache_dir],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=work_dir, env=env, start_new_session=True, close_fds=True)
+        self.buffer = bytearray()
+        self.tail = bytearray()
+        self.ready = False
+        self.startup_s: float | None = None
+        self.warmed: set[tuple[Any, ...]] = set()
+        self.pending_warm: tuple[Any, ...] | None = None
+        self.checks = 0
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drain.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _drain_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        while True:
+            chunk = stream.read1(4096) if hasattr(stream, 'read1') else stream.read(4096)
+            if not chunk:
+                return
+            self.tail += chunk
+            del self.tail[:-_STDERR_TAIL]
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(proto.encode_frame(message))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise _Died(str(e)) from None
+
+    def read(self, deadline: float, frame_cap: int,
+             tick: Callable[[], None] | None = None) -> dict[str, Any]:
+        """The next frame; raises _Timeout, _Died or _TooLarge (tick runs every poll)."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while True:
+            if len(self.buffer) >= proto.HEADER.size:
+                size = proto.HEADER.unpack(bytes(self.buffer[:proto.HEADER.size]))[0]
+                if size > frame_cap:
+                    raise _TooLarge(f'response frame of {size} bytes (cap {frame_cap})')
+                end = proto.HEADER.size + size
+                if len(self.buffer) >= end:
+                    body = bytes(self.buffer[proto.HEADER.size:end])
+                    del self.buffer[:end]
+                    return json.loads(body.decode('utf-8'))
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise _Timeout()
+            if tick is not None:
+                tick()
+            readable, _, _ = select.select([fd], [], [], min(remaining, _POLL_S))
+            if readable:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise _Died('worker closed its pipe')
+                self.buffer += chunk
+
+    def kill(self) -> int | None:
+        """Kills the worker's process group; returns its exit status."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        self._drain.join(timeout=2)
+        if self.proc.stderr is not None:
+            try:
+                self.proc.stderr.close()
+            except OSError:
+                pass
+        return rc
+
+    def stderr_tail(self, limit: int = 600) -> str:
+        text = bytes(self.tail).decode('utf-8', 'replace').strip()
+        return text[-limit:]
+
+
+def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(options[k] for k in WARM_KEYS)
+
+
+def _failure(stage: str, failure_type: str, reason: str, **extra: Any) -> dict[str, Any]:
+    result = {'type': 'result', 'ok': False, 'stages_passed': [], 'timings': {},
+              'params': None, 'macs': None, 'masks_non_edges': None,
+              'failure_stage': stage, 'failure_type': failure_type, 'reason': reason,
+              'recycle': True}
+    result.update(extra)
+    return result
+
+
+class SandboxWorker:
+    """A warm worker process that runs candidate checks in isolation.
+
+    Use as a context manager (or call `close()`). `check(source, options)` returns the
+    worker's result dict: ok, stages_passed, failure_stage, failure_type, reason, timings
+    (worker-side stage -> seconds), params, macs, masks_non_edges, plus worker_pid and
+    recycled (whether this check ended that worker).
+    """
+
+    def __init__(self, *, startup_timeout_s: float = 300.0, max_checks: int = 200,
+                 eager_restart: bool = True, standby: bool = True) -> None:
+        """Creates the worker handle; the process starts on `start()` or the first check.
+
+        Args:
+          startup_timeout_s: limit on a cold start plus a warm-up.
+          max_checks: checks served by one process before it is recycled.
+          eager_restart: start the replacement as soon as a worker is recycled.
+          standby: from the first recycle on, keep a warmed spare process so that the
+            next recycle swaps it in instead of waiting for a cold start.
+        """
+        self.startup_timeout_s = startup_timeout_s
+        self.max_checks = max_checks
+        self.eager_restart = eager_restart
+        self.standby = standby
+        self._spare: _Child | None = None
+        self.restarts = 0
+        self.cold_start_s: float | None = None
+        self._lock = threading.RLock()
+        self._child: _Child | None = None
+        self._last_options: dict[str, Any] | None = None
+        self._root = tempfile.mkdtemp(prefix='spark-sandbox-')
+        self._cache_dir = os.path.join(self._root, 'jax-cache')
+        self._work_dir = os.path.join(self._root, 'work')
+        os.makedirs(self._cache_dir)
+        os.makedirs(self._work_dir)
+        self._closed = False
+
+    def __enter__(self) -> 'SandboxWorker':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The current worker's pid (None before the first start or after a recycle)."""
+        return None if self._child is None else self._child.pid
+
+    def start(self, options: Mapping[str, Any] | None = None) -> float:
+        """Starts (if needed) and warms the worker; returns seconds spent waiting."""
+        begin = time.perf_counter()
+        with self._lock:
+            child = self._ensure_child()
+            self._await_ready(child)
+            if options is not None:
+                self._await_warm(child, dict(options))
+        return time.perf_counter() - begin
+
+    def _ensure_child(self) -> _Child:
+        if self._closed:
+            raise RuntimeError('SandboxWorker is closed')
+        if self._child is None or self._child.proc.poll() is not None:
+            if self._child is not None:
+                self._child.kill()
+            self._child = _Child(self._cache_dir, self._work_dir)
+        return self._child
+
+    def _await_ready(self, child: _Child) -> None:
+        if child.ready:
+            return
+        deadline = child.started + self.startup_timeout_s
+        frame = child.read(max(deadline, time.perf_counter() + 1.0), _MIN_FRAME_CAP)
+        if frame.get('type') != 'ready':
+            raise _Died(f'unexpected first frame {frame.get("type")!r}')
+        child.ready = True
+        child.startup_s = time.perf_counter() - child.started
+        if self.cold_start_s is None:
+            self.cold_start_s = child.startup_s
+
+    def _request_warm(self, child: _Child, options: dict[str, Any]) -> None:
+        key = _warm_key(options)
+        if key in child.warmed or child.pending_warm is not None:
+            return
+        if not _WARMUP_PROGRAM.is_file():
+            child.warmed.add(key)
+            return
+        child.send({'type': 'warmup', 'source': _WARMUP_PROGRAM.read_text(encoding='utf-8'),
+                    'options': options})
+        child.pending_warm = key
+
+    def _await_warm(self, child: _Child, options: dict[str, Any]) -> None:
+        """Warms the worker for these shapes (a seed check, outside any candidate timeout)."""
+        while _warm_key(options) not in child.warmed:
+            self._request_warm(child, options)
+            if child.pending_warm is None:
+                continue
+            deadline = time.perf_counter() + self.startup_timeout_s
+            frame = child.read(deadline, _MIN_FRAME_CAP)
+            if frame.get('type') == 'warmed':
+                child.warmed.add(child.pending_warm)
+                child.pending_warm = None
+
+    def check(self, source: str, options: Mapping[str, Any],
+              parent_source: str | None = None) -> dict[str, Any]:
+        """Runs the worker-side stages on `source`; never raises because of the candidate.
+
+        Args:
+          source: the candidate program.
+          options: plain data: hidden_size, use_ln, nb_triplet_fts, batch, nodes,
+            macs_nodes, timeout_s, memory_mb, output_cap_bytes.
+          parent_source: the parent program, whose factory signature is the reference.
+        """
+        options = dict(options)
+        with self._lock:
+            try:
+                child = self._ensure_child()
+                self._await_ready(child)
+                self._await_warm(child, options)
+            except (_Died, _Timeout, _TooLarge, OSError) as e:
+                tail = self._child.stderr_tail() if self._child else ''
+                self._recycle(restart=False)
+                return _failure('syntax', 'sandbox_error',
+                                f'sandbox worker failed to start: {type(e).__name__} {e} '
+                                f'{tail}'.strip(), worker_pid=None, recycled=True)
+            self._last_options = options
+            result = self._run(child, source, parent_source, options)
+            child.checks += 1
+            recycle = bool(result.get('recycle')) or child.checks >= self.max_checks
+            result['worker_pid'] = child.pid
+            result['recycled'] = recycle
+            if recycle:
+                self._recycle(restart=self.eager_restart)
+            return result
+
+    def _run(self, child: _Child, source: str, parent_source: str | None,
+             options: dict[str, Any]) -> dict[str, Any]:
+        timeout_s = float(options['timeout_s'])
+        memory_cap = int(options['memory_mb']) * 2 ** 20
+        frame_cap = max(int(options['output_cap_bytes']), _MIN_FRAME_CAP)
+        baseline = _rss_bytes(child.pid) or 0
+
+        def watchdog() -> None:
+            rss = _rss_bytes(child.pid)
+            if rss is not None and rss > baseline + memory_cap:
+                raise _OverMemory(f'worker RSS {rss >> 20} MiB above the cap '
+                                  f'({baseline >> 20} MiB + memory_mb {memory_cap >> 20})')
+
+        stages: list[str] = []
+        stage_start = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        def failed(failure_type: str, reason: str) -> dict[str, Any]:
+            stage = stages[-1] if stages else 'syntax'
+            timings[stage] = time.perf_counter() - stage_start
+            return _failure(stage, failure_type, reason, stages_passed=stages[:-1],
+                            timings=timings)
+
+        deadline = time.perf_counter() + timeout_s
+        try:
+            child.send({'type': 'check', 'source': source, 'parent_source': parent_source,
+                        'options': options})
+            while True:
+                frame = child.read(deadline, frame_cap, watchdog)
+                if frame.get('type') == 'stage':
+                    now = time.perf_counter()
+                    if stages:
+                        timings[stages[-1]] = now - stage_start
+                    stages.append(frame['stage'])
+                    stage_start = now
+                elif frame.get('type') == 'result':
+                    return frame
+        except _Timeout:
+            child.kill()
+            return failed('timeout', f'no result within {timeout_s:g} s (killed)')
+        except _OverMemory as e:
+            child.kill()
+            return failed('memory', str(e))
+        except _TooLarge as e:
+            child.kill()
+            return failed('output_too_large', str(e))
+        except _Died:
+            rc = child.kill()
+            return failed(*self._classify_death(child, rc))
+        except (OSError, ValueError) as e:  # Garbled frame, broken pipe.
+            child.kill()
+            return failed('sandbox_error', f'{type(e).__name__}: {e}')
+
+    @staticmethod
+    def _classify_death(child: _Child, rc: int | None) -> tuple[str, str]:
+        tail = child.stderr_tail()
+        if rc is not None and rc < 0:
+            how = f'killed by {_FATAL_SIGNALS.get(-rc, f"signal {-rc}")}'
+        else:
+            how = f'exited with status {rc}'
+        memory = any(marker in tail for marker in _MEMORY_MARKERS) or rc == -signal.SIGKILL
+        reason = f'worker {how}' + (f': ...{tail[-400:]}' if tail else '')
+        return ('memory' if memory else 'crash'), reason
+
+    def _recycle(self, restart: bool) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            child.kill()
+            self.restarts += 1
+        if not restart or self._closed:
+            return
+        try:
+            spare, self._spare = self._spare, None
+            if spare is not None and spare.proc.poll() is None:
+                self._child = spare
+            else:
+                if spare is not None:
+                    spare.kill()
+                self._child = self._ensure_child()
+            if self._last_options is not None:
+                self._request_warm(self._child, self._last_options)
+            if self.standby:
+                self._spare = _Child(self._cache_dir, self._work_dir)
+                if self._last_options is not None:
+                    self._request_warm(self._spare, self._last_options)
+        except (OSError, _Died):
+            pass  # The next check starts a worker (or reports a sandbox_error).
+
+    def close(self) -> None:
+        """Stops the worker and removes its private directory."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            children = (self._child, self._spare)
+            self._child = self._spare = None
+            for child in children:
+                if child is not None:
+                    try:
+                        child.send({'type': 'exit'})
+                    except _Died:
+                        pass
+                    child.kill()
+            shutil.rmtree(self._root, ignore_errors=True)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown.
+            pass
+
+
+_default: SandboxWorker | None = None
+_default_lock = threading.Lock()
+
+
+def default_worker() -> SandboxWorker:
+    """A process-wide shared worker, started lazily and closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            _default = SandboxWorker()
+            atexit.register(close_default_worker)
+        return _default
+
+
+def close_default_worker() -> None:
+    """Closes the shared worker, if any."""
+    global _default
+    with _default_lock:
+        if _default is not None:
+            _default.close()
+            _default = None
