@@ -14,6 +14,8 @@ from typing import Callable, Sequence
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
 USAGE_ERROR = 2
+OFFICIAL_KINDS = ("triplet_gmpnn", "triplet_mpnn", "triplet_pgn", "gmpnn", "gpgn", "mpnn", "pgn",
+                  "pgn_mask", "deepsets", "gat", "gatv2", "gat_full", "gatv2_full")
 
 
 class UsageError(Exception):
@@ -38,7 +40,8 @@ def write_atomic(path: str, text: str) -> None:
 # -- evaluate ----------------------------------------------------------------------------------
 def _add_evaluate(sub) -> Callable:
     p = sub.add_parser("evaluate", help="train and score one program on one CLRS task")
-    p.add_argument("program", help="path of a processor program (e.g. processors/triplet_gmpnn.py)")
+    p.add_argument("program", help="path of a processor program (e.g. processors/triplet_gmpnn.py), "
+                                   "or official:KIND for DeepMind's Haiku processor KIND")
     p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
     p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
     p.add_argument("--seed", type=int, default=42)
@@ -51,25 +54,40 @@ def _add_evaluate(sub) -> Callable:
 def _run_evaluate(args) -> int:
     from spark_jax import config, data, program as program_lib
 
+    from spark_jax import evaluate
+
+    official = args.program.startswith(evaluate.OFFICIAL_PREFIX)
     try:
         cfg = config.get_preset(args.preset)
         data.check_task(args.task)
-        prog = program_lib.read_program(args.program)
-    except (config.ConfigError, data.TaskError, program_lib.ProgramError) as e:
+        if official:
+            kind = args.program[len(evaluate.OFFICIAL_PREFIX):]
+            if kind not in OFFICIAL_KINDS:
+                raise UsageError(f"unknown official processor {kind!r}; "
+                                 f"known: {', '.join(OFFICIAL_KINDS)}")
+            name = args.program
+        else:
+            prog = program_lib.read_program(args.program)
+            name = prog.name
+    except (config.ConfigError, data.TaskError, program_lib.ProgramError, UsageError) as e:
         return _fail(str(e), USAGE_ERROR)
 
-    from spark_jax import evaluate
     from spark_jax.progress import step_progress
     from spark_jax.train import TrainingError
 
     try:
-        with step_progress(f"{prog.name} on {args.task} ({cfg.name})", cfg.train_steps,
+        with step_progress(f"{name} on {args.task} ({cfg.name})", cfg.train_steps,
                            enabled=not args.no_progress) as progress:
-            result = evaluate.evaluate_program(prog, args.task, cfg, args.seed, progress=progress)
+            if official:
+                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed,
+                                                    progress=progress)
+            else:
+                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed,
+                                                   progress=progress)
     except program_lib.ProgramError as e:
         return _fail(str(e), 1)
     except TrainingError as e:
-        return _fail(f"{prog.name}: {e}", 1)
+        return _fail(f"{name}: {e}", 1)
     record = result.to_dict()
     if args.output:
         write_atomic(args.output, json.dumps(record, indent=2) + "\n")

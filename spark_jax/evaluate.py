@@ -165,3 +165,22 @@ def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfi
     return Evaluation(task=task, preset=cfg.name, seed=seed, program=program.name,
                       program_sha256=program.sha256, macs=step_macs,
                       macs_nodes=cfg.macs_nodes, **metrics)
+
+
+OFFICIAL_PREFIX = "official:"
+
+
+def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42, *,
+                      devices=None,
+                      progress: Callable[[int, float], None] | None = None) -> Evaluation:
+    """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
+
+    Same data, seeds, trainer and scoring as `evaluate_program`: the reference row for a port
+    or a searched program.
+    """
+    data.check_task(task)
+    factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
+    step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
+    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    return Evaluation(task=task, preset=cfg.name, seed=seed, program=OFFICIAL_PREFIX + kind,
+                      program_sha256="", macs=step_macs, macs_nodes=cfg.macs_nodes, **metrics)

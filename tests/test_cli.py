@@ -1,0 +1,94 @@
+"""`spark-jax evaluate` end to end on the tiny preset, and its bad-input handling."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from spark_jax import cli
+
+REQUIRED = ("ood_score", "val_score", "params", "macs", "train_seconds", "compile_seconds")
+
+
+def _run_cli(*argv: str, cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, "-m", "spark_jax.cli", *argv], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_evaluate_json_subprocess(seed_paths, tmp_path):
+    root = seed_paths["triplet_gmpnn"].parents[1]
+    out_file = tmp_path / "result.json"
+    proc = _run_cli("evaluate", "processors/triplet_gmpnn.py", "--task", "dfs", "--preset",
+                    "tiny", "--json", "--output", str(out_file), cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key in REQUIRED:
+        assert key in record, key
+    assert 0.0 <= record["ood_score"] <= 1.0 and record["params"] > 0 and record["macs"] > 0
+    assert record["program"] == "triplet_gmpnn" and record["task"] == "dfs"
+    assert json.loads(out_file.read_text()) == record
+
+
+@pytest.mark.parametrize("seed", ["mpnn", "pgn"])
+def test_evaluate_json_in_process(seed, seed_paths, capsys):
+    code = cli.main(["evaluate", str(seed_paths[seed]), "--task", "dfs", "--preset", "tiny",
+                     "--json", "--no-progress"])
+    assert code == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert all(key in record for key in REQUIRED)
+    assert record["program"] == seed
+
+
+def _error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("error: ")
+    return err[0]
+
+
+def test_missing_program_is_usage_error(tmp_path, capsys):
+    out = tmp_path / "never.json"
+    code = cli.main(["evaluate", str(tmp_path / "nope.py"), "--preset", "tiny",
+                     "--output", str(out)])
+    assert code == 2
+    assert "program file not found" in _error_line(capsys)
+    assert not out.exists()
+
+
+def test_untagged_program_is_usage_error(tmp_path, capsys, seed_paths):
+    bad = tmp_path / "untagged.py"
+    bad.write_text(seed_paths["mpnn"].read_text().replace("# SPARK:END ACTION\n", ""))
+    assert cli.main(["evaluate", str(bad), "--preset", "tiny"]) == 2
+    line = _error_line(capsys)
+    assert "region tags" in line and "SPARK:END ACTION" in line
+
+
+def test_unknown_task_and_preset_are_usage_errors(capsys, seed_paths):
+    assert cli.main(["evaluate", str(seed_paths["mpnn"]), "--task", "dfz"]) == 2
+    assert "unknown CLRS task 'dfz'" in _error_line(capsys)
+    assert cli.main(["evaluate", str(seed_paths["mpnn"]), "--preset", "huge"]) == 2
+    assert "unknown preset 'huge'" in _error_line(capsys)
+    assert cli.main(["evaluate", "official:nope", "--preset", "tiny"]) == 2
+    assert "unknown official processor 'nope'" in _error_line(capsys)
+
+
+def test_wrong_shape_program_fails_with_one_line(tmp_path, capsys, seed_paths):
+    bad = tmp_path / "badshape.py"
+    bad.write_text(seed_paths["mpnn"].read_text().replace(
+        "        return ret, None\n", "        return ret[..., :-1], None\n"))
+    out = tmp_path / "never.json"
+    code = cli.main(["evaluate", str(bad), "--preset", "tiny", "--no-progress",
+                     "--output", str(out)])
+    assert code == 1
+    assert "expected 16" in _error_line(capsys)
+    assert not out.exists()
+
+
+def test_console_script_usage_error_exit_code(seed_paths):
+    proc = _run_cli("evaluate", "does/not/exist.py", cwd=seed_paths["mpnn"].parents[1])
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: program file not found")
