@@ -1,42 +1,33 @@
 """Child side of the feasibility sandbox: imports and runs candidate programs.
 
-Started by `spark_jax.sandbox.SandboxWorker` as `python -m spark_jax._sandbox_worker`. It
-pre-imports jax/flax/numpy once, then serves requests read from its stdin, one at a time:
-
-  {'type': 'warmup', 'source': ..., 'options': {...}}  -> {'type': 'warmed', ...}
-  {'type': 'check', 'source': ..., 'parent_source': ... | None, 'options': {...}}
-      -> zero or more {'type': 'stage', 'stage': NAME} then {'type': 'result', ...}
-  {'type': 'exit'}
-
-Frames are a 4-byte big-endian length followed by UTF-8 JSON (`encode_frame`). The protocol
-uses private duplicates of fds 0/1; the real fds 0/1 point at /dev/null and fd 2 is a pipe
-the parent keeps a bounded tail of. Candidate `print`s go to a bounded counting sink.
-
-Per check, in stage order (the parent runs `template`, `locality`, the static part of
-`syntax` and the budget comparison):
-  syntax     exec the source in a fresh module namespace (`program.load_module`)
-  interface  class `Processor` (an nn.Module) with the frozen `__call__` parameters; factory
-             `make_processor` with the parent's (or the seed contract's) signature
-  semantic   `jax.eval_shape` of init + apply at [B, N, H]: output structure, shapes, dtypes;
-             only a 'params' collection; a concrete batch (eager, so op compilations are
-             shared across candidates): finite outputs and, when the module claims
-             MASKS_NON_EDGES, the node output unchanged under non-edge edge-feature noise
-  budget     parameter count and MACs (`macs.flax_processor_macs`) for the report
-This module imports no jax at module level, so the parent can use the framing helpers.
+Started by `sandbox.SandboxWorker` as `python -m spark_jax._sandbox_worker`; pre-imports
+jax/flax/numpy once, then serves one request at a time. Frames are a 4-byte big-endian
+length + UTF-8 JSON, on private duplicates of fds 0/1 (fds 0/1 then point at /dev/null;
+fd 2 goes to a bounded tail in the parent; candidate prints to a bounded counting sink):
+  warmup {source, options} -> warmed;  exit
+  check {source, parent_source, options} -> {'type': 'stage', 'stage'}* then a result
+Worker-side stages (the parent does template, locality, the static half of syntax and the
+budget comparison): syntax = exec in a fresh namespace (`program.load_module`); interface;
+semantic = `jax.eval_shape` of init + apply, then one concrete batch run eagerly (op
+compilations are shared by all candidates) for finiteness and the masking invariant;
+budget = params and MACs. No jax import at module level: the parent imports the framing.
 """
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import struct
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 HEADER = struct.Struct('>I')
 REASON_CAP = 2000  # Characters of an exception text kept in a reason.
 CALL_PARAMS = ('self', 'node_fts', 'edge_fts', 'graph_fts', 'adj_mat', 'hidden')
 FACTORY_PARAMS = ('out_size', 'use_ln', 'nb_triplet_fts')
+_POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
 MASK_RTOL = 1e-5
 MASK_ATOL = 1e-5
 # Modules whose attributes a candidate could monkeypatch to poison later checks.
@@ -51,24 +42,14 @@ def encode_frame(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks, got = [], 0
-    while got < size:
-        chunk = os.read(fd, size - got)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b''.join(chunks)
-
-
-def read_frame(fd: int) -> dict[str, Any] | None:
-    """Blocks for one frame on `fd`; None at EOF."""
-    header = _read_exact(fd, HEADER.size)
-    if header is None:
+def read_frame(stream: BinaryIO) -> dict[str, Any] | None:
+    """Blocks for one frame on a buffered binary stream; None at EOF."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
         return None
-    body = _read_exact(fd, HEADER.unpack(header)[0])
-    return None if body is None else json.loads(body.decode('utf-8'))
+    size = HEADER.unpack(header)[0]
+    body = stream.read(size)
+    return json.loads(body.decode('utf-8')) if len(body) == size else None
 
 
 class CheckFailure(Exception):
@@ -124,15 +105,23 @@ def _from_exception(stage: str, e: BaseException, default: str) -> CheckFailure:
     return CheckFailure(stage, failure_type, _exc_text(cause), recycle=True)
 
 
+@contextlib.contextmanager
+def _guarded(stage: str, default: str = 'runtime_error'):
+    """Turns an exception escaping candidate code into a classified CheckFailure."""
+    try:
+        yield
+    except CheckFailure:
+        raise
+    except BaseException as e:  # noqa: BLE001 - candidate code (SystemExit included).
+        raise _from_exception(stage, e, default) from None
+
+
 def _vm_size_bytes() -> int | None:
     try:
-        with open('/proc/self/status', encoding='ascii') as f:
-            for line in f:
-                if line.startswith('VmSize:'):
-                    return int(line.split()[1]) * 1024
-    except OSError:
+        with open('/proc/self/statm', encoding='ascii') as f:
+            return int(f.read().split()[0]) * os.sysconf('SC_PAGE_SIZE')
+    except (OSError, ValueError, IndexError):
         return None
-    return None
 
 
 def _fingerprint() -> dict[str, tuple[tuple[str, int], ...]]:
@@ -145,13 +134,12 @@ def _fingerprint() -> dict[str, tuple[tuple[str, int], ...]]:
 
 
 def _changed_modules(before: dict[str, Any]) -> list[str]:
+    """Attributes rebound or deleted since `before` (additions, e.g. lazy submodules, pass)."""
     after = _fingerprint()
     changed = []
     for name, items in before.items():
-        if after.get(name) != items:
-            new = dict(after.get(name, ()))
-            diff = sorted(k for k, v in items if new.get(k) != v) or ['<added attribute>']
-            changed.append(f'{name}.{diff[0]}')
+        new = dict(after.get(name, ()))
+        changed += [f'{name}.{k}' for k, v in items if new.get(k) != v]
     return changed
 
 
@@ -162,22 +150,20 @@ class _Runner:
                  progress: Callable[[str], None]) -> None:
         self.source, self.parent_source, self.opts = source, parent_source, options
         self.progress = progress
-        self.stage = 'syntax'
-        self.stage_start = time.perf_counter()
+        self.stage, self.stage_start = 'syntax', time.perf_counter()
         self.stages_passed: list[str] = []
         self.timings: dict[str, float] = {}
         self.loaded: list[str] = []
         self.info: dict[str, Any] = {'params': None, 'macs': None, 'masks_non_edges': None}
 
-    def _enter(self, stage: str) -> float:
+    def _enter(self, stage: str) -> None:
         self.stage = stage
         self.progress(stage)
         self.stage_start = time.perf_counter()
-        return self.stage_start
 
-    def _leave(self, stage: str, start: float) -> None:
-        self.timings[stage] = time.perf_counter() - start
-        self.stages_passed.append(stage)
+    def _leave(self) -> None:
+        self.timings[self.stage] = time.perf_counter() - self.stage_start
+        self.stages_passed.append(self.stage)
 
     def _load(self, source: str, name: str):
         from spark_jax import program as program_lib
@@ -188,139 +174,105 @@ class _Runner:
             if e.__cause__ is None:  # Executed fine, but the factory is missing.
                 raise _MissingFactory(str(e)) from None
             raise _from_exception('syntax', e, 'import_error') from None
-        except BaseException as e:  # noqa: BLE001 - candidate code (e.g. SystemExit).
+        except BaseException as e:  # noqa: BLE001 - candidate code (SystemExit included).
             raise _from_exception('syntax', e, 'import_error') from None
         self.loaded.append(module.__name__)
         return module
 
-    def run(self) -> dict[str, Any]:
-        start = self._enter('syntax')
+    def run(self) -> None:
+        self._enter('syntax')
         watched = _fingerprint()
         try:
             module = self._load(self.source, 'candidate')
         except _MissingFactory as e:
-            self._leave('syntax', start)
+            self._leave()
             self._enter('interface')
             raise CheckFailure('interface', 'missing_name', str(e)) from None
         self._check_watched(watched)
-        self._leave('syntax', start)
-
-        start = self._enter('interface')
+        self._leave()
+        self._enter('interface')
         proc = self._interface(module)
-        self._leave('interface', start)
-
-        start = self._enter('semantic')
+        self._leave()
+        self._enter('semantic')
         self._semantic(module, proc)
         self._check_watched(watched)
-        self._leave('semantic', start)
-
-        start = self._enter('budget')
-        self._measure(module)
-        self.timings['budget'] = time.perf_counter() - start  # The parent compares caps.
-        return self.info
+        self._leave()
+        self._enter('budget')  # Measured here; the parent compares the caps.
+        proc = self._build(module)
+        with _guarded('budget'):
+            self.info['macs'] = int(macs_lib().flax_processor_macs(
+                proc, self.opts['macs_nodes'], self.opts['hidden_size']))
+        self.timings['budget'] = time.perf_counter() - self.stage_start
 
     def _check_watched(self, watched: dict[str, Any]) -> None:
         changed = _changed_modules(watched)
         if changed:
-            raise CheckFailure(self.stage, 'unsafe_code',
-                               f'candidate modified shared module attribute(s): '
-                               f'{", ".join(changed[:5])}', recycle=True)
+            raise CheckFailure(self.stage, 'unsafe_code', f'candidate modified shared module '
+                               f'attribute(s): {", ".join(changed[:5])}', recycle=True)
 
-    # Interface.
+    def _build(self, module):
+        from spark_jax import program as program_lib
+
+        with _guarded(self.stage, 'bad_factory' if self.stage == 'interface'
+                      else 'runtime_error'):
+            return program_lib.build_flax_processor(
+                module, self.opts['hidden_size'], self.opts['use_ln'],
+                self.opts['nb_triplet_fts'])
+
     def _interface(self, module):
-        import inspect
-
         import flax.linen as nn
         from spark_jax import program as program_lib
 
+        def fail(failure_type: str, reason: str) -> CheckFailure:
+            return CheckFailure('interface', failure_type, reason)
+
         cls = vars(module).get('Processor')
-        if cls is None:
-            raise CheckFailure('interface', 'missing_name', "no class 'Processor' defined")
         if not isinstance(cls, type):
-            raise CheckFailure('interface', 'missing_name',
-                               f"'Processor' is a {type(cls).__name__}, not a class")
+            raise fail('missing_name', "no class 'Processor' defined" if cls is None else
+                       f"'Processor' is a {type(cls).__name__}, not a class")
         if not issubclass(cls, nn.Module):
-            raise CheckFailure('interface', 'bad_base_class',
-                               "class 'Processor' does not subclass flax.linen.Module")
-        call_sig = _signature(getattr(cls, '__call__', None))
-        names = tuple(p.name for p in call_sig.parameters.values()) if call_sig else None
-        kinds_ok = call_sig is not None and all(
-            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-            for p in call_sig.parameters.values())
-        if names != CALL_PARAMS or not kinds_ok:
-            raise CheckFailure('interface', 'signature_mismatch',
-                               f'Processor.__call__{call_sig} does not match the frozen '
-                               f'contract ({", ".join(CALL_PARAMS)})')
-        factory = vars(module).get(program_lib.FACTORY_NAME)
-        if not callable(factory):
-            raise CheckFailure('interface', 'missing_name', "no callable 'make_processor'")
-        self._check_factory_signature(factory)
-        try:
-            proc = program_lib.build_flax_processor(
-                module, self.opts['hidden_size'], self.opts['use_ln'],
-                self.opts['nb_triplet_fts'])
-        except program_lib.ProgramError as e:
-            raise CheckFailure('interface', 'bad_factory', str(e)) from None
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('interface', e, 'bad_factory') from None
-        if not isinstance(proc, cls):
-            raise CheckFailure('interface', 'bad_factory',
-                               f'make_processor returned {type(proc).__name__}, '
-                               f'not a Processor')
-        return proc
-
-    def _check_factory_signature(self, factory) -> None:
-        import inspect
-
-        sig = _signature(factory)
-        if sig is None:
-            raise CheckFailure('interface', 'signature_mismatch',
-                               'make_processor has no inspectable signature')
-        params = list(sig.parameters.values())
-        if self.parent_source is not None:
+            raise fail('bad_base_class', "'Processor' does not subclass flax.linen.Module")
+        call = _signature(getattr(cls, '__call__', None))
+        if _params(call, with_defaults=False) != [(p, _POS) for p in CALL_PARAMS]:
+            raise fail('signature_mismatch', f'Processor.__call__{call} does not match the '
+                                             f'frozen contract ({", ".join(CALL_PARAMS)})')
+        factory = _signature(vars(module).get(program_lib.FACTORY_NAME))
+        if factory is None:
+            raise fail('missing_name', "no callable 'make_processor' with a signature")
+        if self.parent_source is None:
+            if _params(factory, with_defaults=False) != [(p, _POS) for p in FACTORY_PARAMS]:
+                raise fail('signature_mismatch', f'make_processor{factory} does not match '
+                           f'the contract (out_size, use_ln=..., nb_triplet_fts=...)')
+        else:
             try:
                 parent = self._load(self.parent_source, 'parent')
-                parent_sig = _signature(vars(parent).get('make_processor'))
-            except _MissingFactory as e:
-                raise CheckFailure('interface', 'parent_error', str(e)) from None
-            except CheckFailure as e:
-                raise CheckFailure('interface', 'parent_error',
-                                   f'parent program failed to load: {e.reason}',
-                                   recycle=e.recycle) from None
-            if parent_sig is None:
-                raise CheckFailure('interface', 'parent_error',
-                                   'parent program has no inspectable make_processor')
-            mine = [(p.name, p.kind, repr(p.default)) for p in params]
-            theirs = [(p.name, p.kind, repr(p.default))
-                      for p in parent_sig.parameters.values()]
-            if mine != theirs:
-                raise CheckFailure('interface', 'signature_mismatch',
-                                   f'make_processor{sig} differs from the parent\'s '
-                                   f'make_processor{parent_sig}')
-            return
-        names = tuple(p.name for p in params)
-        if names != FACTORY_PARAMS or any(
-                p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD,)
-                for p in params):
-            raise CheckFailure('interface', 'signature_mismatch',
-                               f'make_processor{sig} does not match the frozen contract '
-                               f'(out_size, use_ln=..., nb_triplet_fts=...)')
+            except (_MissingFactory, CheckFailure) as e:
+                raise CheckFailure('interface', 'parent_error', f'parent program failed to '
+                                   f'load: {getattr(e, "reason", e)}', recycle=True) from None
+            theirs = _signature(vars(parent).get(program_lib.FACTORY_NAME))
+            if _params(factory) != _params(theirs):
+                raise fail('signature_mismatch', f"make_processor{factory} differs from the "
+                                                 f"parent's make_processor{theirs}")
+        try:
+            proc = self._build(module)
+        except program_lib.ProgramError as e:
+            raise fail('bad_factory', str(e)) from None
+        if not isinstance(proc, cls):
+            raise fail('bad_factory', f'make_processor returned {type(proc).__name__}, '
+                                      f'not a Processor')
+        return proc
 
     # Semantic.
     def _semantic(self, module, proc) -> None:
         import jax
-        import jax.numpy as jnp
         import numpy as np
-        from spark_jax import macs as macs_lib
         from spark_jax import program as program_lib
 
         b, n, h = self.opts['batch'], self.opts['nodes'], self.opts['hidden_size']
-        abstract = macs_lib.reference_inputs(n, h, batch=b)
+        abstract = macs_lib().reference_inputs(n, h, batch=b)
         key = jax.random.PRNGKey(0)
-        try:
+        with _guarded('semantic'):
             var_shapes = jax.eval_shape(lambda kw: proc.init(key, **kw), abstract)
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('semantic', e, 'runtime_error') from None
         extra = sorted(set(var_shapes) - {'params'})
         if extra:
             raise CheckFailure('semantic', 'mutable_collections',
@@ -329,10 +281,8 @@ class _Runner:
                                f'cannot carry mutable state')
         self.info['params'] = int(sum(
             int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes)))
-        try:
+        with _guarded('semantic'):
             out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('semantic', e, 'runtime_error') from None
         _check_output_spec(out, b, n, h)
 
         rng = np.random.RandomState(0)
@@ -347,12 +297,10 @@ class _Runner:
             adj_mat=adj,
             hidden=rng.randn(b, n, h).astype(np.float32),
         )
-        try:
+        with _guarded('semantic'):
             variables = proc.init(key, **inputs)
             node, edge = proc.apply(variables, **inputs)
             node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('semantic', e, 'runtime_error') from None
         for name, value in (('node', node), ('edge', edge)):
             if value is not None and not np.isfinite(value).all():
                 bad = int((~np.isfinite(value)).sum())
@@ -365,11 +313,8 @@ class _Runner:
             return
         noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0
         perturbed = dict(inputs, edge_fts=inputs['edge_fts'] + noise * (1.0 - adj)[..., None])
-        try:
-            node2, _ = proc.apply(variables, **perturbed)
-            node2 = np.asarray(jnp.asarray(node2, jnp.float32))
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('semantic', e, 'runtime_error') from None
+        with _guarded('semantic'):
+            node2 = np.asarray(proc.apply(variables, **perturbed)[0])
         if not np.allclose(node, node2, rtol=MASK_RTOL, atol=MASK_ATOL):
             diff = float(np.max(np.abs(node - node2)))
             raise CheckFailure('semantic', 'mask_leak',
@@ -377,24 +322,9 @@ class _Runner:
                                f'adjacency non-edges changed the node output '
                                f'(max abs diff {diff:.3g})')
 
-    def _measure(self, module) -> None:
-        from spark_jax import macs as macs_lib
-        from spark_jax import program as program_lib
 
-        try:
-            proc = program_lib.build_flax_processor(
-                module, self.opts['hidden_size'], self.opts['use_ln'],
-                self.opts['nb_triplet_fts'])
-            self.info['macs'] = int(macs_lib.flax_processor_macs(
-                proc, self.opts['macs_nodes'], self.opts['hidden_size']))
-        except BaseException as e:  # noqa: BLE001
-            raise _from_exception('budget', e, 'runtime_error') from None
-
-
-def _signature(fn):
-    import inspect
-
-    if fn is None:
+def _signature(fn: Any) -> inspect.Signature | None:
+    if fn is None or not callable(fn):
         return None
     try:
         return inspect.signature(fn)
@@ -402,39 +332,46 @@ def _signature(fn):
         return None
 
 
+def _params(sig: inspect.Signature | None, with_defaults: bool = True) -> list[tuple]:
+    """(name, kind[, default repr]) per parameter; [] without a signature."""
+    if sig is None:
+        return []
+    return [(p.name, p.kind) + ((repr(p.default),) if with_defaults else ())
+            for p in sig.parameters.values()]
+
+
+def macs_lib():
+    from spark_jax import macs
+
+    return macs
+
+
 def _check_output_spec(out: Any, b: int, n: int, h: int) -> None:
     """Checks the abstract output against (float32[B,N,H], float[B,N,N,H'] | None)."""
     import numpy as np
 
+    def fail(failure_type: str, reason: str) -> CheckFailure:
+        return CheckFailure('semantic', failure_type, reason)
+
     if not isinstance(out, tuple) or len(out) != 2:
-        what = f'a {type(out).__name__}' + (
-            f' of length {len(out)}' if isinstance(out, (tuple, list)) else '')
-        raise CheckFailure('semantic', 'shape_mismatch',
-                           f'__call__ must return a tuple (nxt_hidden, nxt_edge | None), '
-                           f'got {what}')
+        size = f' of length {len(out)}' if isinstance(out, (tuple, list)) else ''
+        raise fail('shape_mismatch', f'__call__ must return a tuple (nxt_hidden, '
+                                     f'nxt_edge | None), got a {type(out).__name__}{size}')
     node, edge = out
-    if not hasattr(node, 'shape') or not hasattr(node, 'dtype'):
-        raise CheckFailure('semantic', 'shape_mismatch',
-                           f'node output is a {type(node).__name__}, not an array')
+    for name, value in (('node', node), ('edge', edge)):
+        if value is not None and not (hasattr(value, 'shape') and hasattr(value, 'dtype')):
+            raise fail('shape_mismatch', f'{name} output is a {type(value).__name__}, '
+                                         f'not an array')
     if tuple(node.shape) != (b, n, h):
-        raise CheckFailure('semantic', 'shape_mismatch',
-                           f'node output has shape {tuple(node.shape)}, expected '
-                           f'{(b, n, h)} [B, N, H]')
+        raise fail('shape_mismatch', f'node output has shape {tuple(node.shape)}, expected '
+                                     f'{(b, n, h)} [B, N, H]')
     if np.dtype(node.dtype) != np.float32:
-        raise CheckFailure('semantic', 'dtype_mismatch',
-                           f'node output has dtype {node.dtype}, expected float32')
-    if edge is None:
-        return
-    if not hasattr(edge, 'shape') or not hasattr(edge, 'dtype'):
-        raise CheckFailure('semantic', 'shape_mismatch',
-                           f'edge output is a {type(edge).__name__}, not an array or None')
-    if len(edge.shape) != 4 or tuple(edge.shape[:3]) != (b, n, n):
-        raise CheckFailure('semantic', 'shape_mismatch',
-                           f'edge output has shape {tuple(edge.shape)}, expected '
-                           f'{(b, n, n)} + (H\',) [B, N, N, H\'] or None')
-    if not np.issubdtype(np.dtype(edge.dtype), np.floating):
-        raise CheckFailure('semantic', 'dtype_mismatch',
-                           f'edge output has dtype {edge.dtype}, expected a float dtype')
+        raise fail('dtype_mismatch', f'node output has dtype {node.dtype}, expected float32')
+    if edge is not None and (len(edge.shape) != 4 or tuple(edge.shape[:3]) != (b, n, n)):
+        raise fail('shape_mismatch', f"edge output has shape {tuple(edge.shape)}, expected "
+                                     f"[B, N, N, H'] with B, N = {b}, {n}, or None")
+    if edge is not None and not np.issubdtype(np.dtype(edge.dtype), np.floating):
+        raise fail('dtype_mismatch', f'edge output has dtype {edge.dtype}, expected float')
 
 
 def run_check(source: str, parent_source: str | None, options: dict[str, Any],
@@ -507,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     cache_dir = argv[argv.index('--cache-dir') + 1] if '--cache-dir' in argv else None
     start = time.perf_counter()
-    proto_in, proto_out = os.dup(0), os.dup(1)
+    proto_in, proto_out = os.fdopen(os.dup(0), 'rb'), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)

@@ -9,6 +9,10 @@ All figures come from one process on the same batches:
 Fixed cost = parameter init + the first pass over one batch per training length (which
 compiles every step executable). Throughput = timed steps/s after that, blocking on each loss.
 Ratios are ours/official: throughput >= 1.0 and fixed cost <= 1.0 are the targets.
+
+Feasibility: the median of several warm `check_program` runs of the seed (in the sandbox
+worker, at the preset's sizes) against the wall time of one full `evaluate_program` of the
+same seed under the preset; target >= 100x cheaper.
 """
 from __future__ import annotations
 
@@ -88,7 +92,32 @@ def _bench_trainer(spec, warm, timed, factory, cfg: ProtocolConfig, seed: int) -
                 step_memory_mb=memory, final_loss=losses[-1])
 
 
-def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42) -> dict[str, Any]:
+def bench_feasibility(task: str, cfg: ProtocolConfig, seed: int, repeats: int = 5
+                      ) -> dict[str, Any]:
+    """Warm feasibility check vs one full evaluation of the seed program."""
+    from spark_jax import evaluate, feasibility, sandbox
+
+    program = program_lib.read_program(SEED_PROGRAM)
+    options = feasibility.CheckOptions.from_protocol(cfg)
+    with sandbox.SandboxWorker() as worker:
+        feasibility.check_program(program.source, options=options, worker=worker)  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            report = feasibility.check_program(program.source, options=options, worker=worker)
+            times.append(time.perf_counter() - start)
+        if not report.feasible:
+            raise RuntimeError(f"seed program infeasible in bench: {report.reason}")
+    start = time.perf_counter()
+    evaluate.evaluate_program(program, task, cfg, seed)
+    eval_s = time.perf_counter() - start
+    check_s = float(np.median(times))
+    return dict(check_s=check_s, check_runs=times, evaluation_s=eval_s,
+                ratio_evaluation_over_check=eval_s / check_s)
+
+
+def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
+              with_feasibility: bool = True) -> dict[str, Any]:
     """Trains official and ours on identical batches; returns figures and ratios."""
     task_data = data.make_task_data(task, cfg, seed)
     n_lengths = len(cfg.train_lengths)
@@ -110,11 +139,17 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42) -
     )
     if ours["step_memory_mb"] and official["step_memory_mb"]:
         ratios["step_memory_ours_over_official"] = ours["step_memory_mb"] / official["step_memory_mb"]
-    return dict(task=task, preset=cfg.name, steps=steps, backend=jax.default_backend(),
-                devices=len(jax.local_devices()), official=official, ours=ours,
-                control_haiku_in_our_trainer=control, ratios=ratios,
-                targets=dict(throughput_ours_over_official=">= 1.0",
-                             fixed_cost_ours_over_official="<= 1.0"))
+    report = dict(task=task, preset=cfg.name, steps=steps, backend=jax.default_backend(),
+                  devices=len(jax.local_devices()), official=official, ours=ours,
+                  control_haiku_in_our_trainer=control, ratios=ratios,
+                  targets=dict(throughput_ours_over_official=">= 1.0",
+                               fixed_cost_ours_over_official="<= 1.0",
+                               feasibility_evaluation_over_check=">= 100"))
+    if with_feasibility:
+        report["feasibility"] = bench_feasibility(task, cfg, seed)
+        ratios["feasibility_evaluation_over_check"] = (
+            report["feasibility"]["ratio_evaluation_over_check"])
+    return report
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -125,6 +160,10 @@ def format_report(report: dict[str, Any]) -> str:
         mem = f"{r['step_memory_mb']:.1f} MB" if r.get("step_memory_mb") else "n/a"
         lines.append(f"  {side:<30} steps/s {r['steps_per_s']:8.2f}   fixed {r['fixed_s']:7.2f} s "
                      f"(init {r['init_s']:.2f} s)   step memory {mem}")
+    if "feasibility" in report:
+        f = report["feasibility"]
+        lines.append(f"  {'feasibility check (warm, median)':<30} {f['check_s']:.3f} s   "
+                     f"one {report['preset']} evaluation {f['evaluation_s']:.1f} s")
     for name, value in report["ratios"].items():
         target = report["targets"].get(name, "")
         lines.append(f"  {name:<42} {value:6.3f}  {target}")

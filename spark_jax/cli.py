@@ -52,16 +52,14 @@ def _add_evaluate(sub) -> Callable:
 
 
 def _run_evaluate(args) -> int:
-    from spark_jax import config, data, program as program_lib
+    from spark_jax import config, program as program_lib, tasks
 
-    from spark_jax import evaluate
-
-    official = args.program.startswith(evaluate.OFFICIAL_PREFIX)
+    official = args.program.startswith(program_lib.OFFICIAL_PREFIX)
     try:
         cfg = config.get_preset(args.preset)
-        data.check_task(args.task)
+        tasks.check_task(args.task)
         if official:
-            kind = args.program[len(evaluate.OFFICIAL_PREFIX):]
+            kind = args.program[len(program_lib.OFFICIAL_PREFIX):]
             if kind not in OFFICIAL_KINDS:
                 raise UsageError(f"unknown official processor {kind!r}; "
                                  f"known: {', '.join(OFFICIAL_KINDS)}")
@@ -69,9 +67,10 @@ def _run_evaluate(args) -> int:
         else:
             prog = program_lib.read_program(args.program)
             name = prog.name
-    except (config.ConfigError, data.TaskError, program_lib.ProgramError, UsageError) as e:
+    except (config.ConfigError, tasks.TaskError, program_lib.ProgramError, UsageError) as e:
         return _fail(str(e), USAGE_ERROR)
 
+    from spark_jax import evaluate
     from spark_jax.progress import step_progress
     from spark_jax.train import TrainingError
 
@@ -115,21 +114,26 @@ def _add_bench(sub) -> Callable:
     p.add_argument("--preset", default="smoke")
     p.add_argument("--steps", type=int, default=30, help="timed training steps per side")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--skip-feasibility", action="store_true",
+                   help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)")
     p.add_argument("--json", action="store_true")
     return _run_bench
 
 
 def _run_bench(args) -> int:
-    from spark_jax import bench, config, data
+    from spark_jax import config, tasks
 
     try:
         cfg = config.get_preset(args.preset)
-        data.check_task(args.task)
+        tasks.check_task(args.task)
         if args.steps < 1:
             raise UsageError("--steps must be >= 1")
-    except (config.ConfigError, data.TaskError, UsageError) as e:
+    except (config.ConfigError, tasks.TaskError, UsageError) as e:
         return _fail(str(e), USAGE_ERROR)
-    report = bench.run_bench(args.task, cfg, steps=args.steps, seed=args.seed)
+    from spark_jax import bench
+
+    report = bench.run_bench(args.task, cfg, steps=args.steps, seed=args.seed,
+                             with_feasibility=not args.skip_feasibility)
     print(json.dumps(report) if args.json else bench.format_report(report))
     return 0
 

@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from spark_jax.config import ProtocolConfig
+from spark_jax.tasks import TASKS, TaskError, check_task  # noqa: F401 - re-exported
 
 # clrs/examples/run.py PRED_AS_INPUT_ALGOS.
 PRED_AS_INPUT_ALGOS = frozenset({
@@ -28,19 +29,7 @@ PRED_AS_INPUT_ALGOS = frozenset({
 STRING_MATCHERS = frozenset({"naive_string_matcher", "kmp_matcher"})
 SPARSE_GRAPH_ALGOS = frozenset({"articulation_points", "bridges", "mst_kruskal",
                                 "bipartite_matching"})
-TASKS: tuple[str, ...] = tuple(clrs.CLRS_30_ALGS_SETTINGS)
-
 Feedback = clrs.Feedback
-
-
-class TaskError(ValueError):
-    """Unknown CLRS task."""
-
-
-def check_task(task: str) -> str:
-    if task not in TASKS:
-        raise TaskError(f"unknown CLRS task {task!r}; known tasks: {', '.join(TASKS)}")
-    return task
 
 
 @dataclasses.dataclass(frozen=True)

@@ -167,7 +167,6 @@ def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfi
                       macs_nodes=cfg.macs_nodes, **metrics)
 
 
-OFFICIAL_PREFIX = "official:"
 
 
 def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42, *,
@@ -182,5 +181,5 @@ def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42,
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
     metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
-    return Evaluation(task=task, preset=cfg.name, seed=seed, program=OFFICIAL_PREFIX + kind,
+    return Evaluation(task=task, preset=cfg.name, seed=seed, program=program_lib.OFFICIAL_PREFIX + kind,
                       program_sha256="", macs=step_macs, macs_nodes=cfg.macs_nodes, **metrics)

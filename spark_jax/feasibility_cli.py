@@ -81,7 +81,7 @@ def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
 
 
 def _check_task(task: str) -> None:
-    from spark_jax import data  # Imports clrs (slow): only when the command runs.
+    from spark_jax import tasks as data  # no clrs import needed to validate the name
 
     try:
         data.check_task(task)
@@ -97,7 +97,8 @@ def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int
         print(f'error: {e}', file=sys.stderr)
         return EXIT_USAGE
     if worker is None:
-        with SandboxWorker() as own:
+        # One check: no untimed warm-up, no spare process.
+        with SandboxWorker(warmup=False, standby=False, eager_restart=False) as own:
             report = feasibility.check_program(child, parent_source=parent, factor=factor,
                                                options=options, worker=own)
     else:

@@ -18,6 +18,8 @@ from typing import Any
 from spark_jax import regions
 
 FACTORY_NAME = "make_processor"
+# Names of the form official:KIND refer to DeepMind's Haiku processors, not program files.
+OFFICIAL_PREFIX = "official:"
 _counter = itertools.count()
 
 

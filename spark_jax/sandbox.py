@@ -1,30 +1,25 @@
 """Isolation for candidate code: a warm, recyclable worker process.
 
-`SandboxWorker` runs `python -m spark_jax._sandbox_worker` (JAX_PLATFORMS=cpu, a private
-working directory) which pre-imports jax/flax/numpy once and then serves checks one at a
-time over a pipe (length-prefixed JSON of plain data). Every candidate is loaded in a fresh
-module namespace. Limits, and how a breach is classified:
-
-* wall clock: enforced here; the worker is killed -> 'timeout' (at the stage it was in).
-  Cold start and the per-shape warm-up (one seed check, no candidate code) happen before
-  the clock starts, so they are never mistaken for a candidate's timeout.
-* memory: the worker lowers its soft RLIMIT_AS to its current address space plus
-  `memory_mb` while candidate code runs (JAX on CPU reserves ~1.5 GB of address space up
-  front, so the cap is headroom above the warm footprint), and this side polls the child's
-  RSS and kills it above its pre-check RSS plus `memory_mb` -> 'memory'.
-* output: candidate prints go to a bounded counting sink in the child ('output_too_large'
-  above `output_cap_bytes`), fd 1 is /dev/null, fd 2 is drained into a bounded tail kept
-  for crash reasons; a response frame larger than the cap -> 'output_too_large'.
-* crash: the worker died (signal or exit) -> 'crash', or 'memory' when its stderr says so.
-
-After a runtime failure (timeout, crash, memory), an exception raised by candidate code, or
-`max_checks` checks, the worker is killed and a new one started (in the background by
-default), so a poisoned interpreter never serves the next check. `check` never raises
-because of a candidate; infrastructure trouble is reported as 'sandbox_error'.
+`SandboxWorker` runs `python -m spark_jax._sandbox_worker` (JAX_PLATFORMS=cpu, private
+working directory), which pre-imports jax/flax once and serves checks over a pipe; each
+candidate is loaded in a fresh module namespace. Limits and their failure types:
+* wall clock, enforced here (kill) -> 'timeout'; start-up and the per-shape warm-up (a seed
+  check) happen before the clock starts, so they are never a candidate's timeout.
+* memory -> 'memory': while candidate code runs the child lowers its soft RLIMIT_AS to its
+  current address space + `memory_mb` (JAX on CPU reserves ~1.5 GB up front, so the cap is
+  headroom), and this side kills it when its RSS exceeds the pre-check RSS + `memory_mb`.
+* output -> 'output_too_large': candidate prints go to a bounded counting sink, fd 1 to
+  /dev/null, fd 2 to a bounded tail kept here for crash reasons; frames are size-capped.
+* death by signal or exit -> 'crash' (or 'memory' when its stderr says so).
+After a timeout, crash, memory failure, an exception from candidate code, or `max_checks`
+checks, the worker is killed and replaced (a warm standby is swapped in when there is one),
+so a poisoned interpreter never serves the next check. `check` never raises because of a
+candidate; trouble with the sandbox itself is a 'sandbox_error'.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import pathlib
@@ -160,26 +155,17 @@ class _Child:
     def kill(self) -> int | None:
         """Kills the worker's process group; returns its exit status."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         try:
             rc = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             rc = None
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
+        self._drain.join(timeout=2)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
-            except OSError:
-                pass
-        self._drain.join(timeout=2)
-        if self.proc.stderr is not None:
-            try:
-                self.proc.stderr.close()
-            except OSError:
-                pass
         return rc
 
     def stderr_tail(self, limit: int = 600) -> str:
@@ -210,7 +196,8 @@ class SandboxWorker:
     """
 
     def __init__(self, *, startup_timeout_s: float = 300.0, max_checks: int = 200,
-                 eager_restart: bool = True, standby: bool = True) -> None:
+                 eager_restart: bool = True, standby: bool = True, warmup: bool = True,
+                 cache_dir: str | None = None) -> None:
         """Creates the worker handle; the process starts on `start()` or the first check.
 
         Args:
@@ -219,11 +206,16 @@ class SandboxWorker:
           eager_restart: start the replacement as soon as a worker is recycled.
           standby: from the first recycle on, keep a warmed spare process so that the
             next recycle swaps it in instead of waiting for a cold start.
+          warmup: before the first check at new sizes, run a seed check untimed (compiles
+            the eager ops every processor uses; a one-shot check can skip it).
+          cache_dir: persistent JAX compilation cache shared by this handle's processes
+            (default: a private temporary directory, removed on close).
         """
         self.startup_timeout_s = startup_timeout_s
         self.max_checks = max_checks
         self.eager_restart = eager_restart
         self.standby = standby
+        self.warmup = warmup
         self._spare: _Child | None = None
         self.restarts = 0
         self.cold_start_s: float | None = None
@@ -231,9 +223,9 @@ class SandboxWorker:
         self._child: _Child | None = None
         self._last_options: dict[str, Any] | None = None
         self._root = tempfile.mkdtemp(prefix='spark-sandbox-')
-        self._cache_dir = os.path.join(self._root, 'jax-cache')
+        self._cache_dir = cache_dir or os.path.join(self._root, 'jax-cache')
         self._work_dir = os.path.join(self._root, 'work')
-        os.makedirs(self._cache_dir)
+        os.makedirs(self._cache_dir, exist_ok=True)
         os.makedirs(self._work_dir)
         self._closed = False
 
@@ -283,7 +275,7 @@ class SandboxWorker:
         key = _warm_key(options)
         if key in child.warmed or child.pending_warm is not None:
             return
-        if not _WARMUP_PROGRAM.is_file():
+        if not self.warmup or not _WARMUP_PROGRAM.is_file():
             child.warmed.add(key)
             return
         child.send({'type': 'warmup', 'source': _WARMUP_PROGRAM.read_text(encoding='utf-8'),

@@ -88,3 +88,9 @@ def test_wrong_output_width_is_a_clear_program_error(seed_paths, tmp_path):
     with pytest.raises(program_lib.ProgramError, match="width 17, expected 16"):
         evaluate.evaluate_program(program_lib.read_program(bad), "dfs",
                                   config.get_preset("tiny"))
+
+
+def test_static_task_list_matches_clrs():
+    import clrs
+
+    assert set(data.TASKS) == set(clrs.CLRS_30_ALGS_SETTINGS) and len(data.TASKS) == 30
