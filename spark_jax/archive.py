@@ -1,50 +1,40 @@
-"""Island MAP-Elites archive of evaluated candidates (DESIGN §6; paper Alg. 1, lines 8, 19-20).
+"""Island MAP-Elites archive of evaluated candidates (DESIGN §6; paper Alg. 1 l. 8, 19-20).
 
-The OpenEvolve database scheme the paper runs with, reduced to what SPARK needs and made
-deterministic from one seed (every random choice uses the archive's own `random.Random`;
-every container is insertion-ordered, never a set, so iteration is hash-independent).
+OpenEvolve's database scheme (the paper's backbone), deterministic from one seed: every random
+choice uses the archive's `random.Random`; containers are insertion-ordered (never iterated
+sets), so behaviour does not depend on hash seeds.
 
-Structure:
-  islands      `num_islands` populations; a candidate lives on `candidate.island`.
-  grids        one MAP-Elites grid per island, cells from binning the descriptors
-               `feature_dimensions` (default ood_acc in [0, 1] and MACs). A cell holds its
-               best member (fitness = ood_acc, ties -> lower MACs); a member that loses its
-               cell's contest still joins the island (a "non-elite"); a displaced incumbent
-               leaves the island. MACs bins adapt to the observed min/max when `macs_range`
-               is None (as OpenEvolve's min-max scaling); a member keeps the cell it got
-               when it was placed.
-  population   each island holds at most `population_size` members; over the cap the
-               worst non-elite (not a cell owner) is evicted, then the worst cell owner;
-               never the member just placed and never the global best.
-  elites       `archive_size` ids of the fittest candidates; when full a newcomer replaces
-               the worst one if better. Exploitation samples parents from here.
+  islands     a candidate lives on `candidate.island`; each island has its own MAP-Elites grid
+              over `feature_dimensions` (ood_acc in [0, 1], MACs; MACs bins adapt to the
+              observed min/max when `macs_range` is None; a member keeps the cell it got when
+              placed). A cell keeps its fittest member (ood_acc, ties -> fewer MACs); a loser
+              still joins the island as a non-elite; a displaced incumbent leaves it.
+  cap         over `population_size` an island evicts its worst non-elite, then its worst
+              cell owner; never the member just placed, never the global best.
+  elites      up to `archive_size` ids of the fittest; when full a fitter newcomer replaces
+              the worst. Exploitation draws parents from here.
 
-Parent selection (`sample`, OpenEvolve's `sample_from_island`): one uniform draw r;
-  r < exploration_ratio                        -> uniform member of the island;
-  r < exploration_ratio + exploitation_ratio   -> uniform elite living on the island
-                                                  (any elite if none does);
-  otherwise                                    -> fitness-weighted island member
-                                                  (weights max(ood_acc, 0.001)).
-Inspirations come from the same island: the `num_top_inspirations` fittest members and
-`num_diverse_inspirations` members from distinct cells (not the parent's), parent excluded.
+Parent selection (`sample`, as OpenEvolve's `sample_from_island`), one uniform draw r:
+r < exploration_ratio: uniform island member; r < exploration + exploitation: uniform elite
+living on the island (any elite if none does); else fitness-weighted island member (weights
+max(ood_acc, 0.001)). Inspirations, same island, parent excluded: the `num_top_inspirations`
+fittest members and `num_diverse_inspirations` members of distinct cells (not the parent's).
 
-Migration (OpenEvolve's generation counting): every `add` increments its island's
-generation; `should_migrate()` is true once the most advanced island is
-`migration_interval` generations past the last migration (with 5 islands visited
-round-robin: about every 50 evaluated candidates). `migrate()` copies the top
-max(1, int(len * migration_rate)) members of each island to the next island of the ring.
-A copy keeps the candidate's id and has `migrated=True`; copies never migrate again and
-are not sent where the id or the source hash is already present. Counts (`len`), the elite
-list and `best()` are over distinct ids, so a migrated candidate is never counted twice.
-The caller decides when: `archive.add(c); if archive.should_migrate(): archive.migrate()`.
+Migration (OpenEvolve's generation counting): each `add` is a generation of its island;
+`should_migrate()` once the most advanced island is `migration_interval` generations past the
+last migration (5 islands round-robin: about every 50 evaluated candidates). `migrate()` copies
+each island's top max(1, int(size * migration_rate)) members to the next island of the ring.
+A copy keeps the id with `migrated=True`, never migrates again, and is not sent where its id
+or source hash already is. `len`, the elites and `best()` count distinct ids: no double count.
+The caller: `archive.add(c); if archive.should_migrate(): archive.migrate()`.
 
-`to_state()` is JSON-serializable (RNG state included); `IslandArchive.from_state` restores
-an archive whose future behaviour is identical to the uninterrupted one.
+`to_state()` is JSON-serializable (RNG included); `from_state` continues identically.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import random
 from typing import Any, Mapping, NamedTuple
 
@@ -95,36 +85,32 @@ class ArchiveConfig:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, 'feature_dimensions', tuple(self.feature_dimensions))
-        for key in ('num_islands', 'population_size', 'archive_size', 'migration_interval'):
-            _check_int(f'ArchiveConfig.{key}', getattr(self, key), 1)
-        for key in ('num_top_inspirations', 'num_diverse_inspirations', 'seed'):
-            _check_int(f'ArchiveConfig.{key}', getattr(self, key), 0)
-        if not self.feature_dimensions or len(set(self.feature_dimensions)) != len(
-                self.feature_dimensions):
-            raise ValueError('ArchiveConfig.feature_dimensions: must be non-empty and '
-                             f'distinct (got {self.feature_dimensions!r})')
         if isinstance(self.feature_bins, Mapping):
             set_(self, 'feature_bins', dict(self.feature_bins))
-            missing = [d for d in self.feature_dimensions if d not in self.feature_bins]
-            if missing:
-                raise ValueError(f'ArchiveConfig.feature_bins: no bins for {missing}')
-        for dim in self.feature_dimensions:
-            _check_int(f'ArchiveConfig.feature_bins[{dim!r}]', self.bins(dim), 1)
+        for key, minimum in (('num_islands', 1), ('population_size', 1), ('archive_size', 1),
+                             ('migration_interval', 1), ('num_top_inspirations', 0),
+                             ('num_diverse_inspirations', 0), ('seed', 0)):
+            _check_int(f'ArchiveConfig.{key}', getattr(self, key), minimum)
+        dims = self.feature_dimensions
+        if not dims or len(set(dims)) != len(dims):
+            raise ValueError(f'ArchiveConfig.feature_dimensions: must be non-empty and '
+                             f'distinct (got {dims!r})')
+        for dim in dims:
+            bins = self.feature_bins
+            _check_int(f'ArchiveConfig.feature_bins[{dim!r}]',
+                       bins.get(dim) if isinstance(bins, dict) else bins, 1)
         for key in ('ood_acc_range', 'macs_range'):
             value = getattr(self, key)
             if value is not None:
-                value = tuple(float(v) for v in value)
-                if len(value) != 2 or not value[0] < value[1]:
+                if len(value) != 2 or not float(value[0]) < float(value[1]):
                     raise ValueError(f'ArchiveConfig.{key}: must be None or (low, high) with '
-                                     f'low < high (got {getattr(self, key)!r})')
-                set_(self, key, value)
-        if not 0.0 <= self.migration_rate <= 1.0:
-            raise ValueError(f'ArchiveConfig.migration_rate: must be in [0, 1] '
-                             f'(got {self.migration_rate!r})')
+                                     f'low < high (got {value!r})')
+                set_(self, key, (float(value[0]), float(value[1])))
         ratios = (self.exploration_ratio, self.exploitation_ratio)
-        if min(ratios) < 0 or sum(ratios) > 1.0 + 1e-9:
-            raise ValueError('ArchiveConfig.exploration_ratio/exploitation_ratio: must be '
-                             f'>= 0 with a sum <= 1 (got {ratios})')
+        if not 0.0 <= self.migration_rate <= 1.0 or min(ratios) < 0 or sum(ratios) > 1 + 1e-9:
+            raise ValueError('ArchiveConfig: migration_rate must be in [0, 1] and '
+                             'exploration_ratio/exploitation_ratio >= 0 with a sum <= 1 '
+                             f'(got {self.migration_rate!r}, {ratios})')
 
     def bins(self, dim: str) -> int:
         """Number of bins of descriptor `dim`."""
@@ -149,7 +135,7 @@ class ArchiveConfig:
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f'{name}: must be an integer >= {minimum} (got {value!r})')
 
 
@@ -182,19 +168,20 @@ class Candidate:
     migrated: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.ood_acc, (int, float)) or not math.isfinite(self.ood_acc):
+        if not isinstance(self.ood_acc, numbers.Real) or not math.isfinite(self.ood_acc):
             raise ValueError(f'Candidate {self.id!r}: ood_acc must be finite '
                              f'(got {self.ood_acc!r})')
         _check_int(f'Candidate {self.id!r}: macs', self.macs, 0)
         _check_int(f'Candidate {self.id!r}: island', self.island, 0)
-        object.__setattr__(self, 'ood_acc', float(self.ood_acc))
+        for key, kind in (('ood_acc', float), ('macs', int), ('island', int)):
+            object.__setattr__(self, key, kind(getattr(self, key)))
         object.__setattr__(self, 'val_score', float(self.val_score))
         object.__setattr__(self, 'extra', dict(self.extra))
 
     def feature(self, dim: str) -> float:
         """Value of descriptor `dim` (a field or an `extra` key)."""
         value = getattr(self, dim) if dim in _BUILTIN_FEATURES else self.extra.get(dim)
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not isinstance(value, numbers.Real) or not math.isfinite(value):
             raise ValueError(f'Candidate {self.id!r}: descriptor {dim!r} must be a finite '
                              f'number (got {value!r})')
         return float(value)

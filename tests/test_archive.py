@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import random
+import subprocess
+import sys
 from typing import Any
 
+import numpy as np
 import pytest
 
 from spark_jax.archive import (AddResult, ArchiveConfig, Candidate, IslandArchive,
                                fitness_key)
 
+HERE = pathlib.Path(__file__).resolve().parent
 FIXED = dict(macs_range=(0.0, 1000.0))  # cells: ood_acc // 0.1, macs // 100
 
 
@@ -118,12 +124,12 @@ def test_parent_selection_modes_follow_ratios():
     explore = IslandArchive(ArchiveConfig(num_islands=1, exploration_ratio=1.0,
                                           exploitation_ratio=0.0, seed=1, **FIXED))
     for k in range(10):
-        explore.add(cand(f'p{k}', 0.05 * k, 10 * k))
+        explore.add(cand(f'p{k}', 0.05 * k, 100 * k))
     assert len({explore.sample(0).parent.id for _ in range(200)}) == 10
     exploit = IslandArchive(ArchiveConfig(num_islands=1, archive_size=2, exploration_ratio=0.0,
                                           exploitation_ratio=1.0, seed=1, **FIXED))
     for k in range(10):
-        exploit.add(cand(f'p{k}', 0.05 * k, 10 * k))
+        exploit.add(cand(f'p{k}', 0.05 * k, 100 * k))
     assert {exploit.sample(0).parent.id for _ in range(100)} == {'p8', 'p9'}
 
 
@@ -190,3 +196,16 @@ def test_bad_inputs_raise():
         archive.add(cand('z', 0.5, 1, island=9))
     with pytest.raises(ValueError, match='empty archive'):
         IslandArchive().sample(0)
+    numpy_made = cand('np', np.float32(0.25), np.int64(7))
+    assert (type(numpy_made.ood_acc), type(numpy_made.macs)) == (float, int)
+
+
+def test_independent_of_the_hash_seed():
+    script = ('import json, sys; sys.path.insert(0, sys.argv[1]); import test_archive as t; '
+              'a = t.seeded(2); log = t.drive(a, 1, 40); '
+              'print(json.dumps([a.to_state(), repr(log)], sort_keys=True))')
+    outputs = {subprocess.run([sys.executable, '-c', script, str(HERE)], check=True,
+                              capture_output=True, text=True, env={**os.environ,
+                              'PYTHONHASHSEED': seed, 'PYTHONPATH': str(HERE.parent)}).stdout
+               for seed in ('1', '2')}
+    assert len(outputs) == 1 and outputs.pop().startswith('[{')

@@ -31,10 +31,9 @@ CASE_NAMES = [c.name for c in corpus.build_cases((PROCESSORS / 'pgn.py').read_te
 
 
 @pytest.fixture(scope='session')
-def worker():
-    with SandboxWorker() as w:
-        w.start(OPTIONS.to_dict())  # Cold start and warm-up, outside any check's clock.
-        yield w
+def worker(sandbox_worker, check_options):
+    assert check_options == OPTIONS
+    return sandbox_worker
 
 
 @pytest.fixture(scope='session')

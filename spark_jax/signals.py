@@ -1,0 +1,110 @@
+"""Search signals for the Refinement Compass: stagnation and recent feasibility failures.
+
+Following the paper's Algorithm 2: stagnation is measured over the last k (=3) *evaluated*
+candidates (none of them raised the best-so-far score), the failure rate and dominant failure
+types over the last k' (=10) *proposals*, kept in a FIFO buffer.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Deque
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSignals:
+    """What RC conditions its directive on.
+
+    Attributes:
+      stagnating: the last k evaluated candidates did not improve the best-so-far score
+        (False until k candidates have been evaluated after the seed).
+      failure_rate: infeasible or failed proposals / proposals, over the last k' proposals.
+      dominant_failures: the most frequent failure types in that window, most frequent first.
+      factor: the factor the directive is for.
+      evaluated_in_window, proposals_in_window: how many observations the figures rest on.
+    """
+
+    stagnating: bool = False
+    failure_rate: float = 0.0
+    dominant_failures: tuple[str, ...] = ()
+    factor: str = "ACTION"
+    evaluated_in_window: int = 0
+    proposals_in_window: int = 0
+
+    def describe(self) -> dict[str, str]:
+        """Prompt-ready strings."""
+        return dict(
+            stagnation=("yes: no improvement of the best score" if self.stagnating
+                        else "no" if self.evaluated_in_window else "not enough evaluations yet"),
+            failure_rate=(f"{self.failure_rate:.0%} of {self.proposals_in_window}"
+                          if self.proposals_in_window else "no proposals yet"),
+            dominant_failures=", ".join(self.dominant_failures) or "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """One proposal's outcome, for prompts and signals."""
+
+    attempt: int
+    factor: str | None
+    status: str  # 'evaluated' | 'infeasible' | 'failed'
+    failure_type: str | None = None
+    ood_score: float | None = None
+    improved: bool = False
+
+    def line(self) -> str:
+        what = self.factor or "REWRITE"
+        if self.status == "evaluated":
+            mark = " (new best)" if self.improved else ""
+            return f"- attempt {self.attempt}: {what} edit evaluated, OOD {self.ood_score:.4f}{mark}"
+        return f"- attempt {self.attempt}: {what} edit {self.status} ({self.failure_type})"
+
+
+class SearchHistory:
+    """FIFO windows over proposals and evaluations (deterministic, no randomness)."""
+
+    def __init__(self, stagnation_window: int = 3, failure_window: int = 10,
+                 outcome_window: int = 10):
+        if stagnation_window < 1 or failure_window < 1:
+            raise ValueError("signal windows must be >= 1")
+        self.stagnation_window = stagnation_window
+        self.failure_window = failure_window
+        self._proposals: Deque[Outcome] = collections.deque(maxlen=failure_window)
+        self._outcomes: Deque[Outcome] = collections.deque(maxlen=outcome_window)
+        self._improvements: Deque[bool] = collections.deque(maxlen=stagnation_window)
+        self.best_score: float | None = None
+
+    def seed(self, ood_score: float) -> None:
+        """The initial program's score (evaluated before the loop; not a proposal)."""
+        self.best_score = ood_score if self.best_score is None else max(self.best_score, ood_score)
+
+    def record(self, outcome: Outcome) -> Outcome:
+        """Adds a proposal's outcome; for evaluated ones, decides `improved`. Returns it."""
+        if outcome.status == "evaluated":
+            assert outcome.ood_score is not None
+            improved = self.best_score is None or outcome.ood_score > self.best_score
+            if improved:
+                self.best_score = outcome.ood_score
+            outcome = dataclasses.replace(outcome, improved=improved)
+            self._improvements.append(improved)
+        self._proposals.append(outcome)
+        self._outcomes.append(outcome)
+        return outcome
+
+    def signals(self, factor: str) -> StepSignals:
+        window = list(self._proposals)
+        failures = [o.failure_type or o.status for o in window if o.status != "evaluated"]
+        counts = collections.Counter(failures)
+        dominant = tuple(t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))[:3]
+        full = len(self._improvements) == self.stagnation_window
+        return StepSignals(
+            stagnating=full and not any(self._improvements),
+            failure_rate=len(failures) / len(window) if window else 0.0,
+            dominant_failures=dominant, factor=factor,
+            evaluated_in_window=len(self._improvements), proposals_in_window=len(window))
+
+    def recent_outcomes(self) -> tuple[Outcome, ...]:
+        return tuple(self._outcomes)
+
+    def recent_text(self) -> str:
+        return "\n".join(o.line() for o in self._outcomes) or "- none yet"
