@@ -121,6 +121,13 @@ class Editor(abc.ABC):
     def observe(self, factor: str | None, success: bool, detail: Any = None) -> None:
         """Feedback after a proposal is judged (used by adaptive rule-based editors)."""
 
+    def state(self) -> dict[str, Any]:
+        """JSON-serializable state, stored in run snapshots (stateless editors: {})."""
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restores `state()` on resume."""
+
     async def aclose(self) -> None:
         """Releases resources (HTTP clients)."""
 

@@ -108,3 +108,23 @@ class SearchHistory:
 
     def recent_text(self) -> str:
         return "\n".join(o.line() for o in self._outcomes) or "- none yet"
+
+    def to_state(self) -> dict:
+        """JSON-serializable state (for run snapshots)."""
+        return dict(stagnation_window=self.stagnation_window,
+                    failure_window=self.failure_window,
+                    outcome_window=self._outcomes.maxlen,
+                    best_score=self.best_score,
+                    proposals=[dataclasses.asdict(o) for o in self._proposals],
+                    outcomes=[dataclasses.asdict(o) for o in self._outcomes],
+                    improvements=list(self._improvements))
+
+    @classmethod
+    def from_state(cls, state: dict) -> "SearchHistory":
+        h = cls(state["stagnation_window"], state["failure_window"], state["outcome_window"])
+        h.best_score = state["best_score"]
+        h._proposals.extend(Outcome(**o) for o in state["proposals"])
+        h._outcomes.extend(Outcome(**o) for o in state["outcomes"])
+        h._improvements.extend(state["improvements"])
+        return h
+
