@@ -138,7 +138,81 @@ def _run_bench(args) -> int:
     return 0
 
 
-_COMMANDS = (_add_evaluate, _add_check, _add_bench)
+# -- search ------------------------------------------------------------------------------------
+def _add_search(sub) -> Callable:
+    p = sub.add_parser("search", help="run (or resume) a SPARK search; no arguments: the "
+                                      "embedded default (dfs, smoke, offline editor, CPU)")
+    p.add_argument("--config", help="YAML search config (see spark_jax/search_config.py)")
+    p.add_argument("--run-dir", help="where to write the run (default: runs/<task>-<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
+    p.add_argument("--seed", type=int, help="override the config's seed")
+    p.add_argument("--no-progress", action="store_true")
+    return _run_search
+
+
+def _run_search(args) -> int:
+    import dataclasses
+    import pathlib
+    import time
+
+    from spark_jax import config, search_config
+
+    try:
+        if args.resume:
+            if args.config or args.run_dir or args.seed is not None:
+                raise UsageError("--resume takes the run's stored config: do not combine it "
+                                 "with --config, --run-dir or --seed")
+            stored = pathlib.Path(args.resume) / "config.yaml"
+            if not stored.is_file():
+                raise UsageError(f"nothing to resume: {stored} does not exist")
+            cfg = search_config.load(stored)
+            run_dir = args.resume
+        else:
+            cfg = search_config.load(args.config) if args.config else search_config.default_config()
+            if args.seed is not None:
+                cfg = dataclasses.replace(
+                    cfg, seed=args.seed, archive=dataclasses.replace(cfg.archive, seed=args.seed),
+                    editor=dataclasses.replace(cfg.editor, seed=args.seed))
+            run_dir = args.run_dir or f"runs/{cfg.task}-{time.strftime('%Y%m%d-%H%M%S')}"
+    except (config.ConfigError, UsageError) as e:
+        return _fail(str(e), USAGE_ERROR)
+
+    from spark_jax import search
+    from spark_jax.progress import search_progress
+
+    try:
+        with search_progress(cfg.budget, enabled=not args.no_progress) as on_progress:
+            result = search.run_search(cfg, run_dir, resume=bool(args.resume),
+                                       command=["spark-jax", *sys.argv[1:]],
+                                       on_progress=on_progress)
+    except search.SearchError as e:
+        return _fail(str(e), 1)
+    verdict = ("beats" if result.best_ood > result.seed_ood else
+               "equals" if result.best_ood == result.seed_ood else "is below")
+    print(f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated}\n"
+          f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed)\n"
+          f"best program: {result.best_path}")
+    from spark_jax import report
+
+    report.write_report(run_dir)
+    print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
+    return 0
+
+
+# -- report ------------------------------------------------------------------------------------
+def _add_report(sub) -> Callable:
+    p = sub.add_parser("report", help="write report.md and plots for a run directory")
+    p.add_argument("run_dir")
+    return _run_report
+
+
+def _run_report(args) -> int:
+    from spark_jax import report
+
+    return report.report_main(args.run_dir)
+
+
+_COMMANDS = (_add_search, _add_evaluate, _add_check, _add_report, _add_bench)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:

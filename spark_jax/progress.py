@@ -29,3 +29,33 @@ def step_progress(description: str, total: int,
             bar.update(task, completed=step, loss=f"{loss:.4f}")
 
         yield update
+
+
+@contextlib.contextmanager
+def search_progress(budget: int, enabled: bool = True) -> Iterator[Callable]:
+    """Yields `update(progress)` for `search.Progress` records: a bar over evaluated
+    candidates with the attempt, valid rate, best OOD so far and the current stage."""
+    if not enabled:
+        yield lambda p: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(file=sys.stderr)
+    columns = (TextColumn("search"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("attempt {task.fields[attempt]} | valid {task.fields[valid]} | "
+                          "best OOD {task.fields[best]} | {task.fields[stage]}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("search", total=budget, attempt=0, valid="-", best="-",
+                            stage="starting")
+
+        def update(p) -> None:
+            best = "-" if p.best_ood is None else f"{p.best_ood:.4f}"
+            bar.update(task, completed=p.evaluated, attempt=p.attempt,
+                       valid=f"{p.valid_rate:.0%}", best=best, stage=p.stage)
+            if not console.is_terminal:
+                print(f"[search] attempt {p.attempt} evaluated {p.evaluated} "
+                      f"valid {p.valid_rate:.0%} best {best} | {p.stage}", file=sys.stderr)
+
+        yield update

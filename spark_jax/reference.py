@@ -5,7 +5,9 @@ obtained on GPUs with DeepSeek-R1 (Qwen-Plus where a row says so) under the pape
 protocol; a run of ours is comparable to them only when it uses the same protocol.
 
 Loaders return immutable, typed rows in file order; a missing or malformed file raises
-`ReferenceDataError` naming it. `for_task(task)` gathers every row that mentions one CLRS task.
+`ReferenceDataError` naming it. `for_task(task)` gathers every row that mentions one CLRS task;
+`comparison_lines` renders them as Markdown beside a run's own rows, each labelled with the
+protocol it was measured under.
 """
 from __future__ import annotations
 
@@ -14,12 +16,12 @@ import dataclasses
 import functools
 import pathlib
 import types
-from typing import Mapping
+from typing import Mapping, Sequence
 
 __all__ = ['REFERENCE_DIR', 'PAPER_LLM', 'PAPER_PROTOCOL', 'SEARCH_DYNAMICS', 'ReferenceDataError',
            'TenTaskRow', 'ThirtyTaskRow', 'AblationRow', 'ExtraBenchmarkRow', 'TaskFigure',
            'clrs_10task', 'clrs_30task', 'dfs_ablation', 'extra_benchmarks', 'for_task',
-           'paper_label']
+           'paper_label', 'comparison_lines']
 
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[1] / 'reference'
 PAPER_LLM = 'DeepSeek-R1'
@@ -102,14 +104,15 @@ class TaskFigure:
     Attributes:
       source: which table ('Table 1 (10-task)', '30-task appendix', 'DFS ablation', ...).
       method: method or variant name as the paper writes it.
-      llm: the editor LLM the paper used for this row (None for the CLRS reference).
+      llm: the editor LLM of the table this row comes from (for CLRS rows, the hand-designed
+        Triplet-GMPNN reference that no LLM edited, the LLM of the table beside it).
       ood_acc: OOD accuracy in %; None when the table has none.
       macs_k: thousands of MACs; None when the table has none.
     """
 
     source: str
     method: str
-    llm: str | None
+    llm: str
     ood_acc: float | None
     macs_k: float | None
 
@@ -202,16 +205,59 @@ def for_task(task: str) -> tuple[TaskFigure, ...]:
     ten = [r for r in clrs_10task() if task in r.values]
     for method in dict.fromkeys(r.method for r in ten):
         by_metric = {r.metric: r.values[task] for r in ten if r.method == method}
-        figures.append(TaskFigure('Table 1 (10-task)', method,
-                                  None if method == 'CLRS' else PAPER_LLM,
+        figures.append(TaskFigure('Table 1 (10-task)', method, PAPER_LLM,
                                   by_metric.get('ood_acc'), by_metric.get('macs_k')))
     for row in clrs_30task():
         if row.task == task:
-            figures += [TaskFigure('30-task appendix', m, None if m == 'CLRS' else PAPER_LLM,
-                                   v, None) for m, v in row.values.items()]
+            figures += [TaskFigure('30-task appendix', m, PAPER_LLM, v, None)
+                        for m, v in row.values.items()]
     if task == 'dfs':
         for row in dfs_ablation():
             source = 'DFS ablation' if row.table == 'ablation' else 'DFS scope control'
             figures.append(TaskFigure(source, row.variant, row.llm, row.ood_acc,
                                       row.macs / 1000.0))
     return tuple(figures)
+
+
+def comparison_lines(task: str | None, preset: str | None,
+                     ours: Sequence[tuple[str, float | None, float | None]]) -> list[str]:
+    """Markdown: the paper's figures for `task` beside this run's rows, provenance-labelled.
+
+    Args:
+      task: the run's CLRS task (None: unknown; no paper rows then).
+      preset: the protocol preset the run used ('paper' is the paper's own).
+      ours: (label, OOD accuracy in %, thousands of MACs) per row of this run.
+    """
+    this = f'this run, `{preset or "unknown"}` protocol'
+    lines = ['## Paper reference figures', '',
+             f'Paper rows: {paper_label()} (Qwen-Plus where the provenance says so; CLRS rows '
+             f'are the hand-designed Triplet-GMPNN reference). Our rows: {this}.',
+             'Only rows measured under the same protocol are comparable. ']
+    if preset == PAPER_PROTOCOL:
+        lines[-1] += (f'This run used the `{PAPER_PROTOCOL}` protocol, so its OOD numbers are '
+                      'comparable in protocol (hardware, LLM and editor may still differ).')
+    else:
+        lines[-1] += (f'This run used the `{preset or "unknown"}` protocol, so its numbers are '
+                      'NOT comparable with the paper rows.')
+    if not task:
+        return lines + ['', "The run's task is unknown, so no paper figures are shown."]
+    try:
+        figures = for_task(task)
+    except ReferenceDataError as exc:
+        return lines + ['', f'Reference tables unavailable: {exc}']
+
+    def fmt(value: float | None, digits: int) -> str:
+        return '—' if value is None else f'{value:.{digits}f}'
+
+    rows = [('this run', label, this, fmt(ood, 2), fmt(macs, 1)) for label, ood, macs in ours]
+    rows += [(f.source, f.method, paper_label(f.llm), fmt(f.ood_acc, 2), fmt(f.macs_k, 1))
+             for f in figures]
+    if not figures:
+        lines += ['', f'The paper reports no figures for task `{task}`.']
+    lines += ['', '| source | method | provenance | OOD (%) | MACs (K) |', '|---|---|---|---|---|']
+    lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
+    notes = SEARCH_DYNAMICS.get(task, ())
+    if notes:
+        lines += ['', f'Search dynamics reported by the paper ({paper_label()}):']
+        lines += [f'- {n}' for n in notes]
+    return lines

@@ -36,7 +36,7 @@ from spark_jax.step import OperatorConfig
 from spark_jax.tasks import TaskError, check_task
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_SEED_PROGRAM = str(REPO / "processors" / "triplet_gmpnn.py")
+DEFAULT_SEED_PROGRAM = str((REPO / "processors" / "triplet_gmpnn.py").resolve())
 EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
 
@@ -144,6 +144,15 @@ def _section(cls, values: Any, path: str, **fixed: Any):
         raise ConfigError(f"{path}: {e}") from None
 
 
+def _resolve_program(path: str) -> str:
+    """An absolute path: as given, else relative to the working directory, else to the repo."""
+    p = pathlib.Path(path)
+    for candidate in ([p] if p.is_absolute() else [pathlib.Path.cwd() / p, REPO / p]):
+        if candidate.is_file():
+            return str(candidate.resolve())
+    raise ConfigError(f"search.seed_program: file not found: {path}")
+
+
 def _int(path: str, value: Any, minimum: int, optional: bool = False) -> int | None:
     if value is None and optional:
         return None
@@ -172,9 +181,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     if not isinstance(overrides, Mapping):
         raise ConfigError("search.protocol: expected a mapping of preset overrides")
     protocol = config_lib.from_dict(dict(overrides), base=base) if overrides else base
-    seed_program = str(values.get("seed_program", DEFAULT_SEED_PROGRAM))
-    if not pathlib.Path(seed_program).is_file():
-        raise ConfigError(f"search.seed_program: file not found: {seed_program}")
+    seed_program = _resolve_program(str(values.get("seed_program", DEFAULT_SEED_PROGRAM)))
     editor = _section(EditorConfig, values.get("editor"), "search.editor")
     if editor.kind not in EDITOR_KINDS:
         raise ConfigError(f"search.editor.kind: must be one of {EDITOR_KINDS} "

@@ -27,13 +27,14 @@ __all__ = [
     'MAGNITUDES', 'TransformNotApplicable', 'Region', 'ProgramContext', 'Transform',
     'load_context', 'code', 'squash', 'parse_stmts', 'assign_name', 'assign_value',
     'self_assign', 'with_value', 'replace_subexpr', 'fresh_name', 'find_calls',
-    'insert_before',
+    'insert_before', 'Stmts', 'EditFn',
 ]
 
 MAGNITUDES: tuple[str, ...] = ('small', 'large')
 PROCESSOR_CLASS = 'Processor'
 _METHOD_OF = {'OPERATOR': 'setup', 'ACTION': '__call__'}
 _EMPTY = cst.Module(body=[])
+Stmts = list[cst.BaseStatement]
 
 
 class TransformNotApplicable(ValueError):
@@ -58,7 +59,7 @@ def squash(text: str) -> str:
     return re.sub(r'\s+', '', text)
 
 
-def parse_stmts(text: str) -> list[cst.BaseStatement]:
+def parse_stmts(text: str) -> Stmts:
     """Parses (dedented) statement text into libcst statements; leading comments stay on
     the first statement."""
     module = cst.parse_module(textwrap.dedent(text))
@@ -264,7 +265,7 @@ def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str
 
 
 def insert_before(stmts: Sequence[cst.BaseStatement], index: int,
-                  new: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+                  new: Sequence[cst.BaseStatement]) -> Stmts:
     """Inserts `new` before `stmts[index]`, moving that statement's leading comments and
     blank lines onto the first inserted statement (so a section comment stays on top)."""
     out = list(stmts)
@@ -400,9 +401,14 @@ class Transform:
         return child
 
     def applies(self, source: str) -> bool:
-        """Whether `apply` succeeds on `source` (a dry run with a fixed rng)."""
-        try:
-            self.apply(source, random.Random(0))
-        except TransformNotApplicable:
-            return False
-        return True
+        """Whether `apply` succeeds on `source` (a dry run with a fixed rng; cached)."""
+        return _applies(self, regions.normalize(source))
+
+
+@functools.lru_cache(maxsize=8192)
+def _applies(transform: Transform, source: str) -> bool:
+    try:
+        transform.apply(source, random.Random(0))
+    except TransformNotApplicable:
+        return False
+    return True

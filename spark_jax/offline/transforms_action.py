@@ -18,7 +18,7 @@ import re
 import libcst as cst
 
 from spark_jax.offline.base import (
-    ProgramContext, Transform, TransformNotApplicable, assign_name, assign_value, code,
+    EditFn, ProgramContext, Stmts, Transform, TransformNotApplicable, assign_name, assign_value, code,
     find_calls, fresh_name, insert_before, parse_stmts, replace_subexpr, squash, with_value)
 
 __all__ = ['ACTION_TRANSFORMS']
@@ -26,7 +26,7 @@ __all__ = ['ACTION_TRANSFORMS']
 _ACTIVATIONS = ('relu', 'gelu', 'silu', 'elu')
 
 
-def _stmts(ctx: ProgramContext) -> list[cst.BaseStatement]:
+def _stmts(ctx: ProgramContext) -> Stmts:
     return list(ctx.action.stmts)
 
 
@@ -155,7 +155,7 @@ def _max_aggregation(stmts: list[cst.BaseStatement]) -> _Aggregation:
 
 # The transforms.
 
-def _adjacency_masking(ctx: ProgramContext, rng: random.Random):
+def _adjacency_masking(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     for i, stmt in enumerate(stmts):
         if assign_name(stmt) == 'adj_mat' and squash(code(assign_value(stmt))) == (
@@ -166,7 +166,7 @@ def _adjacency_masking(ctx: ProgramContext, rng: random.Random):
     raise TransformNotApplicable('no `adj_mat = jnp.ones_like(adj_mat)` override to remove')
 
 
-def _max_mean_aggregation(ctx: ProgramContext, rng: random.Random):
+def _max_mean_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     agg = _max_aggregation(stmts)
     deg, mean = _fresh(ctx, 'in_degree'), _fresh(ctx, 'msgs_mean')
@@ -183,7 +183,7 @@ def _max_mean_aggregation(ctx: ProgramContext, rng: random.Random):
     return insert_before(stmts, agg.max, before)
 
 
-def _softmax_aggregation(ctx: ProgramContext, rng: random.Random):
+def _softmax_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     agg = _max_aggregation(stmts)
     att = _fresh(ctx, 'attention')
@@ -196,7 +196,7 @@ def _softmax_aggregation(ctx: ProgramContext, rng: random.Random):
     return stmts
 
 
-def _residual_update(ctx: ProgramContext, rng: random.Random):
+def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     _, out, _ = _return(stmts)
     if _mixes_hidden(ctx, out):
@@ -208,7 +208,7 @@ def _residual_update(ctx: ProgramContext, rng: random.Random):
     return stmts
 
 
-def _gated_residual(ctx: ProgramContext, rng: random.Random):
+def _gated_residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     _, out, _ = _return(stmts)
     if _mixes_hidden(ctx, out):
@@ -239,7 +239,7 @@ def _swap_activation(stmt: cst.BaseStatement, rng: random.Random) -> cst.BaseSta
     return new
 
 
-def _message_activation(ctx: ProgramContext, rng: random.Random):
+def _message_activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     for i, stmt in enumerate(stmts):
         if find_calls(stmt, 'self.msg_mlp_2') and find_calls(stmt, 'jax.nn.relu'):
@@ -248,7 +248,7 @@ def _message_activation(ctx: ProgramContext, rng: random.Random):
     raise TransformNotApplicable('no ReLU inside the message MLP call')
 
 
-def _update_activation(ctx: ProgramContext, rng: random.Random):
+def _update_activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     _, out, _ = _return(stmts)
     i = _first_assign(stmts, out)
@@ -259,7 +259,7 @@ def _update_activation(ctx: ProgramContext, rng: random.Random):
     return stmts
 
 
-def _insert_after_messages(ctx: ProgramContext, line: str) -> list[cst.BaseStatement]:
+def _insert_after_messages(ctx: ProgramContext, line: str) -> Stmts:
     stmts = _stmts(ctx)
     msgs = _messages(stmts)
     new = parse_stmts(line.format(m=msgs))
@@ -270,7 +270,7 @@ def _insert_after_messages(ctx: ProgramContext, line: str) -> list[cst.BaseState
     return stmts
 
 
-def _multiplicative_interaction(ctx: ProgramContext, rng: random.Random):
+def _multiplicative_interaction(ctx: ProgramContext, rng: random.Random) -> Stmts:
     name = _messages(_stmts(ctx)).name
     pad = ' ' * (2 * len(name) + 6)
     return _insert_after_messages(
@@ -279,7 +279,7 @@ def _multiplicative_interaction(ctx: ProgramContext, rng: random.Random):
              f'{pad}* jnp.expand_dims({{m.sender}}, axis=2))  # [B, N, N, H]\n')
 
 
-def _global_channel_gate(ctx: ProgramContext, rng: random.Random):
+def _global_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
     if _messages(_stmts(ctx)).graph is None:
         raise TransformNotApplicable('messages have no graph-feature term')
     return _insert_after_messages(
@@ -287,20 +287,20 @@ def _global_channel_gate(ctx: ProgramContext, rng: random.Random):
              '  # global channel gate\n')
 
 
-def _receiver_channel_gate(ctx: ProgramContext, rng: random.Random):
+def _receiver_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _insert_after_messages(
         ctx, '{m.name} = {m.name} * jax.nn.sigmoid(jnp.expand_dims({m.receiver}, axis=1))'
              '  # receiver channel gate\n')
 
 
-def _edge_channel_gate(ctx: ProgramContext, rng: random.Random):
+def _edge_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
     if _messages(_stmts(ctx)).edge is None:
         raise TransformNotApplicable('messages have no edge-feature term')
     return _insert_after_messages(
         ctx, '{m.name} = {m.name} * jax.nn.sigmoid({m.edge})  # edge channel gate\n')
 
 
-def _edge_output(ctx: ProgramContext, rng: random.Random):
+def _edge_output(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     ret, _, value = _return(stmts)
     if squash(code(value.elements[1].value)) != 'None':
@@ -328,7 +328,7 @@ def _triplet_reduce(stmts: list[cst.BaseStatement]) -> tuple[int, str, str]:
     raise TransformNotApplicable('no `self.o3(jnp.max(triplets, axis=1))` readout')
 
 
-def _triplet_max_mean(ctx: ProgramContext, rng: random.Random):
+def _triplet_max_mean(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     i, old, tri = _triplet_reduce(stmts)
     stmts[i], _ = replace_subexpr(
@@ -337,7 +337,7 @@ def _triplet_max_mean(ctx: ProgramContext, rng: random.Random):
     return stmts
 
 
-def _triplet_topology_mask(ctx: ProgramContext, rng: random.Random):
+def _triplet_topology_mask(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
     i, old, tri = _triplet_reduce(stmts)
     adj = 'adj_mat'
@@ -359,7 +359,8 @@ def _triplet_topology_mask(ctx: ProgramContext, rng: random.Random):
         """))
 
 
-def _t(name, magnitude, tags, description, edit) -> Transform:
+def _t(name: str, magnitude: str, tags: set[str], description: str,
+       edit: EditFn) -> Transform:
     return Transform(name=name, factor='ACTION', description=description,
                      magnitude=magnitude, edit=edit, tags=frozenset(tags))
 

@@ -17,7 +17,7 @@ import re
 import libcst as cst
 
 from spark_jax.offline.base import (
-    ProgramContext, Transform, TransformNotApplicable, assign_name, assign_value, code,
+    EditFn, ProgramContext, Stmts, Transform, TransformNotApplicable, assign_name, assign_value, code,
     find_calls, fresh_name, insert_before, parse_stmts, self_assign, squash, with_value)
 
 __all__ = ['OPERATOR_TRANSFORMS']
@@ -84,14 +84,14 @@ def _is_norm(layer: str) -> bool:
     return 'norm' in layer.lower()
 
 
-def _set(ctx: ProgramContext, changes: dict[int, str]) -> list[cst.BaseStatement]:
+def _set(ctx: ProgramContext, changes: dict[int, str]) -> Stmts:
     stmts = list(ctx.operator.stmts)
     for i, value in changes.items():
         stmts[i] = with_value(stmts[i], value)
     return stmts
 
 
-def _append_mlp(ctx: ProgramContext, attr: str) -> list[cst.BaseStatement]:
+def _append_mlp(ctx: ProgramContext, attr: str) -> Stmts:
     """`self.attr`'s module followed by ReLU and a new `linear(h)` layer."""
     _need(ctx, 'linear', 'nn', 'jax')
     i, expr = _locate(ctx, attr)
@@ -107,19 +107,19 @@ def _norm_layer(ctx: ProgramContext) -> str:
 
 # The transforms.
 
-def _deeper_message_mlp(ctx: ProgramContext, rng: random.Random):
+def _deeper_message_mlp(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _append_mlp(ctx, 'msg_mlp_2')
 
 
-def _deeper_self_projection(ctx: ProgramContext, rng: random.Random):
+def _deeper_self_projection(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _append_mlp(ctx, 'o1')
 
 
-def _triplet_output_mlp(ctx: ProgramContext, rng: random.Random):
+def _triplet_output_mlp(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _append_mlp(ctx, 'o3')
 
 
-def _widen_message_mlp(ctx: ProgramContext, rng: random.Random):
+def _widen_message_mlp(ctx: ProgramContext, rng: random.Random) -> Stmts:
     i, expr = _locate(ctx, 'msg_mlp_1')
     lin = _linear(code(expr))
     if lin is None or lin[1] or not _SIMPLE.fullmatch(lin[0]):
@@ -140,7 +140,7 @@ def _widen_message_mlp(ctx: ProgramContext, rng: random.Random):
     return _set(ctx, {i: f'linear({_scaled(2, lin[0])})'})
 
 
-def _message_layernorm(ctx: ProgramContext, rng: random.Random):
+def _message_layernorm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     _need(ctx, 'nn')
     i, expr = _locate(ctx, 'msg_mlp_2')
     layers = _layers(expr)
@@ -149,7 +149,7 @@ def _message_layernorm(ctx: ProgramContext, rng: random.Random):
     return _set(ctx, {i: _seq(layers + [_norm_layer(ctx)])})
 
 
-def _rmsnorm(ctx: ProgramContext, rng: random.Random):
+def _rmsnorm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     _need(ctx, 'nn')
     i, expr = _locate(ctx, 'ln')
     if squash(code(expr)) != 'layer_norm()' and not squash(code(expr)).startswith(
@@ -158,7 +158,7 @@ def _rmsnorm(ctx: ProgramContext, rng: random.Random):
     return _set(ctx, {i: 'nn.RMSNorm(epsilon=1e-5)'})
 
 
-def _glu(ctx: ProgramContext, attrs: tuple[str, ...]) -> list[cst.BaseStatement]:
+def _glu(ctx: ProgramContext, attrs: tuple[str, ...]) -> Stmts:
     _need(ctx, 'linear', 'nn')
     changes = {}
     for attr in attrs:
@@ -175,15 +175,15 @@ def _glu(ctx: ProgramContext, attrs: tuple[str, ...]) -> list[cst.BaseStatement]
     return _set(ctx, changes)
 
 
-def _glu_edge_projection(ctx: ProgramContext, rng: random.Random):
+def _glu_edge_projection(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _glu(ctx, ('m_e',))
 
 
-def _glu_node_projections(ctx: ProgramContext, rng: random.Random):
+def _glu_node_projections(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return _glu(ctx, ('m_1', 'm_2'))
 
 
-def _edge_input_norm(ctx: ProgramContext, rng: random.Random):
+def _edge_input_norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     _need(ctx, 'nn')
     i, expr = _locate(ctx, 'm_e')
     layers = _layers(expr)
@@ -192,8 +192,7 @@ def _edge_input_norm(ctx: ProgramContext, rng: random.Random):
     return _set(ctx, {i: _seq([_norm_layer(ctx)] + layers)})
 
 
-def _widen_triplets(ctx: ProgramContext, rng: random.Random):
-    _locate(ctx, 'o3')
+def _widen_triplets(ctx: ProgramContext, rng: random.Random) -> Stmts:
     first = _layers(_locate(ctx, 'o3')[1])[0]
     if not (first.startswith('linear(') or _is_norm(first)):
         raise TransformNotApplicable('self.o3 does not start with a width-agnostic layer')
@@ -215,7 +214,7 @@ def _plain_linears(ctx: ProgramContext, attrs: tuple[str, ...]) -> dict[int, str
     return found
 
 
-def _maxout_triplet_heads(ctx: ProgramContext, rng: random.Random):
+def _maxout_triplet_heads(ctx: ProgramContext, rng: random.Random) -> Stmts:
     _need(ctx, 'linear', 'nn', 'jnp')
     widths = _plain_linears(ctx, ('t_1', 't_2', 't_3'))
     heads = 4
@@ -229,14 +228,14 @@ def _maxout_triplet_heads(ctx: ProgramContext, rng: random.Random):
     return insert_before(stmts, min(widths), helper)
 
 
-def _head_mixing_edge_triplets(ctx: ProgramContext, rng: random.Random):
+def _head_mixing_edge_triplets(ctx: ProgramContext, rng: random.Random) -> Stmts:
     _need(ctx, 'linear', 'nn', 'jax')
     widths = _plain_linears(ctx, ('t_e_1', 't_e_2', 't_e_3'))
     return _set(ctx, {i: f'nn.Sequential([linear({_scaled(4, w)}), jax.nn.relu, linear({w})])'
                       for i, w in widths.items()})
 
 
-def _open_update_gate(ctx: ProgramContext, rng: random.Random):
+def _open_update_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
     i, expr = _locate(ctx, 'gate3')
     text = code(expr)
     match = re.search(r'constant\(\s*(-?[0-9.]+)\s*\)', text)
@@ -245,7 +244,8 @@ def _open_update_gate(ctx: ProgramContext, rng: random.Random):
     return _set(ctx, {i: text[:match.start(1)] + '-1.0' + text[match.end(1):]})
 
 
-def _t(name, magnitude, tags, description, edit) -> Transform:
+def _t(name: str, magnitude: str, tags: set[str], description: str,
+       edit: EditFn) -> Transform:
     return Transform(name=name, factor='OPERATOR', description=description,
                      magnitude=magnitude, edit=edit, tags=frozenset(tags))
 

@@ -1,0 +1,133 @@
+"""The search end to end on the tiny config: determinism, kill -9 + resume, outputs, config."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spark_jax import search, search_config
+from spark_jax.config import ConfigError
+from spark_jax.rundb import RunDB
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "tiny.yaml"
+
+
+def _summary(run_dir: pathlib.Path) -> dict:
+    """Everything that must be identical between two runs of the same config and seed."""
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        proposals = [(p.attempt, p.status, p.island, p.parent_id, p.factor, p.factor_source,
+                      p.directive, p.child_program_id, p.failure_type, p.entanglement, p.diff)
+                     for p in db.proposals()]
+        evaluations = sorted((e["proposal_attempt"] if e["proposal_attempt"] is not None else -1,
+                              e["program_id"], e["status"], e["ood_score"], e["val_score"],
+                              e["macs"]) for e in db.evaluations())
+        snapshot = db.latest_archive_snapshot()
+        calls = [(c["attempt"], c["role"], c["prompt_sha256"]) for c in db.llm_calls()]
+    archive = snapshot[1]["archive"]
+    return dict(proposals=proposals, evaluations=evaluations, calls=calls,
+                archive=json.dumps(archive, sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """An uninterrupted run of configs/tiny.yaml."""
+    run_dir = tmp_path_factory.mktemp("search") / "reference"
+    result = search.run_search(search_config.load(TINY), run_dir, command=["test"])
+    return run_dir, result
+
+
+def test_search_writes_outputs(reference_run):
+    run_dir, result = reference_run
+    cfg = search_config.load(TINY)
+    assert result.evaluated <= cfg.budget and result.attempts <= cfg.max_attempts
+    assert result.best_ood >= result.seed_ood
+    assert pathlib.Path(result.best_path).read_text().count("# SPARK:BEGIN") == 2
+    assert (run_dir / "config.yaml").is_file()
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        assert db.integrity_check() == [] or db.integrity_check() == ["ok"]
+        assert db.get_meta("task") == "bfs" and db.get_meta("versions")["jax"]
+        attempts = [p.attempt for p in db.proposals()]
+        assert attempts == list(range(len(attempts)))
+        assert all(not c["is_llm"] for c in db.llm_calls())
+        evaluated = [e for e in db.evaluations() if e["proposal_attempt"] is not None]
+        feasible = [p.attempt for p in db.proposals() if p.status == "feasible"]
+        assert sorted(e["proposal_attempt"] for e in evaluated) == feasible
+
+
+def test_kill9_then_resume_matches_uninterrupted_run(reference_run, tmp_path):
+    ref_dir, _ = reference_run
+    run_dir = tmp_path / "killed"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", "search", "--config", str(TINY),
+         "--run-dir", str(run_dir), "--no-progress"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    db_path = run_dir / search.DB_NAME
+    deadline = time.time() + 600
+    try:
+        # Kill once a candidate (not just the seed) has been proposed: mid-search.
+        while time.time() < deadline:
+            if db_path.exists():
+                try:
+                    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+                        n = conn.execute("SELECT COUNT(*) FROM proposals").fetchone()[0]
+                except sqlite3.OperationalError:
+                    n = 0
+                if n >= 1:
+                    break
+            assert proc.poll() is None, "search finished before it could be killed"
+            time.sleep(0.2)
+        else:
+            pytest.fail("search never recorded a proposal")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the search and its worker processes
+        proc.wait()
+    with RunDB.open(db_path) as db:
+        assert db.attempt_count() >= 1
+    result = search.run_search(search_config.load(run_dir / "config.yaml"), run_dir,
+                               resume=True, command=["test", "--resume"])
+    assert _summary(run_dir) == _summary(ref_dir)
+    assert result.evaluated == RunDB.open(db_path).evaluated_count()
+
+
+def test_resume_refuses_missing_and_existing(tmp_path, reference_run):
+    with pytest.raises(search.SearchError, match="nothing to resume"):
+        search.run_search(search_config.load(TINY), tmp_path / "none", resume=True)
+    with pytest.raises(search.SearchError, match="already exists"):
+        search.run_search(search_config.load(TINY), reference_run[0])
+
+
+@pytest.mark.parametrize("text,match", [
+    ("budgte: 3\n", "search: unknown key\\(s\\) budgte"),
+    ("executor: {kind: slurm}\n", "search.executor.kind: must be one of"),
+    ("executor: {in_fligth: 2}\n", "search.executor: unknown key\\(s\\) in_fligth"),
+    ("operator: {factor_choice: both}\n", "operator.factor_choice"),
+    ("task: dfz\n", "search.task: unknown CLRS task 'dfz'"),
+    ("protocol: {train_steps: -1}\n", "protocol.train_steps"),
+    ("budget: 0\n", "search.budget: must be an integer >= 1"),
+    ("editor: {kind: llm}\n", "search.editor.llm"),
+    ("archive: {num_islands: 0}\n", "search.archive"),
+    ("[1, 2\n", "not valid YAML"),
+])
+def test_bad_config_names_the_key(tmp_path, text, match):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        search_config.load(path)
+
+
+def test_default_config_is_the_embedded_default():
+    cfg = search_config.default_config()
+    assert (cfg.task, cfg.protocol.name, cfg.editor.kind, cfg.executor.kind) == (
+        "dfs", "smoke", "offline", "local")
+    assert cfg.executor.in_flight == 1 and cfg.operator.variant == "SPARK (ASR+RC+SAR)"
+    assert search_config.load(ROOT / "configs" / "default.yaml").to_dict() == cfg.to_dict()
