@@ -38,6 +38,8 @@ import numbers
 import random
 from typing import Any, Mapping, NamedTuple
 
+from spark_jax import rngstate
+
 __all__ = ['Cell', 'ArchiveConfig', 'Candidate', 'AddResult', 'Sample', 'IslandArchive',
            'fitness_key', 'is_better']
 
@@ -474,11 +476,10 @@ class IslandArchive:
 
     def to_state(self) -> dict[str, Any]:
         """A JSON-serializable snapshot, RNG state included."""
-        version, internal, gauss = self._rng.getstate()
         return {
             'version': STATE_VERSION,
             'config': self.config.to_dict(),
-            'rng': [version, list(internal), gauss],
+            'rng': rngstate.dump(self._rng),
             'records': [c.to_dict() for c in self._records.values()],
             'islands': [[[m.id, m.migrated, list(self._member_cells[i][m.id])]
                          for m in members.values()]
@@ -502,8 +503,7 @@ class IslandArchive:
             raise ValueError(f'archive state version {state.get("version")!r} '
                              f'(expected {STATE_VERSION})')
         archive = cls(ArchiveConfig.from_dict(state['config']))
-        version, internal, gauss = state['rng']
-        archive._rng.setstate((version, tuple(internal), gauss))
+        rngstate.load(archive._rng, state['rng'])
         archive._records = {c['id']: Candidate.from_dict(c) for c in state['records']}
         for i, members in enumerate(state['islands']):
             for cid, migrated, cell in members:

@@ -19,13 +19,13 @@ import dataclasses
 import json
 import pathlib
 import platform
-import random
 import sys
 import time
 from typing import Any, Callable
 
 import yaml
 
+from spark_jax import rngstate
 from spark_jax.archive import Candidate, IslandArchive
 from spark_jax.editors import Editor, ProgramView, StepContext
 from spark_jax.rundb import (EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB,
@@ -122,13 +122,13 @@ class _Run:
     # -- state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         return dict(archive=self.archive.to_state(), history=self.history.to_state(),
-                    operator_rng=_rng_state(self.operator._rng), editor=self.editor.state())
+                    operator_rng=rngstate.dump(self.operator._rng), editor=self.editor.state())
 
     def restore(self, state: dict[str, Any]) -> None:
         self.archive = IslandArchive.from_state(state["archive"])
         self.history = SearchHistory.from_state(state["history"])
         self.operator.history = self.history
-        self.operator._rng.setstate(_rng_from_state(state["operator_rng"]))
+        rngstate.load(self.operator._rng, state["operator_rng"])
         self.editor.load_state(state["editor"])
 
     def progress(self, stage: str) -> None:
@@ -252,15 +252,6 @@ class _Run:
             if not (budget_left and attempts_left):
                 return
             await self.propose(attempts)
-
-
-def _rng_state(rng: random.Random) -> list:
-    version, internal, gauss = rng.getstate()
-    return [version, list(internal), gauss]
-
-
-def _rng_from_state(state: list) -> tuple:
-    return (state[0], tuple(state[1]), state[2])
 
 
 def _proposal_record(p: Proposal, island: int, child_id: str | None) -> ProposalRecord:

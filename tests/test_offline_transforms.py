@@ -22,6 +22,7 @@ from jax.flatten_util import ravel_pytree
 
 from spark_jax import bridge, data, evaluate, program as program_lib, regions, safety
 from spark_jax.config import get_preset
+from spark_jax.offline import cst_util
 from spark_jax.offline import (
     CATALOGUE, MAGNITUDES, Transform, TransformNotApplicable, get_transform, transforms_for)
 from spark_jax.train import Trainer
@@ -141,6 +142,18 @@ def test_masking_unsafe_transforms_never_apply_to_masked_programs():
     assert unsafe.applies(SOURCES['mpnn'])
     with pytest.raises(ValueError, match='magnitude'):
         Transform(name='x', factor='ACTION', description='x.', magnitude='huge', edit=op.edit)
+
+
+def test_action_transforms_may_not_call_undefined_submodules():
+    def calls_new_module(ctx, rng):
+        return [*ctx.action.stmts[:-1], *cst_util.parse_stmts('ret = self.extra(ret)\n'),
+                ctx.action.stmts[-1]]
+
+    bad = Transform(name='act_bad', factor='ACTION', description='x.', magnitude='small',
+                    edit=calls_new_module)
+    with pytest.raises(TransformNotApplicable, match=r"undefined submodule\(s\) \['extra'\]"):
+        bad.apply(SOURCES['mpnn'], random.Random(0))
+    assert not bad.applies(SOURCES['mpnn'])
 
 
 # Every transform x every seed it applies to.

@@ -99,11 +99,65 @@ def test_kill9_then_resume_matches_uninterrupted_run(reference_run, tmp_path):
     assert result.evaluated == RunDB.open(db_path).evaluated_count()
 
 
-def test_resume_refuses_missing_and_existing(tmp_path, reference_run):
+class _ScriptedExecutor:
+    """Scores a program by its hash, instantly; 'kills' the run when asked for job `die_on`."""
+
+    capacity = 1
+
+    def __init__(self, die_on: str | None = None):
+        self.die_on = die_on
+
+    def submit(self, job):
+        import concurrent.futures
+        import hashlib
+
+        from spark_jax.executors import EvalResult
+
+        if job.job_id == self.die_on:
+            raise KeyboardInterrupt("simulated kill")
+        h = int(hashlib.sha256(job.source.encode()).hexdigest(), 16)
+        future = concurrent.futures.Future()
+        future.set_result(EvalResult(
+            job_id=job.job_id, ok=True, error_type=None, error="", worker="scripted",
+            wall_seconds=0.0, evaluation=dict(ood_score=0.3 + (h % 7) / 100, val_score=0.5,
+                                              macs=1000 + h % 5, params=10,
+                                              train_seconds=1.0, compile_seconds=1.0)))
+        return future
+
+    def shutdown(self):
+        pass
+
+
+def test_interrupted_and_resumed_equals_uninterrupted_fast(tmp_path, sandbox_worker,
+                                                            check_options):
+    """Same check without training: proposals, calls and archive match exactly."""
+    import dataclasses
+
+    from spark_jax import feasibility
+
+    def checker(child, parent, factor):
+        return feasibility.check_program(child, parent_source=parent, factor=factor,
+                                         options=check_options, worker=sandbox_worker)
+
+    cfg = dataclasses.replace(search_config.load(TINY), budget=6, max_attempts=9)
+    search.run_search(cfg, tmp_path / "a", executor=_ScriptedExecutor(), checker=checker)
+    search.run_search(cfg, tmp_path / "b", executor=_ScriptedExecutor(), checker=checker)
+    assert _summary(tmp_path / "a") == _summary(tmp_path / "b")  # deterministic
+    with pytest.raises(KeyboardInterrupt):
+        search.run_search(cfg, tmp_path / "c", executor=_ScriptedExecutor(die_on="3"),
+                          checker=checker)
+    search.run_search(cfg, tmp_path / "c", resume=True, executor=_ScriptedExecutor(),
+                      checker=checker)
+    assert _summary(tmp_path / "c") == _summary(tmp_path / "a")
+
+
+def test_resume_refuses_missing_and_existing(tmp_path):
     with pytest.raises(search.SearchError, match="nothing to resume"):
         search.run_search(search_config.load(TINY), tmp_path / "none", resume=True)
+    (tmp_path / "old").mkdir()
+    RunDB.create(tmp_path / "old" / search.DB_NAME).close()
     with pytest.raises(search.SearchError, match="already exists"):
-        search.run_search(search_config.load(TINY), reference_run[0])
+        search.run_search(search_config.load(TINY), tmp_path / "old")
 
 
 @pytest.mark.parametrize("text,match", [

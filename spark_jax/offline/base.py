@@ -16,25 +16,22 @@ import functools
 import random
 import re
 import textwrap
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 from libcst import metadata
 
 from spark_jax import regions
+from spark_jax.offline.cst_util import code, self_assign, self_calls
 
 __all__ = [
-    'MAGNITUDES', 'TransformNotApplicable', 'Region', 'ProgramContext', 'Transform',
-    'load_context', 'code', 'squash', 'parse_stmts', 'assign_name', 'assign_value',
-    'self_assign', 'with_value', 'replace_subexpr', 'fresh_name', 'find_calls',
-    'insert_before', 'Stmts', 'EditFn',
+    'MAGNITUDES', 'EditFn', 'TransformNotApplicable', 'Region', 'ProgramContext', 'Transform',
+    'load_context',
 ]
 
 MAGNITUDES: tuple[str, ...] = ('small', 'large')
 PROCESSOR_CLASS = 'Processor'
 _METHOD_OF = {'OPERATOR': 'setup', 'ACTION': '__call__'}
-_EMPTY = cst.Module(body=[])
-Stmts = list[cst.BaseStatement]
 
 
 class TransformNotApplicable(ValueError):
@@ -47,27 +44,6 @@ class TransformNotApplicable(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def code(node: cst.CSTNode) -> str:
-    """The source text of a libcst node."""
-    return _EMPTY.code_for_node(node)
-
-
-def squash(text: str) -> str:
-    """`text` without any whitespace (a formatting-insensitive pattern key)."""
-    return re.sub(r'\s+', '', text)
-
-
-def parse_stmts(text: str) -> Stmts:
-    """Parses (dedented) statement text into libcst statements; leading comments stay on
-    the first statement."""
-    module = cst.parse_module(textwrap.dedent(text))
-    body = list(module.body)
-    if module.header and body:
-        lead = [line for line in module.header if line.comment is not None]
-        body[0] = body[0].with_changes(leading_lines=[*lead, *body[0].leading_lines])
-    return body
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,123 +195,6 @@ def load_context(source: str) -> ProgramContext:
         action=_split_region('ACTION', program.body('ACTION')))
 
 
-# Statement helpers (all pure: they return new nodes).
-
-def _single_assign(stmt: cst.BaseStatement) -> cst.Assign | None:
-    if (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1):
-        return stmt.body[0]
-    return None
-
-
-def assign_name(stmt: cst.BaseStatement) -> str | None:
-    """NAME for a one-target `NAME = ...` statement line, else None."""
-    assign = _single_assign(stmt)
-    if assign is not None and isinstance(assign.targets[0].target, cst.Name):
-        return assign.targets[0].target.value
-    return None
-
-
-def assign_value(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
-    """The value of a one-target assignment statement line, else None."""
-    assign = _single_assign(stmt)
-    return assign.value if assign is not None else None
-
-
-def self_assign(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
-    """(NAME, EXPR) for a `self.NAME = EXPR` statement line, else None."""
-    assign = _single_assign(stmt)
-    if assign is None:
-        return None
-    target = assign.targets[0].target
-    if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-            and target.value.value == 'self'):
-        return target.attr.value, assign.value
-    return None
-
-
-def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str
-               ) -> cst.SimpleStatementLine:
-    """`stmt` (a one-target assignment) with a new value; comments are kept."""
-    assign = _single_assign(stmt)
-    assert assign is not None and isinstance(stmt, cst.SimpleStatementLine)
-    if isinstance(value, str):
-        value = cst.parse_expression(value)
-    return stmt.with_changes(body=[assign.with_changes(value=value)])
-
-
-def insert_before(stmts: Sequence[cst.BaseStatement], index: int,
-                  new: Sequence[cst.BaseStatement]) -> Stmts:
-    """Inserts `new` before `stmts[index]`, moving that statement's leading comments and
-    blank lines onto the first inserted statement (so a section comment stays on top)."""
-    out = list(stmts)
-    if not new:
-        return out
-    anchor = out[index]
-    lead = getattr(anchor, 'leading_lines', ())
-    first = new[0]
-    if lead and hasattr(first, 'leading_lines'):
-        first = first.with_changes(leading_lines=lead)
-        anchor = anchor.with_changes(leading_lines=())
-    out[index:index + 1] = [first, *new[1:], anchor]
-    return out
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, old: str, new: cst.BaseExpression) -> None:
-        super().__init__()
-        self.old, self.new, self.count = old, new, 0
-
-    def on_leave(self, original_node, updated_node):
-        if (isinstance(original_node, cst.BaseExpression)
-                and squash(code(original_node)) == self.old):
-            self.count += 1
-            return self.new
-        return updated_node
-
-
-def replace_subexpr(stmt: cst.BaseStatement, old: str, new: cst.BaseExpression | str
-                    ) -> tuple[cst.BaseStatement, int]:
-    """Replaces every sub-expression whose code equals `old` (whitespace-insensitive).
-
-    Returns (new statement, number of replacements).
-    """
-    if isinstance(new, str):
-        new = cst.parse_expression(new)
-    replacer = _Replace(squash(old), new)
-    out = stmt.visit(replacer)
-    assert isinstance(out, cst.BaseStatement)
-    return out, replacer.count
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self, func: str) -> None:
-        super().__init__()
-        self.func, self.found = squash(func), []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if squash(code(node.func)) == self.func:
-            self.found.append(node)
-
-
-def find_calls(node: cst.CSTNode, func: str) -> list[cst.Call]:
-    """Every call of `func` (e.g. 'self.o3', 'jnp.max') inside `node`, outer first."""
-    visitor = _Calls(func)
-    node.visit(visitor)
-    return visitor.found
-
-
-def fresh_name(base: str, used: Iterable[str]) -> str:
-    """`base`, or `base_2`, `base_3`... whichever is not in `used`."""
-    taken = set(used)
-    if base not in taken:
-        return base
-    i = 2
-    while f'{base}_{i}' in taken:
-        i += 1
-    return f'{base}_{i}'
-
-
 # The record.
 
 EditFn = Callable[[ProgramContext, random.Random], Sequence[cst.BaseStatement]]
@@ -389,7 +248,14 @@ class Transform:
                 f'{self.name} would let non-edge features reach the node output of a '
                 'program that claims MASKS_NON_EDGES')
         region = ctx.region(self.factor)
-        body = region.render(self.edit(ctx, rng))
+        stmts = list(self.edit(ctx, rng))
+        if self.factor == 'ACTION':  # ACTION may only call modules that setup defines.
+            new_calls = self_calls(stmts) - self_calls(region.stmts)
+            unknown = new_calls - set(ctx.submodules())
+            if unknown:
+                raise TransformNotApplicable(
+                    f'{self.name} would call undefined submodule(s) {sorted(unknown)}')
+        body = region.render(stmts)
         child = regions.replace_region(ctx.source, self.factor, body)
         try:
             ast.parse(child)
@@ -402,11 +268,12 @@ class Transform:
 
     def applies(self, source: str) -> bool:
         """Whether `apply` succeeds on `source` (a dry run with a fixed rng; cached)."""
-        return _applies(self, regions.normalize(source))
+        return _applies(self, self.edit, regions.normalize(source))
 
 
 @functools.lru_cache(maxsize=8192)
-def _applies(transform: Transform, source: str) -> bool:
+def _applies(transform: Transform, edit: EditFn, source: str) -> bool:
+    del edit  # Part of the cache key only: records compare without their edit function.
     try:
         transform.apply(source, random.Random(0))
     except TransformNotApplicable:

@@ -18,7 +18,7 @@ import hashlib
 import random
 from typing import Any, Sequence
 
-from spark_jax import regions
+from spark_jax import regions, rngstate
 from spark_jax.editors import CallRecord, Editor, RoleOutput, StepContext
 from spark_jax.offline.base import Transform, TransformNotApplicable
 from spark_jax.offline.transforms import CATALOGUE
@@ -161,7 +161,8 @@ class RuleDirector:
                          '(aggregation, widths, new paths) rather than a tweak.')
         else:
             magnitude = 'small'
-            parts.append('Recent edits are improving: refine what works with a focused change.')
+            parts.append('The search is not stagnating: refine what works with one focused '
+                         'change.')
         prefer: set[str] = set()
         avoid: set[str] = set()
         dominant = signals.dominant_failures[:2]
@@ -323,3 +324,19 @@ class OfflineEditor(Editor):
     def observe(self, factor: str | None, success: bool, detail: Any = None) -> None:
         if factor in regions.FACTORS:
             self.router.update(factor, success)
+
+    def state(self) -> dict[str, Any]:
+        """Bandit posteriors, tried transforms and RNG states (for run snapshots)."""
+        return dict(router_rng=rngstate.dump(self.router._rng),
+                    router_ab={f: list(ab) for f, ab in self.router._ab.items()},
+                    sar_rng=rngstate.dump(self.sar._rng),
+                    sar_tried={k: sorted(v) for k, v in self.sar._tried.items()})
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        rngstate.load(self.router._rng, state['router_rng'])
+        ab = state['router_ab']  # snapshots store keys sorted: keep the router's own order
+        self.router._ab = {f: [float(ab[f][0]), float(ab[f][1])] for f in self.router.factors}
+        rngstate.load(self.sar._rng, state['sar_rng'])
+        self.sar._tried = collections.defaultdict(
+            set, {k: set(v) for k, v in state['sar_tried'].items()})
+

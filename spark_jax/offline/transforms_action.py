@@ -2,24 +2,23 @@
 
 Every transform here edits statements of the `__call__` body only. It may call submodules
 that already exist in `setup` and parameter-free operations (jnp / jax.nn), never create
-parameters. Patterns are found structurally (libcst), not by variable names: the message
-construction is the assignment whose value sums `jnp.expand_dims(R, axis=1)` (receiver)
-and `jnp.expand_dims(S, axis=2)` (sender) terms; the aggregation is a
-`M = jnp.where(COND, MSGS, -BIG)` followed by `AGG = jnp.max(M, axis=1)`; the node output
-is the first element of the top-level `return OUT, EDGE`. Every transform keeps the
-adjacency mask in front of any sum or max over senders, so all are `masking_safe`.
+parameters. Patterns are found structurally, not by variable names (see `action_patterns`).
+Every transform keeps the adjacency mask in front of any sum or max over senders, so all
+are `masking_safe`.
 """
 from __future__ import annotations
 
-import dataclasses
 import random
-import re
 
 import libcst as cst
 
-from spark_jax.offline.base import (
-    EditFn, ProgramContext, Stmts, Transform, TransformNotApplicable, assign_name, assign_value, code,
-    find_calls, fresh_name, insert_before, parse_stmts, replace_subexpr, squash, with_value)
+from spark_jax.offline.action_patterns import (
+    find_aggregation, find_max_aggregation, find_messages, find_return,
+    find_triplet_readout, first_assign, mixes_hidden)
+from spark_jax.offline.base import EditFn, ProgramContext, Transform, TransformNotApplicable
+from spark_jax.offline.cst_util import (
+    Stmts, assign_name, assign_value, code, find_calls, fresh_name, insert_before, parse_stmts,
+    replace_subexpr, squash, with_value)
 
 __all__ = ['ACTION_TRANSFORMS']
 
@@ -38,121 +37,6 @@ def _big(ctx: ProgramContext) -> str:
     return 'BIG_NUMBER' if 'BIG_NUMBER' in ctx.module_names else '1e6'
 
 
-def _return(stmts: list[cst.BaseStatement]) -> tuple[int, str, cst.Tuple]:
-    """(index, node-output name, returned tuple) of the top-level `return OUT, EDGE`."""
-    for i, stmt in enumerate(stmts):
-        if (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
-                and isinstance(stmt.body[0].value, cst.Tuple)
-                and len(stmt.body[0].value.elements) == 2
-                and isinstance(stmt.body[0].value.elements[0].value, cst.Name)):
-            value = stmt.body[0].value
-            return i, value.elements[0].value.value, value
-    raise TransformNotApplicable('no top-level `return OUT, EDGE` with a named node output')
-
-
-def _first_assign(stmts: list[cst.BaseStatement], name: str) -> int:
-    for i, stmt in enumerate(stmts):
-        if assign_name(stmt) == name:
-            return i
-    raise TransformNotApplicable(f'no top-level assignment to {name!r}')
-
-
-class _Assigns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[str, cst.BaseExpression]] = []
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.found.append((target.target.value, node.value))
-
-
-def _mixes_hidden(ctx: ProgramContext, name: str) -> bool:
-    """Whether some assignment to `name` already reads `hidden` (a residual or gate)."""
-    visitor = _Assigns()
-    ctx.action.module.visit(visitor)
-    return any(n == name and re.search(r'\bhidden\b', code(v)) for n, v in visitor.found)
-
-
-def _terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        return _terms(expr.left) + _terms(expr.right)
-    return [expr]
-
-
-@dataclasses.dataclass(frozen=True)
-class _Messages:
-    """The message construction `NAME = expand(R, 1) + expand(S, 2) + E + expand(G, (1, 2))`."""
-
-    index: int
-    name: str
-    receiver: str
-    sender: str
-    edge: str | None
-    graph: str | None
-
-
-def _messages(stmts: list[cst.BaseStatement]) -> _Messages:
-    for i, stmt in enumerate(stmts):
-        name, value = assign_name(stmt), assign_value(stmt)
-        if name is None or value is None:
-            continue
-        roles: dict[str, str] = {}
-        for term in _terms(value):
-            if isinstance(term, cst.Name):
-                roles.setdefault('edge', term.value)
-            elif (isinstance(term, cst.Call) and squash(code(term.func)) == 'jnp.expand_dims'
-                    and len(term.args) == 2 and isinstance(term.args[0].value, cst.Name)):
-                axis = squash(code(term.args[1].value))
-                role = {'1': 'receiver', '2': 'sender', '(1,2)': 'graph'}.get(axis)
-                if role:
-                    roles.setdefault(role, term.args[0].value.value)
-        if 'receiver' in roles and 'sender' in roles:
-            return _Messages(i, name, roles['receiver'], roles['sender'], roles.get('edge'),
-                             roles.get('graph'))
-    raise TransformNotApplicable('no message construction from receiver and sender terms')
-
-
-@dataclasses.dataclass(frozen=True)
-class _Aggregation:
-    """`MASKED = jnp.where(COND, MSGS, -BIG)` (at `where`), then `AGG = jnp.max(MASKED, axis=1)`
-    (at `max`, the next statement, or None when something else follows)."""
-
-    where: int
-    masked: str
-    cond: str
-    msgs: str
-    max: int | None
-    agg: str | None
-
-
-def _aggregation(stmts: list[cst.BaseStatement]) -> _Aggregation:
-    for i, stmt in enumerate(stmts):
-        value = assign_value(stmt)
-        if not (isinstance(value, cst.Call) and squash(code(value.func)) == 'jnp.where'
-                and len(value.args) == 3 and isinstance(value.args[1].value, cst.Name)
-                and squash(code(value.args[2].value)).startswith('-')
-                and assign_name(stmt) is not None):
-            continue
-        masked = assign_name(stmt)
-        nxt = assign_value(stmts[i + 1]) if i + 1 < len(stmts) else None
-        is_max = (isinstance(nxt, cst.Call) and squash(code(nxt.func)) == 'jnp.max'
-                  and len(nxt.args) == 2 and squash(code(nxt.args[0].value)) == masked
-                  and squash(code(nxt.args[1])).rstrip(',') in ('axis=1', '1'))
-        return _Aggregation(i, masked, code(value.args[0].value), value.args[1].value.value,
-                            i + 1 if is_max else None,
-                            assign_name(stmts[i + 1]) if is_max else None)
-    raise TransformNotApplicable('no masked aggregation `jnp.where(mask, msgs, -BIG)`')
-
-
-def _max_aggregation(stmts: list[cst.BaseStatement]) -> _Aggregation:
-    agg = _aggregation(stmts)
-    if agg.max is None:
-        raise TransformNotApplicable('the masked messages are not reduced by a plain max')
-    return agg
-
-
 # The transforms.
 
 def _adjacency_masking(ctx: ProgramContext, rng: random.Random) -> Stmts:
@@ -168,7 +52,7 @@ def _adjacency_masking(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _max_mean_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    agg = _max_aggregation(stmts)
+    agg = find_max_aggregation(stmts)
     deg, mean = _fresh(ctx, 'in_degree'), _fresh(ctx, 'msgs_mean')
     before = parse_stmts(f"""
         {deg} = jnp.sum(jnp.where({agg.cond}, 1.0, 0.0), axis=1)  # [B, N, 1]
@@ -185,7 +69,7 @@ def _max_mean_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _softmax_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    agg = _max_aggregation(stmts)
+    agg = find_max_aggregation(stmts)
     att = _fresh(ctx, 'attention')
     new = parse_stmts(f"""
         # Per-channel softmax attention over senders; non-edges get exactly zero weight.
@@ -198,10 +82,10 @@ def _softmax_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    _, out, _ = _return(stmts)
-    if _mixes_hidden(ctx, out):
+    _, out, _ = find_return(stmts)
+    if mixes_hidden(ctx, out):
         raise TransformNotApplicable(f'{out} already mixes in the previous hidden state')
-    i = _first_assign(stmts, out)
+    i = first_assign(stmts, out)
     stmts[i + 1:i + 1] = parse_stmts(f"""
         {out} = {out} + hidden  # Residual path from the previous hidden state.
         """)
@@ -210,10 +94,10 @@ def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _gated_residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    _, out, _ = _return(stmts)
-    if _mixes_hidden(ctx, out):
+    _, out, _ = find_return(stmts)
+    if mixes_hidden(ctx, out):
         raise TransformNotApplicable(f'{out} already mixes in the previous hidden state')
-    i = _first_assign(stmts, out)
+    i = first_assign(stmts, out)
     value = assign_value(stmts[i])
     if not (isinstance(value, cst.Call) and len(value.args) == 1 and squash(
             code(value.func)) in {f'jax.nn.{a}' for a in _ACTIVATIONS}):
@@ -223,7 +107,7 @@ def _gated_residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = insert_before(stmts, i, parse_stmts(f"""
         {pre} = {code(value.args[0].value)}  # [B, N, H]
         """))
-    ret, _, _ = _return(stmts)
+    ret, _, _ = find_return(stmts)
     return insert_before(stmts, ret, parse_stmts(f"""
         # Gated residual (highway): the update's own pre-activation decides how much of
         # the previous hidden state to keep.
@@ -250,8 +134,8 @@ def _message_activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _update_activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    _, out, _ = _return(stmts)
-    i = _first_assign(stmts, out)
+    _, out, _ = find_return(stmts)
+    i = first_assign(stmts, out)
     value = assign_value(stmts[i])
     if not (isinstance(value, cst.Call) and squash(code(value.func)) == 'jax.nn.relu'):
         raise TransformNotApplicable(f'{out} is not first computed as jax.nn.relu(...)')
@@ -261,7 +145,7 @@ def _update_activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _insert_after_messages(ctx: ProgramContext, line: str) -> Stmts:
     stmts = _stmts(ctx)
-    msgs = _messages(stmts)
+    msgs = find_messages(stmts)
     new = parse_stmts(line.format(m=msgs))
     if squash(code(new[0].with_changes(leading_lines=())).split('#')[0]) in squash(
             ctx.action.text):
@@ -271,7 +155,7 @@ def _insert_after_messages(ctx: ProgramContext, line: str) -> Stmts:
 
 
 def _multiplicative_interaction(ctx: ProgramContext, rng: random.Random) -> Stmts:
-    name = _messages(_stmts(ctx)).name
+    name = find_messages(_stmts(ctx)).name
     pad = ' ' * (2 * len(name) + 6)
     return _insert_after_messages(
         ctx, '# Receiver-sender interaction term.\n'
@@ -280,7 +164,7 @@ def _multiplicative_interaction(ctx: ProgramContext, rng: random.Random) -> Stmt
 
 
 def _global_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
-    if _messages(_stmts(ctx)).graph is None:
+    if find_messages(_stmts(ctx)).graph is None:
         raise TransformNotApplicable('messages have no graph-feature term')
     return _insert_after_messages(
         ctx, '{m.name} = {m.name} * jax.nn.sigmoid(jnp.expand_dims({m.graph}, axis=(1, 2)))'
@@ -294,7 +178,7 @@ def _receiver_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 
 def _edge_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
-    if _messages(_stmts(ctx)).edge is None:
+    if find_messages(_stmts(ctx)).edge is None:
         raise TransformNotApplicable('messages have no edge-feature term')
     return _insert_after_messages(
         ctx, '{m.name} = {m.name} * jax.nn.sigmoid({m.edge})  # edge channel gate\n')
@@ -302,10 +186,10 @@ def _edge_channel_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _edge_output(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    ret, _, value = _return(stmts)
+    ret, _, value = find_return(stmts)
     if squash(code(value.elements[1].value)) != 'None':
         raise TransformNotApplicable('the processor already returns edge embeddings')
-    agg = _aggregation(stmts)
+    agg = find_aggregation(stmts)
     edge = _fresh(ctx, 'edge_out')
     ret_stmt = stmts[ret]
     new_value = value.with_changes(elements=[
@@ -316,21 +200,9 @@ def _edge_output(ctx: ProgramContext, rng: random.Random) -> Stmts:
         """))
 
 
-def _triplet_reduce(stmts: list[cst.BaseStatement]) -> tuple[int, str, str]:
-    """(index, `jnp.max(X, axis=1)` code, X) of the statement reading out triplets by o3."""
-    for i, stmt in enumerate(stmts):
-        for call in find_calls(stmt, 'self.o3'):
-            arg = call.args[0].value if len(call.args) == 1 else None
-            if (isinstance(arg, cst.Call) and squash(code(arg.func)) == 'jnp.max'
-                    and len(arg.args) == 2 and isinstance(arg.args[0].value, cst.Name)
-                    and squash(code(arg.args[1])).rstrip(',') in ('axis=1', '1')):
-                return i, code(arg), arg.args[0].value.value
-    raise TransformNotApplicable('no `self.o3(jnp.max(triplets, axis=1))` readout')
-
-
 def _triplet_max_mean(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    i, old, tri = _triplet_reduce(stmts)
+    i, old, tri = find_triplet_readout(stmts)
     stmts[i], _ = replace_subexpr(
         stmts[i], old,
         f'jnp.concatenate([jnp.max({tri}, axis=1), jnp.mean({tri}, axis=1)], axis=-1)')
@@ -339,7 +211,7 @@ def _triplet_max_mean(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 def _triplet_topology_mask(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = _stmts(ctx)
-    i, old, tri = _triplet_reduce(stmts)
+    i, old, tri = find_triplet_readout(stmts)
     adj = 'adj_mat'
     mask, tmax = _fresh(ctx, 'tri_mask'), _fresh(ctx, 'tri_max')
     for k, stmt in enumerate(stmts[:i]):

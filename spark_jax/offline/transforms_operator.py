@@ -16,9 +16,10 @@ import re
 
 import libcst as cst
 
-from spark_jax.offline.base import (
-    EditFn, ProgramContext, Stmts, Transform, TransformNotApplicable, assign_name, assign_value, code,
-    find_calls, fresh_name, insert_before, parse_stmts, self_assign, squash, with_value)
+from spark_jax.offline.base import EditFn, ProgramContext, Transform, TransformNotApplicable
+from spark_jax.offline.cst_util import (
+    Stmts, assign_name, assign_value, code, find_calls, fresh_name, insert_before, parse_stmts,
+    self_assign, squash, with_value)
 
 __all__ = ['OPERATOR_TRANSFORMS']
 
