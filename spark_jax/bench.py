@@ -117,7 +117,7 @@ def bench_feasibility(task: str, cfg: ProtocolConfig, seed: int, repeats: int = 
 
 
 def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
-              with_feasibility: bool = True) -> dict[str, Any]:
+              with_feasibility: bool = True, with_pipeline: bool = True) -> dict[str, Any]:
     """Trains official and ours on identical batches; returns figures and ratios."""
     task_data = data.make_task_data(task, cfg, seed)
     n_lengths = len(cfg.train_lengths)
@@ -145,6 +145,12 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
                   targets=dict(throughput_ours_over_official=">= 1.0",
                                fixed_cost_ours_over_official="<= 1.0",
                                feasibility_evaluation_over_check=">= 100"))
+    if with_pipeline:
+        from spark_jax.pipeline_bench import bench_pipeline
+
+        report["pipeline"] = bench_pipeline(seed=seed)
+        ratios["pipeline_evaluator_busy_fraction"] = report["pipeline"]["busy_fraction"]
+        report["targets"]["pipeline_evaluator_busy_fraction"] = ">= 0.9"
     if with_feasibility:
         report["feasibility"] = bench_feasibility(task, cfg, seed)
         ratios["feasibility_evaluation_over_check"] = (
@@ -164,6 +170,11 @@ def format_report(report: dict[str, Any]) -> str:
         f = report["feasibility"]
         lines.append(f"  {'feasibility check (warm, median)':<30} {f['check_s']:.3f} s   "
                      f"one {report['preset']} evaluation {f['evaluation_s']:.1f} s")
+    if "pipeline" in report:
+        p = report["pipeline"]
+        lines.append(f"  {'pipeline (2 in flight, loopback LLM)':<30} {p['candidates']} candidates, "
+                     f"LLM {p['llm_latency_per_proposal_s']:.1f} s/proposal, evaluation "
+                     f"{p['evaluation_per_candidate_s']:.1f} s/candidate")
     for name, value in report["ratios"].items():
         target = report["targets"].get(name, "")
         lines.append(f"  {name:<42} {value:6.3f}  {target}")

@@ -114,6 +114,8 @@ def _add_bench(sub) -> Callable:
     p.add_argument("--preset", default="smoke")
     p.add_argument("--steps", type=int, default=30, help="timed training steps per side")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--skip-pipeline", action="store_true",
+                   help="skip the evaluator-busy figure (runs a short search on bfs)")
     p.add_argument("--skip-feasibility", action="store_true",
                    help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)")
     p.add_argument("--json", action="store_true")
@@ -133,7 +135,8 @@ def _run_bench(args) -> int:
     from spark_jax import bench
 
     report = bench.run_bench(args.task, cfg, steps=args.steps, seed=args.seed,
-                             with_feasibility=not args.skip_feasibility)
+                             with_feasibility=not args.skip_feasibility,
+                             with_pipeline=not args.skip_pipeline)
     print(json.dumps(report) if args.json else bench.format_report(report))
     return 0
 
