@@ -46,8 +46,8 @@ def _loopback_responder(seed: int):
     return respond
 
 
-def bench_pipeline(task: str = "bfs", candidates: int = 4, llm_delay_s: float = 1.0,
-                   train_steps: int = 20, seed: int = 0) -> dict[str, Any]:
+def bench_pipeline(task: str = "bfs", candidates: int = 6, llm_delay_s: float = 1.0,
+                   train_steps: int = 40, seed: int = 0) -> dict[str, Any]:
     """Runs the pipeline measurement; returns the figures."""
     protocol = config_lib.get_preset("tiny").replace(train_steps=train_steps, eval_every=10)
     with LoopbackServer(responder=_loopback_responder(seed), delay_s=llm_delay_s) as server, \

@@ -20,6 +20,7 @@ import json
 import pathlib
 import platform
 import sys
+import threading
 import time
 from typing import Any, Callable
 
@@ -339,6 +340,9 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
             max_macs=cfg.feasibility.max_macs, timeout_s=cfg.feasibility.timeout_s,
             memory_mb=cfg.feasibility.memory_mb)
         own_worker = SandboxWorker()
+        # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
+        # first proposal does not leave the evaluator idle.
+        threading.Thread(target=own_worker.start, args=(options.to_dict(),), daemon=True).start()
 
         def checker(child, parent, factor):
             return feasibility.check_program(child, parent_source=parent, factor=factor,
