@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -25,7 +24,8 @@ import time
 import traceback
 from typing import Any, Callable
 
-from spark_jax._sandbox_worker import HEADER, _write_all, encode_frame, read_frame
+from spark_jax._sandbox_worker import (FrameEOF, FrameTimeout, _write_all, encode_frame,
+                                      read_frame, read_frame_from)
 from spark_jax.sandbox import _FATAL_SIGNALS, _rss_bytes
 
 # How a job can fail (EvalResult.error_type).
@@ -167,25 +167,13 @@ class WorkerProcess:
     def read(self, deadline: float, tick: Callable[[], None] | None = None) -> dict[str, Any]:
         """The next frame; raises WorkerTimeout or WorkerDied (and whatever `tick` raises)."""
         assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while True:
-            if len(self.buffer) >= HEADER.size:
-                end = HEADER.size + HEADER.unpack(bytes(self.buffer[:HEADER.size]))[0]
-                if len(self.buffer) >= end:
-                    body = bytes(self.buffer[HEADER.size:end])
-                    del self.buffer[:end]
-                    return json.loads(body.decode('utf-8'))
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerTimeout()
-            if tick is not None:
-                tick()
-            readable, _, _ = select.select([fd], [], [], min(remaining, _POLL_S))
-            if readable:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    raise WorkerDied('worker closed its pipe')
-                self.buffer += chunk
+        try:
+            return read_frame_from(self.proc.stdout.fileno(), self.buffer, deadline,
+                                   clock=time.monotonic, tick=tick, poll_s=_POLL_S)
+        except FrameTimeout:
+            raise WorkerTimeout() from None
+        except FrameEOF as e:
+            raise WorkerDied(str(e)) from None
 
     def wait_ready(self, timeout_s: float) -> str:
         """Waits for the 'ready' frame; returns '' or why it failed (the process is killed)."""

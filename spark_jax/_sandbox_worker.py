@@ -42,6 +42,51 @@ def encode_frame(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
+class FrameTimeout(Exception):
+    """No complete frame before the deadline."""
+
+
+class FrameEOF(Exception):
+    """The other side closed its pipe."""
+
+
+class FrameTooLarge(Exception):
+    """A frame header announced more than the cap."""
+
+
+def read_frame_from(fd: int, buffer: bytearray, deadline: float, *,
+                    clock: Callable[[], float], tick: Callable[[], None] | None = None,
+                    frame_cap: int | None = None, poll_s: float = 0.05) -> dict[str, Any]:
+    """The next frame from a pipe, polling with `select` (the parent side of both workers).
+
+    `buffer` keeps bytes past the frame for the next call; `tick` runs every poll (watchdogs).
+    Raises FrameTimeout at `deadline` (on `clock`), FrameEOF, or FrameTooLarge.
+    """
+    import select
+
+    while True:
+        if len(buffer) >= HEADER.size:
+            size = HEADER.unpack(bytes(buffer[:HEADER.size]))[0]
+            if frame_cap is not None and size > frame_cap:
+                raise FrameTooLarge(f'response frame of {size} bytes (cap {frame_cap})')
+            end = HEADER.size + size
+            if len(buffer) >= end:
+                body = bytes(buffer[HEADER.size:end])
+                del buffer[:end]
+                return json.loads(body.decode('utf-8'))
+        remaining = deadline - clock()
+        if remaining <= 0:
+            raise FrameTimeout()
+        if tick is not None:
+            tick()
+        readable, _, _ = select.select([fd], [], [], min(remaining, poll_s))
+        if readable:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise FrameEOF('worker closed its pipe')
+            buffer += chunk
+
+
 def read_frame(stream: BinaryIO) -> dict[str, Any] | None:
     """Blocks for one frame on a buffered binary stream; None at EOF."""
     header = stream.read(HEADER.size)

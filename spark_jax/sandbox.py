@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import pathlib
-import select
 import shutil
 import signal
 import subprocess
@@ -129,28 +127,16 @@ class _Child:
              tick: Callable[[], None] | None = None) -> dict[str, Any]:
         """The next frame; raises _Timeout, _Died or _TooLarge (tick runs every poll)."""
         assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while True:
-            if len(self.buffer) >= proto.HEADER.size:
-                size = proto.HEADER.unpack(bytes(self.buffer[:proto.HEADER.size]))[0]
-                if size > frame_cap:
-                    raise _TooLarge(f'response frame of {size} bytes (cap {frame_cap})')
-                end = proto.HEADER.size + size
-                if len(self.buffer) >= end:
-                    body = bytes(self.buffer[proto.HEADER.size:end])
-                    del self.buffer[:end]
-                    return json.loads(body.decode('utf-8'))
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                raise _Timeout()
-            if tick is not None:
-                tick()
-            readable, _, _ = select.select([fd], [], [], min(remaining, _POLL_S))
-            if readable:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    raise _Died('worker closed its pipe')
-                self.buffer += chunk
+        try:
+            return proto.read_frame_from(self.proc.stdout.fileno(), self.buffer, deadline,
+                                         clock=time.perf_counter, tick=tick,
+                                         frame_cap=frame_cap, poll_s=_POLL_S)
+        except proto.FrameTimeout:
+            raise _Timeout() from None
+        except proto.FrameEOF as e:
+            raise _Died(str(e)) from None
+        except proto.FrameTooLarge as e:
+            raise _TooLarge(str(e)) from None
 
     def kill(self) -> int | None:
         """Kills the worker's process group; returns its exit status."""

@@ -10,14 +10,12 @@ exactly and never mixed into step time.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import tempfile
 import time
 from typing import Any, Callable, Sequence
 
 import clrs
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
