@@ -7,7 +7,8 @@ All figures come from one process on the same batches:
   - control: the official Haiku processor in our `Trainer` (isolates the processor's cost
     from the training-loop's).
 Fixed cost = parameter init + the first pass over one batch per training length (which
-compiles every step executable). Throughput = timed steps/s after that, blocking on each loss.
+compiles every step executable). Throughput = timed steps/s after that, blocking on each loss,
+the three sides interleaved in blocks of 10 steps on the same batches.
 Ratios are ours/official: throughput >= 1.0 and fixed cost <= 1.0 are the targets.
 
 Feasibility: the median of several warm `check_program` runs of the seed (in the sandbox
@@ -16,6 +17,7 @@ same seed under the preset; target >= 100x cheaper.
 """
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import time
 from typing import Any, Callable
@@ -51,7 +53,19 @@ def _timed_loop(step: Callable[[Any, Any], Any], batches, rng_key) -> tuple[floa
     return time.perf_counter() - start, losses
 
 
-def _bench_official(spec, warm, timed, cfg: ProtocolConfig, seed: int) -> dict[str, Any]:
+@dataclasses.dataclass
+class _Side:
+    """One contender: its fixed-cost figures, its step function and its compiled memory."""
+
+    figures: dict[str, Any]
+    step: Callable[[Any, Any], Any]
+    memory_mb: Callable[[], float | None]
+    run_s: float = 0.0
+    steps: int = 0
+    last_loss: float = float("nan")
+
+
+def _setup_official(spec, warm, cfg: ProtocolConfig, seed: int) -> _Side:
     import clrs
 
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
@@ -67,15 +81,17 @@ def _bench_official(spec, warm, timed, cfg: ProtocolConfig, seed: int) -> dict[s
     jax.block_until_ready(model._device_params)
     init_s = time.perf_counter() - start
     warm_s, _ = _timed_loop(model.feedback, warm, key)
-    run_s, losses = _timed_loop(model.feedback, timed, key)
-    compiled = model.jitted_feedback.lower(model._device_params, key, timed[-1],
-                                           model._device_opt_state, 0).compile()
-    return dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
-                steps_per_s=len(timed) / run_s, step_memory_mb=_memory_mb(compiled),
-                final_loss=losses[-1])
+
+    def memory() -> float | None:
+        compiled = model.jitted_feedback.lower(model._device_params, key, warm[-1],
+                                               model._device_opt_state, 0).compile()
+        return _memory_mb(compiled)
+
+    return _Side(dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s),
+                 model.feedback, memory)
 
 
-def _bench_trainer(spec, warm, timed, factory, cfg: ProtocolConfig, seed: int) -> dict[str, Any]:
+def _setup_trainer(spec, warm, factory, cfg: ProtocolConfig, seed: int) -> _Side:
     trainer = Trainer(spec, warm[0], factory, cfg, devices=jax.local_devices()[:1])
     key = jax.random.PRNGKey(seed)
     start = time.perf_counter()
@@ -84,12 +100,26 @@ def _bench_trainer(spec, warm, timed, factory, cfg: ProtocolConfig, seed: int) -
     init_s = time.perf_counter() - start
     step = lambda k, fb: trainer.step(k, fb)["loss"]
     warm_s, _ = _timed_loop(step, warm, key)
-    run_s, losses = _timed_loop(step, timed, key)
-    memory = max((m for m in map(_memory_mb, trainer._step_exes.values()) if m is not None),
-                 default=None)
-    return dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
-                compile_s=trainer.compile_stats.seconds, steps_per_s=len(timed) / run_s,
-                step_memory_mb=memory, final_loss=losses[-1])
+    memory = lambda: max((m for m in map(_memory_mb, trainer._step_exes.values())
+                          if m is not None), default=None)
+    return _Side(dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
+                      compile_s=trainer.compile_stats.seconds), step, memory)
+
+
+def _interleaved(sides: dict[str, _Side], timed, seed: int, round_steps: int) -> None:
+    """Times every side on the same batches, round-robin in blocks, so that load drifts on a
+    shared machine hit all sides alike."""
+    key = jax.random.PRNGKey(seed)
+    for start in range(0, len(timed), round_steps):
+        block = timed[start:start + round_steps]
+        for side in sides.values():
+            run_s, losses = _timed_loop(side.step, block, key)
+            side.run_s += run_s
+            side.steps += len(block)
+            side.last_loss = losses[-1]
+    for side in sides.values():
+        side.figures.update(steps_per_s=side.steps / side.run_s,
+                            step_memory_mb=side.memory_mb(), final_loss=side.last_loss)
 
 
 def bench_feasibility(task: str, cfg: ProtocolConfig, seed: int, repeats: int = 5
@@ -124,14 +154,17 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
     batches = [next(task_data.train) for _ in range(n_lengths + steps)]
     warm, timed = batches[:n_lengths], batches[n_lengths:]
 
-    official = _bench_official(task_data.spec, warm, timed, cfg, seed)
     program = program_lib.read_program(SEED_PROGRAM)
-    ours = _bench_trainer(task_data.spec, warm, timed,
-                          bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts),
-                          cfg, seed)
-    control = _bench_trainer(task_data.spec, warm, timed,
-                             bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln,
-                                                               cfg.nb_triplet_fts), cfg, seed)
+    sides = {
+        "official": _setup_official(task_data.spec, warm, cfg, seed),
+        "ours": _setup_trainer(task_data.spec, warm, bridge.processor_factory(
+            program, cfg.use_ln, cfg.nb_triplet_fts), cfg, seed),
+        "control_haiku_in_our_trainer": _setup_trainer(
+            task_data.spec, warm, bridge.official_processor_factory(
+                "triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts), cfg, seed),
+    }
+    _interleaved(sides, timed, seed, round_steps=10)
+    official, ours, control = (sides[k].figures for k in sides)
     ratios = dict(
         throughput_ours_over_official=ours["steps_per_s"] / official["steps_per_s"],
         fixed_cost_ours_over_official=ours["fixed_s"] / official["fixed_s"],

@@ -112,7 +112,7 @@ def _add_bench(sub) -> Callable:
     p = sub.add_parser("bench", help="performance ratios vs the official CLRS implementation")
     p.add_argument("--task", default="dfs")
     p.add_argument("--preset", default="smoke")
-    p.add_argument("--steps", type=int, default=30, help="timed training steps per side")
+    p.add_argument("--steps", type=int, default=100, help="timed training steps per side")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--skip-pipeline", action="store_true",
                    help="skip the evaluator-busy figure (runs a short search on bfs)")
