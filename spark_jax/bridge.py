@@ -62,7 +62,12 @@ def check_processor_output(out, b: int, n: int, hidden: int | None = None):
 def processor_factory(program: program_lib.Program, use_ln: bool,
                       nb_triplet_fts: int) -> Callable[[int], FlaxProcessor]:
     """A CLRS processor factory for a candidate program (loaded once, in its own namespace)."""
-    module = program_lib.load_module(program)
+    return module_processor_factory(program_lib.load_module(program), use_ln, nb_triplet_fts)
+
+
+def module_processor_factory(module, use_ln: bool,
+                             nb_triplet_fts: int) -> Callable[[int], FlaxProcessor]:
+    """The same for a program module already loaded with `program.load_module`."""
 
     def _factory(out_size: int) -> FlaxProcessor:
         flax_module = program_lib.build_flax_processor(module, out_size, use_ln, nb_triplet_fts)

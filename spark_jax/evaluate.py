@@ -155,8 +155,8 @@ def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfi
                      progress: Callable[[int, float], None] | None = None) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it."""
     data.check_task(task)
-    factory = bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts)
     module = program_lib.load_module(program)
+    factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
     flax_proc = program_lib.build_flax_processor(module, cfg.hidden_size, cfg.use_ln,
                                                  cfg.nb_triplet_fts)
     check_output_shapes(flax_proc, cfg.hidden_size)

@@ -208,9 +208,8 @@ class _Run:
         view = lambda c: ProgramView(c.id, self.db.get_program(c.id)["source"],
                                      dict(ood_score=c.ood_acc, val_score=c.val_score,
                                           macs=c.macs))
-        sig = self.history.signals("ACTION")
-        summary = (f"{sig.describe()['failure_rate']} failed; dominant: "
-                   f"{sig.describe()['dominant_failures']}")
+        described = self.history.signals("ACTION").describe()
+        summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
         return StepContext(task=self.cfg.task, parent=view(parent),
                            top=tuple(view(c) for c in top),
                            diverse=tuple(view(c) for c in diverse),
