@@ -21,8 +21,8 @@ def seed_paths() -> dict[str, pathlib.Path]:
 @pytest.fixture(scope="session")
 def check_options():
     """Feasibility options at the tiny preset's processor sizes, with short limits."""
-    from spark_jax import config
-    from spark_jax.feasibility import CheckOptions
+    from spark_jax.config import protocol as config
+    from spark_jax.feasibility.checker import CheckOptions
 
     return CheckOptions.from_protocol(config.get_preset("tiny"), timeout_s=20.0, memory_mb=1024)
 
@@ -30,7 +30,7 @@ def check_options():
 @pytest.fixture(scope="session")
 def sandbox_worker(check_options):
     """One warm sandbox worker for the whole session (cold start outside any check's clock)."""
-    from spark_jax.sandbox import SandboxWorker
+    from spark_jax.feasibility.sandbox import SandboxWorker
 
     with SandboxWorker() as w:
         w.start(check_options.to_dict())

@@ -9,7 +9,7 @@ import dataclasses
 import re
 from typing import Any
 
-from spark_jax import regions
+from spark_jax.program import regions
 
 RETURN = 'return ret,'  # The node output of every seed is returned as `return ret, ...`.
 UPDATE = 'ret = jax.nn.relu(self.o1(z) + self.o2(msgs))'

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from spark_jax.archive import (AddResult, ArchiveConfig, Candidate, IslandArchive,
+from spark_jax.search.archive import (AddResult, ArchiveConfig, Candidate, IslandArchive,
                                fitness_key)
 
 HERE = pathlib.Path(__file__).resolve().parent

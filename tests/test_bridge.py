@@ -5,8 +5,12 @@ import jax
 import numpy as np
 import pytest
 
-from spark_jax import bridge, config, data, evaluate, program as program_lib
-from spark_jax.train import Trainer, count_params
+from spark_jax.evaluation import bridge
+from spark_jax.config import protocol as config
+from spark_jax.evaluation import data
+from spark_jax.evaluation import evaluate
+from spark_jax import program as program_lib
+from spark_jax.evaluation.train import Trainer, count_params
 
 # Cheap but real: a couple of steps through encoders, processor, decoders, losses, evaluation.
 FAST = config.get_preset("tiny").replace(train_steps=2, eval_every=100)

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from spark_jax import config
+from spark_jax.config import protocol as config
 
 
 def test_paper_preset_is_run_py_protocol():

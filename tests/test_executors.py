@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from spark_jax import config
-from spark_jax.executors import (ERROR_TYPES, EvalJob, EvalResult, Executor, LocalExecutor,
+from spark_jax.config import protocol as config
+from spark_jax.evaluation.executors import (ERROR_TYPES, EvalJob, EvalResult, Executor, LocalExecutor,
                                  make_executor, worker_env)
 
 FACTORY_LINE = ("    return Processor(out_size=out_size, use_ln=use_ln, "
@@ -79,7 +79,8 @@ def test_shutdown_cancels_queued_jobs(mpnn):
 
 
 def test_good_job_matches_in_process(local, mpnn):
-    from spark_jax import evaluate, program
+    from spark_jax.evaluation import evaluate
+    from spark_jax import program
 
     future = local.submit(_job("good", mpnn))
     expected = evaluate.evaluate_program(program.Program(mpnn, "good"), "bfs", PROTOCOL, SEED)
@@ -148,7 +149,7 @@ def test_shutdown_without_wait_abandons_the_running_job(local, mpnn):
 @pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # Ray's fork+exec of its daemons.
 def test_ray_executor_on_a_local_instance(mpnn, wrong_width):
     ray = pytest.importorskip("ray")
-    from spark_jax.executors import RayExecutor
+    from spark_jax.evaluation.executors import RayExecutor
 
     assert not ray.is_initialized()
     with RayExecutor(init_kwargs=dict(num_cpus=2, include_dashboard=False)) as ex:

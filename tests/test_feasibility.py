@@ -14,9 +14,11 @@ import time
 
 import pytest
 
-from spark_jax import config, feasibility, feasibility_cli
-from spark_jax.feasibility import CheckOptions, FeasibilityReport, check_program
-from spark_jax.sandbox import SandboxWorker
+from spark_jax.config import protocol as config
+from spark_jax.feasibility import checker as feasibility
+from spark_jax.cli import check as feasibility_cli
+from spark_jax.feasibility.checker import CheckOptions, FeasibilityReport, check_program
+from spark_jax.feasibility.sandbox import SandboxWorker
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import feasibility_corpus as corpus  # noqa: E402
@@ -93,7 +95,8 @@ def test_seed_params_and_macs_are_real(seed_paths, seeds, worker):
     """The worker's counts equal the ones computed in this process on the trusted seed."""
     import jax
 
-    from spark_jax import macs, program
+    from spark_jax.program import macs
+    from spark_jax import program
 
     module = program.load_module(program.read_program(seed_paths['triplet_gmpnn']))
     proc = program.build_flax_processor(module, OPTIONS.hidden_size, OPTIONS.use_ln,

@@ -11,8 +11,11 @@ import numpy as np
 
 SCRIPT = textwrap.dedent("""
     import json, jax
-    from spark_jax import bridge, config, data, program as program_lib
-    from spark_jax.train import Trainer
+    from spark_jax.evaluation import bridge
+    from spark_jax.config import protocol as config
+    from spark_jax.evaluation import data
+    from spark_jax import program as program_lib
+    from spark_jax.evaluation.train import Trainer
     assert len(jax.local_devices()) == 2, jax.local_devices()
     cfg = config.get_preset("tiny")
     task_data = data.make_task_data("bfs", cfg, seed=0)

@@ -10,10 +10,12 @@ import jax
 import numpy as np
 import pytest
 
-from spark_jax import program as program_lib, regions, safety
-from spark_jax.editors import ProgramView, StepContext
-from spark_jax.llm.parsing import sanitize_directive
-from spark_jax.offline import (
+from spark_jax import program as program_lib
+from spark_jax.program import regions
+from spark_jax.feasibility import policy as safety
+from spark_jax.operator.editors import ProgramView, StepContext
+from spark_jax.operator.llm.parsing import sanitize_directive
+from spark_jax.operator.offline import (
     CATALOGUE, EDITOR_NAME, BanditRouter, CatalogueEditor, Directive, NoApplicableTransform,
     OfflineEditor, RuleDirector, StepSignals, applicable_transforms, get_transform)
 

@@ -22,12 +22,17 @@ import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from spark_jax import bridge, data, evaluate, program as program_lib, regions, safety
-from spark_jax.config import get_preset
-from spark_jax.offline import cst_util
-from spark_jax.offline import (
+from spark_jax.evaluation import bridge
+from spark_jax.evaluation import data
+from spark_jax.evaluation import evaluate
+from spark_jax import program as program_lib
+from spark_jax.program import regions
+from spark_jax.feasibility import policy as safety
+from spark_jax.config.protocol import get_preset
+from spark_jax.operator.offline import cst_util
+from spark_jax.operator.offline import (
     CATALOGUE, MAGNITUDES, Transform, TransformNotApplicable, get_transform, transforms_for)
-from spark_jax.train import Trainer
+from spark_jax.evaluation.train import Trainer
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEEDS = ('triplet_gmpnn', 'mpnn', 'pgn')

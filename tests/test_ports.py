@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from spark_jax import program as program_lib
-from spark_jax.bridge import official_processor_factory
+from spark_jax.evaluation.bridge import official_processor_factory
 
 B, N, H, T = 2, 6, 16, 4
 

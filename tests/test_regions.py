@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from spark_jax import regions
-from spark_jax.regions import TemplateError
+from spark_jax.program import regions
+from spark_jax.program.regions import TemplateError
 
 SEED = textwrap.dedent('''\
     import flax.linen as nn

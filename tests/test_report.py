@@ -10,8 +10,9 @@ import pathlib
 
 import pytest
 
-from spark_jax import reference, report
-from spark_jax.rundb import EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB
+from spark_jax.report import reference
+from spark_jax.report import tables as report
+from spark_jax.search.rundb import EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB
 
 PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
 T0 = 1_000_000.0

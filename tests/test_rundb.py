@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from spark_jax import program as program_lib
-from spark_jax.archive import ArchiveConfig, Candidate, IslandArchive
-from spark_jax.rundb import (SCHEMA_VERSION, DuplicateAttemptError, EvaluationRecord,
+from spark_jax.search.archive import ArchiveConfig, Candidate, IslandArchive
+from spark_jax.search.rundb import (SCHEMA_VERSION, DuplicateAttemptError, EvaluationRecord,
                              LLMCallRecord, ProposalRecord, RunDB, RunDBError,
                              program_sha256)
 
@@ -194,7 +194,7 @@ def test_second_connection_sees_everything(tmp_path: pathlib.Path):
 
 WRITER = textwrap.dedent('''\
     import sys
-    from spark_jax.rundb import LLMCallRecord, ProposalRecord, RunDB
+    from spark_jax.search.rundb import LLMCallRecord, ProposalRecord, RunDB
     db = RunDB.open(sys.argv[1])
     attempt = db.next_attempt_index()
     while True:

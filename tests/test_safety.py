@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from spark_jax import safety
+from spark_jax.feasibility import policy as safety
 
 PROCESSOR = textwrap.dedent('''\
     """A realistic Flax processor."""

@@ -12,9 +12,10 @@ import time
 
 import pytest
 
-from spark_jax import search, search_config
-from spark_jax.config import ConfigError
-from spark_jax.rundb import RunDB
+from spark_jax.search import loop as search
+from spark_jax.config import search as search_config
+from spark_jax.config.protocol import ConfigError
+from spark_jax.search.rundb import RunDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny.yaml"
@@ -111,7 +112,7 @@ class _ScriptedExecutor:
         import concurrent.futures
         import hashlib
 
-        from spark_jax.executors import EvalResult
+        from spark_jax.evaluation.executors import EvalResult
 
         if job.job_id == self.die_on:
             raise KeyboardInterrupt("simulated kill")
@@ -133,7 +134,7 @@ def test_interrupted_and_resumed_equals_uninterrupted_fast(tmp_path, sandbox_wor
     """Same check without training: proposals, calls and archive match exactly."""
     import dataclasses
 
-    from spark_jax import feasibility
+    from spark_jax.feasibility import checker as feasibility
 
     def checker(child, parent, factor):
         return feasibility.check_program(child, parent_source=parent, factor=factor,

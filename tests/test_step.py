@@ -8,13 +8,13 @@ import pathlib
 
 import pytest
 
-from spark_jax import feasibility
-from spark_jax.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import OpenAIBackend, RecordBackend, ReplayBackend
-from spark_jax.llm.loopback import Fault, LoopbackServer, Reply
-from spark_jax.prompts import PromptLibrary
-from spark_jax.signals import Outcome, SearchHistory
-from spark_jax.step import OperatorConfig, OperatorConfigError, SparkOperator
+from spark_jax.feasibility import checker as feasibility
+from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
+from spark_jax.operator.llm import OpenAIBackend, RecordBackend, ReplayBackend
+from spark_jax.operator.llm.loopback import Fault, LoopbackServer, Reply
+from spark_jax.operator.prompts import PromptLibrary
+from spark_jax.operator.signals import Outcome, SearchHistory
+from spark_jax.operator.step import OperatorConfig, OperatorConfigError, SparkOperator
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 KEY_ENV = "SPARK_TEST_LLM_KEY"
@@ -201,7 +201,7 @@ def test_signals_window():
 
 
 def _render_all(prompts: PromptLibrary, ctx: StepContext) -> dict[str, str]:
-    from spark_jax.editors import _region_views
+    from spark_jax.operator.editors import _region_views
 
     common = dict(task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
                   parent_source=ctx.parent.source.rstrip(), recent_outcomes=ctx.recent_outcomes)
@@ -226,7 +226,7 @@ def test_prompt_rendering_matches_golden(role, seed_paths):
 
 
 def test_prompt_missing_field_is_named():
-    from spark_jax.prompts import PromptError
+    from spark_jax.operator.prompts import PromptError
 
     with pytest.raises(PromptError, match="needs field 'task'"):
         PromptLibrary.load().render("route", parent_metrics="", parent_source="",

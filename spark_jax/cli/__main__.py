@@ -1,0 +1,5 @@
+import sys
+
+from spark_jax.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,118 @@
+"""`spark-jax check PROGRAM [--parent P --factor F] [--task T] [--preset P] [--json]`.
+
+Exit status: 0 feasible, 1 infeasible (the report is printed), 2 usage error (one
+`error: ...` line on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+from spark_jax.feasibility import checker as feasibility
+from spark_jax.program import regions
+from spark_jax.feasibility.sandbox import SandboxWorker
+
+__all__ = ['add_arguments', 'run']
+
+EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
+
+
+class _UsageError(Exception):
+    """A bad command line (exit status 2)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the `check` subcommand's arguments to `parser`."""
+    parser.add_argument('program', help='candidate program file (.py with region tags)')
+    parser.add_argument('--parent', default=None,
+                        help='parent program: enables entanglement and the interface '
+                             'comparison; with --factor, the locality stage')
+    parser.add_argument('--factor', default=None,
+                        help='OPERATOR or ACTION: the region the edit was scoped to '
+                             '(needs --parent)')
+    parser.add_argument('--task', default='dfs', help='CLRS task (default: dfs)')
+    parser.add_argument('--preset', default='smoke',
+                        help='protocol preset giving hidden size, use_ln, nb_triplet_fts '
+                             'and the MACs reference (default: smoke)')
+    parser.add_argument('--max-params', type=int, default=None, help='budget cap')
+    parser.add_argument('--max-macs', type=int, default=None, help='budget cap')
+    parser.add_argument('--timeout-s', type=float, default=None,
+                        help='wall clock of the sandboxed stages (default 60)')
+    parser.add_argument('--json', action='store_true', help='print one JSON object')
+
+
+def _read(path: str, what: str) -> str:
+    p = pathlib.Path(path)
+    if not p.is_file():
+        raise _UsageError(f'{what} file not found: {p}')
+    try:
+        return p.read_text(encoding='utf-8')
+    except (OSError, UnicodeDecodeError) as e:
+        raise _UsageError(f'cannot read {what} {p}: {e}') from None
+
+
+def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
+                                              feasibility.CheckOptions]:
+    from spark_jax.config import protocol as config
+
+    factor = args.factor.upper() if args.factor else None
+    if factor is not None and factor not in regions.FACTORS:
+        raise _UsageError(f'--factor must be one of {", ".join(regions.FACTORS)} '
+                          f'(got {args.factor!r})')
+    if factor is not None and args.parent is None:
+        raise _UsageError('--factor needs --parent')
+    try:
+        cfg = config.get_preset(args.preset)
+    except config.ConfigError as e:
+        raise _UsageError(str(e)) from None
+    _check_task(args.task)
+    child = _read(args.program, 'program')
+    parent = _read(args.parent, 'parent') if args.parent is not None else None
+    overrides: dict[str, Any] = {'max_params': args.max_params, 'max_macs': args.max_macs}
+    if args.timeout_s is not None:
+        overrides['timeout_s'] = args.timeout_s
+    try:
+        options = feasibility.CheckOptions.from_protocol(cfg, **overrides)
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+    return child, parent, factor, options
+
+
+def _check_task(task: str) -> None:
+    from spark_jax.config import tasks as data  # no clrs import needed to validate the name
+
+    try:
+        data.check_task(task)
+    except data.TaskError as e:
+        raise _UsageError(str(e)) from None
+
+
+def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int:
+    """Runs `check`; returns the exit status. `worker` defaults to a fresh one."""
+    try:
+        child, parent, factor, options = _parse(args)
+    except _UsageError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return EXIT_USAGE
+    if worker is None:
+        # One check: no untimed warm-up, no spare process.
+        with SandboxWorker(warmup=False, standby=False, eager_restart=False) as own:
+            report = feasibility.check_program(child, parent_source=parent, factor=factor,
+                                               options=options, worker=own)
+    else:
+        report = feasibility.check_program(child, parent_source=parent, factor=factor,
+                                           options=options, worker=worker)
+    context = {'program': args.program, 'parent': args.parent, 'factor': factor,
+               'task': args.task, 'preset': args.preset}
+    if args.json:
+        print(json.dumps({**context, **report.to_dict()}))
+    else:
+        print(f'{args.program}: task {args.task}, preset {args.preset}'
+              + (f', parent {args.parent}' if args.parent else '')
+              + (f', factor {factor}' if factor else ''))
+        for line in report.summary_lines():
+            print(f'  {line}')
+    return EXIT_FEASIBLE if report.feasible else EXIT_INFEASIBLE

@@ -1,0 +1,188 @@
+"""Train and score one candidate on one CLRS task under a protocol preset.
+
+The loop follows clrs/examples/run.py: cycle the training samplers, validate every
+`eval_every` steps (and at step 0), keep the best-validation parameters in memory, and score
+them on the OOD test set. The result is an immutable `Evaluation`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import resource
+import sys
+import time
+from typing import Any, Callable
+
+import jax
+
+from spark_jax.evaluation import bridge
+from spark_jax.evaluation import data
+from spark_jax.program import macs
+from spark_jax import program as program_lib
+from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation.train import Trainer, count_params
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """The measured outcome of training one processor on one task.
+
+    Attributes:
+      task, preset, seed: what was run.
+      program: program name; program_sha256: hash of its normalized source.
+      ood_score: `clrs.evaluate(...)['score']` of the best-validation parameters on the OOD set.
+      val_score: best validation score; best_step: the step it was reached at.
+      params: processor parameters; model_params: all parameters (encoders/decoders too).
+      macs: contraction MACs of one processor step on the reference input (see `macs`),
+        batch 1, `macs_nodes` nodes, width `hidden_size`.
+      train_seconds: wall time of the optimizer steps (compilation excluded).
+      compile_seconds: ahead-of-time compilation of all train/predict executables.
+      init_seconds: parameter initialization.
+      steps, final_loss: training length and last loss; steps_per_second: steps / train time.
+      peak_rss_mb: peak resident memory of this process (host; includes data), if known.
+      device_peak_mb: peak device memory, where the backend reports it.
+      n_devices: devices the batch was sharded over.
+    """
+
+    task: str
+    preset: str
+    seed: int
+    program: str
+    program_sha256: str
+    ood_score: float
+    val_score: float
+    best_step: int
+    params: int
+    model_params: int
+    macs: int
+    macs_nodes: int
+    train_seconds: float
+    compile_seconds: float
+    init_seconds: float
+    steps: int
+    final_loss: float
+    steps_per_second: float
+    peak_rss_mb: float | None
+    device_peak_mb: float | None
+    n_devices: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _peak_rss_mb() -> float | None:
+    try:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (ValueError, OSError):
+        return None
+    return peak / 1024.0 if sys.platform != "darwin" else peak / 2**20
+
+
+def _device_peak_mb(devices) -> float | None:
+    peaks = []
+    for d in devices:
+        try:
+            stats = d.memory_stats()
+        except Exception:  # noqa: BLE001 - backends without stats
+            stats = None
+        if stats and "peak_bytes_in_use" in stats:
+            peaks.append(stats["peak_bytes_in_use"])
+    return max(peaks) / 2**20 if peaks else None
+
+
+def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig, seed: int = 42,
+                    *, devices=None, progress: Callable[[int, float], None] | None = None
+                    ) -> tuple[dict[str, float], Trainer]:
+    """run.py's loop for any CLRS processor factory; returns (metrics, trainer)."""
+    task_data = data.make_task_data(task, cfg, seed)
+    rng_key = task_data.rng_key
+    first = next(task_data.train)
+    trainer = Trainer(task_data.spec, first, processor_factory, cfg, devices=devices)
+
+    start = time.perf_counter()
+    trainer.init(first.features, seed + 1)
+    jax.block_until_ready(trainer.params)
+    init_seconds = time.perf_counter() - start
+
+    best_val, best_step, best_params = float("-inf"), 0, None
+    train_seconds, loss = 0.0, float("nan")
+    next_eval = 0
+    feedback = first
+    for step in range(cfg.train_steps):
+        if step > 0:
+            feedback = next(task_data.train)
+        rng_key, step_key = jax.random.split(rng_key)
+        compile_before = trainer.compile_stats.seconds
+        t0 = time.perf_counter()
+        loss = trainer.step(step_key, feedback)["loss"]
+        train_seconds += time.perf_counter() - t0 - (trainer.compile_stats.seconds - compile_before)
+        if step >= next_eval:
+            rng_key, val_key = jax.random.split(rng_key)
+            val = trainer.evaluate(val_key, task_data.val_batches)["score"]
+            if val > best_val or step == 0:
+                best_val, best_step, best_params = val, step, trainer.snapshot()
+            next_eval += cfg.eval_every
+        if progress is not None:
+            progress(step + 1, loss)
+
+    rng_key, test_key = jax.random.split(rng_key)
+    test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
+    metrics = dict(
+        ood_score=test["score"], val_score=best_val, best_step=best_step,
+        params=count_params(best_params, processor_only=True),
+        model_params=count_params(best_params),
+        train_seconds=train_seconds, compile_seconds=trainer.compile_stats.seconds,
+        init_seconds=init_seconds, steps=cfg.train_steps, final_loss=loss,
+        steps_per_second=cfg.train_steps / train_seconds if train_seconds > 0 else 0.0,
+        peak_rss_mb=_peak_rss_mb(), device_peak_mb=_device_peak_mb(trainer.devices),
+        n_devices=len(trainer.devices))
+    return metrics, trainer
+
+
+def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:
+    """Abstractly runs init + apply and raises ProgramError if the outputs break the contract."""
+    x = macs.reference_inputs(nodes, hidden, batch)
+
+    def run(kw):
+        variables = flax_proc.init(jax.random.PRNGKey(0), **kw)
+        return flax_proc.apply(variables, **kw)
+
+    try:
+        out = jax.eval_shape(run, x)
+        bridge.check_processor_output(out, batch, nodes, hidden)
+    except Exception as e:  # noqa: BLE001 - any tracing failure is the program's fault
+        raise program_lib.ProgramError(f"processor breaks the CLRS contract: {e}") from e
+
+
+def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfig,
+                     seed: int = 42, *, devices=None,
+                     progress: Callable[[int, float], None] | None = None) -> Evaluation:
+    """Trains `program`'s processor on `task` under `cfg` and scores it."""
+    data.check_task(task)
+    module = program_lib.load_module(program)
+    factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
+    flax_proc = program_lib.build_flax_processor(module, cfg.hidden_size, cfg.use_ln,
+                                                 cfg.nb_triplet_fts)
+    check_output_shapes(flax_proc, cfg.hidden_size)
+    step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
+    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    return Evaluation(task=task, preset=cfg.name, seed=seed, program=program.name,
+                      program_sha256=program.sha256, macs=step_macs,
+                      macs_nodes=cfg.macs_nodes, **metrics)
+
+
+
+
+def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42, *,
+                      devices=None,
+                      progress: Callable[[int, float], None] | None = None) -> Evaluation:
+    """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
+
+    Same data, seeds, trainer and scoring as `evaluate_program`: the reference row for a port
+    or a searched program.
+    """
+    data.check_task(task)
+    factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
+    step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
+    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    return Evaluation(task=task, preset=cfg.name, seed=seed, program=program_lib.OFFICIAL_PREFIX + kind,
+                      program_sha256="", macs=step_macs, macs_nodes=cfg.macs_nodes, **metrics)

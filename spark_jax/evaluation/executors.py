@@ -1,0 +1,445 @@
+"""Executors: where candidate evaluations run, behind one small interface.
+
+An `Executor` takes `EvalJob`s and returns futures of `EvalResult`s; a failing job is an
+`EvalResult(ok=False, error_type=...)`, never an exception in the future. Every executor runs
+the same job function (`_eval_worker.run_job`: build the Program, `evaluate_program`, return
+`Evaluation.to_dict()`). Kinds (`make_executor(kind, **options)`):
+* 'local' (`LocalExecutor`): long-lived worker processes on this machine, one job each at a
+  time, optionally pinned to GPUs; wall-clock and memory limits; a worker that times out,
+  runs over memory, crashes or raises an unexpected error is replaced by a fresh one.
+* 'ray' (`RayExecutor`): one Ray task per job, for several machines/GPUs.
+"""
+from __future__ import annotations
+
+import abc
+import collections
+import concurrent.futures
+import contextlib
+import dataclasses
+import os
+import pathlib
+import queue
+import threading
+import time
+from typing import Any
+
+from spark_jax.evaluation import worker as _eval_worker
+from spark_jax.evaluation.worker import WorkerProcess, worker_env
+
+__all__ = ['EvalJob', 'EvalResult', 'Executor', 'LocalExecutor', 'RayExecutor',
+           'make_executor', 'worker_env', 'ERROR_TYPES']
+
+ERROR_TYPES = _eval_worker.ERROR_TYPES
+Future = concurrent.futures.Future
+_RAY_ERROR_CAP = 1500
+_RAY_MEMORY = ('OutOfMemoryError',)
+_RAY_CRASH = ('WorkerCrashedError', 'NodeDiedError', 'LocalRayletDiedError', 'ObjectLostError',
+              'TaskUnschedulableError', 'RaySystemError')
+
+
+# -- records and the contract -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class EvalJob:
+    """One candidate to train and score (plain data, so it can cross process boundaries).
+
+    Attributes:
+      job_id: the caller's id for the job (echoed in the result).
+      source, program_name: the program (`Program(source, program_name)`).
+      task: CLRS task; protocol: `ProtocolConfig.to_dict()`; seed: evaluation seed.
+      timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
+    """
+
+    job_id: str
+    source: str
+    program_name: str
+    task: str
+    protocol: dict[str, Any]
+    seed: int
+    timeout_s: float | None = None
+    memory_mb: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalResult:
+    """The outcome of one EvalJob.
+
+    Attributes:
+      job_id: the job's id.
+      ok: whether the program trained and was scored.
+      evaluation: `Evaluation.to_dict()` when ok, else None.
+      error_type: None when ok, else one of ERROR_TYPES: 'timeout' (wall-clock limit, worker
+        killed), 'crash' (the worker process died), 'memory' (memory limit or out of memory),
+        'program_error' (`ProgramError`), 'training_diverged' (`TrainingError`), 'error'.
+      error: '' when ok, else one line plus a short traceback tail or the worker's log tail.
+      worker: where it ran ('local:SLOT:PID', 'ray:HOST:PID').
+      wall_seconds: from the start of the job on its worker to its result (queueing and
+        worker start-up excluded).
+    """
+
+    job_id: str
+    ok: bool
+    evaluation: dict[str, Any] | None
+    error_type: str | None
+    error: str
+    worker: str
+    wall_seconds: float
+
+    def __post_init__(self):
+        assert self.ok == (self.error_type is None), (self.ok, self.error_type)
+        assert self.error_type is None or self.error_type in ERROR_TYPES, self.error_type
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _failed(job: EvalJob, error_type: str, error: str, worker: str,
+            seconds: float) -> EvalResult:
+    return EvalResult(job.job_id, False, None, error_type, error, worker, seconds)
+
+
+class Executor(abc.ABC):
+    """Runs EvalJobs concurrently, up to `capacity` at a time, queueing the rest FIFO.
+
+    Contract: `submit(job)` returns at once with a `concurrent.futures.Future` that resolves
+    to an `EvalResult` for that job; failures of the job (timeouts, crashes, exceptions) are
+    results with ok=False, never exceptions set on the future. `shutdown()` cancels jobs
+    that have not started and releases the workers; use the executor as a context manager.
+    """
+
+    capacity: int
+
+    @abc.abstractmethod
+    def submit(self, job: EvalJob) -> Future:
+        """Queues `job`; returns a future of its EvalResult."""
+
+    @abc.abstractmethod
+    def shutdown(self, wait: bool = True) -> None:
+        """Cancels queued jobs; waits for running ones (wait) or abandons them (not wait)."""
+
+    def __enter__(self) -> 'Executor':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+# -- local worker processes -------------------------------------------------------------------
+class LocalExecutor(Executor):
+    """`num_workers` long-lived worker processes on this machine, one job each at a time.
+
+    Each worker is a fresh interpreter (`python -m spark_jax._eval_worker`) that imports
+    jax/CLRS once (~5-7 s on CPU, paid before its first job and never counted in a job's
+    time or timeout). Jobs wait in one FIFO queue; each worker slot has a dispatcher thread
+    that hands the next queued job to its worker as soon as the worker is free and ready.
+
+    Device pinning: with `devices` (e.g. ['0', '1'], GPU ids), worker i runs with
+    CUDA_VISIBLE_DEVICES=devices[i % len(devices)], so several workers can share a GPU or
+    each own one; without it workers see every device (on CPU pass nothing; there, workers
+    share the cores, so use about one worker per few cores).
+
+    Limits: `timeout_s` (wall clock per job, from the moment its worker receives it) ->
+    'timeout'; `memory_mb` (how much a job may add to its worker's resident memory, measured
+    against the worker's RSS when the job starts: a warm JAX/CLRS worker idles at ~0.6-1.3
+    GB; host memory only) -> 'memory'; a worker dying (segfault, os._exit; SIGKILL from
+    outside, e.g. the OOM killer, counts as 'memory') -> 'crash'. In these cases, and after
+    an 'error' or `max_jobs_per_worker` jobs, the worker is killed and a fresh one started;
+    after 'program_error' or 'training_diverged' it keeps serving. A job's own limits
+    override the executor's.
+
+    Worker stdout/stderr go to `log_dir/worker-SLOT.log` (appended across restarts) or to
+    /dev/null. `env` adds variables to the workers' environment.
+    """
+
+    def __init__(self, num_workers: int = 1, devices: list[str] | None = None,
+                 timeout_s: float | None = None, memory_mb: int | None = None,
+                 env: dict[str, str] | None = None, log_dir: str | os.PathLike | None = None,
+                 max_jobs_per_worker: int | None = 50,
+                 startup_timeout_s: float = 300.0) -> None:
+        if num_workers < 1:
+            raise ValueError(f'num_workers must be >= 1 (got {num_workers})')
+        if devices is not None and not devices:
+            devices = None
+        self.capacity = num_workers
+        self.devices = None if devices is None else [str(d) for d in devices]
+        self.timeout_s, self.memory_mb = timeout_s, memory_mb
+        self.env = dict(env or {})
+        self.log_dir = None if log_dir is None else pathlib.Path(log_dir)
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.max_jobs_per_worker = max_jobs_per_worker
+        self.startup_timeout_s = startup_timeout_s
+        self.restarts = 0
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._workers: list[WorkerProcess | None] = [None] * num_workers
+        self._busy = [False] * num_workers
+        self._threads = [threading.Thread(target=self._serve, args=(slot,), daemon=True,
+                                          name=f'spark-executor-{slot}')
+                         for slot in range(num_workers)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, job: EvalJob) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError('cannot submit to a LocalExecutor that was shut down')
+            self._queue.put((job, future))
+        return future
+
+    # -- worker slots --------------------------------------------------------------------
+    def _start(self, slot: int) -> tuple[WorkerProcess | None, str]:
+        """A ready worker for `slot`, or (None, why it failed to start)."""
+        log = None if self.log_dir is None else str(self.log_dir / f'worker-{slot}.log')
+        try:
+            worker = WorkerProcess(slot, worker_env(slot, self.devices, self.env), log)
+        except OSError as e:
+            return None, f'cannot start a worker: {e}'
+        with self._lock:
+            self._workers[slot] = worker
+            if self._closed:
+                worker.kill()
+                return None, 'executor shut down'
+        why = worker.wait_ready(self.startup_timeout_s)
+        return (worker, '') if not why else (None, why)
+
+    def _serve(self, slot: int) -> None:
+        worker: WorkerProcess | None = None
+        why = ''
+        while True:
+            if worker is None and not self._closed:
+                worker, why = self._start(slot)
+            item = self._queue.get()
+            if item is None:
+                break
+            job, future = item
+            with self._lock:
+                if self._closed:  # Shutting down: a job not yet started is cancelled.
+                    future.cancel()
+                    continue
+                self._busy[slot] = True
+            if not future.set_running_or_notify_cancel():
+                self._busy[slot] = False
+                continue
+            if worker is None:
+                self._busy[slot] = False
+                future.set_result(_failed(job, 'error', why or 'executor shut down',
+                                          f'local:{slot}', 0.0))
+                continue
+            result, keep = self._run(worker, job)
+            self._busy[slot] = False
+            worker.jobs += 1
+            future.set_result(result)
+            if not keep or (self.max_jobs_per_worker is not None
+                            and worker.jobs >= self.max_jobs_per_worker):
+                worker.kill()
+                worker = None
+                self.restarts += 1
+        if worker is not None:
+            worker.close()
+
+    def _run(self, worker: WorkerProcess, job: EvalJob) -> tuple[EvalResult, bool]:
+        """Runs one job on `worker`; returns (result, whether the worker can be kept)."""
+        start = time.monotonic()
+        out = worker.run(job.to_dict(),
+                         job.timeout_s if job.timeout_s is not None else self.timeout_s,
+                         job.memory_mb if job.memory_mb is not None else self.memory_mb)
+        if worker.abandoned and not out['ok']:
+            out.update(error_type='error', error='executor shut down while the job ran')
+        result = EvalResult(job.job_id, bool(out['ok']), out['evaluation'], out['error_type'],
+                            out['error'], out['worker'], time.monotonic() - start)
+        return result, result.ok or result.error_type in _eval_worker.KEEP_WORKER_AFTER
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            # Starting or idle workers go now; busy ones finish their job unless not `wait`.
+            doomed = [w for w, busy in zip(self._workers, self._busy)
+                      if w is not None and (not busy or not wait)]
+        with contextlib.suppress(queue.Empty):
+            while True:
+                item = self._queue.get_nowait()
+                if item is not None:
+                    item[1].cancel()
+        for _ in self._threads:
+            self._queue.put(None)
+        for worker in doomed:
+            worker.abandoned = True
+            worker.terminate()  # Its slot thread sees the pipe close and cleans up.
+        for t in self._threads:
+            t.join(timeout=None if wait else 15)
+
+
+# -- Ray --------------------------------------------------------------------------------------
+class RayExecutor(Executor):
+    """One Ray task per job (`_eval_worker.ray_job`), for clusters of machines and GPUs.
+
+    Connects with `ray.init(address=address, **init_kwargs)` unless Ray is already
+    initialized (address None starts a local instance; `shutdown()` stops Ray only if this
+    executor started it). Each job is a task with `num_cpus_per_job`/`num_gpus_per_job`
+    resources (Ray sets CUDA_VISIBLE_DEVICES for it) and `max_retries=0`. At most `capacity`
+    tasks are submitted at once (`max_concurrency`, else what the cluster's CPUs/GPUs allow),
+    the rest queue here FIFO, so a job's `timeout_s` counts from its submission to a free
+    slot, not from queueing. A thread waits on the tasks: past the deadline a task is
+    cancelled with force (its worker process killed) -> 'timeout'; a dead worker or node ->
+    'crash'; Ray's out-of-memory kill -> 'memory'. `memory_mb` is not enforced here (Ray's
+    memory monitor is). Workers must be able to import spark_jax (installed on every node,
+    or `init_kwargs=dict(runtime_env=...)`); their output stays off the driver by default
+    (log_to_driver=False).
+    """
+
+    def __init__(self, address: str | None = None, num_gpus_per_job: float = 0,
+                 num_cpus_per_job: float = 1, timeout_s: float | None = None,
+                 max_concurrency: int | None = None, init_kwargs: dict[str, Any] | None = None,
+                 poll_s: float = 0.2) -> None:
+        try:
+            import ray
+        except ImportError as e:
+            raise ImportError("RayExecutor needs Ray: pip install 'spark-jax[ray]'") from e
+        self._ray = ray
+        self._started_ray = False
+        if not ray.is_initialized():
+            kwargs = dict(log_to_driver=False)
+            kwargs.update(init_kwargs or {})
+            ray.init(address=address, **kwargs)
+            self._started_ray = True
+        self.timeout_s, self.poll_s = timeout_s, poll_s
+        self._task = ray.remote(_eval_worker.ray_job).options(
+            num_cpus=num_cpus_per_job, num_gpus=num_gpus_per_job, max_retries=0)
+        self.capacity = max_concurrency or self._cluster_capacity(num_cpus_per_job,
+                                                                 num_gpus_per_job)
+        self._pending: collections.deque = collections.deque()
+        self._running: dict[Any, tuple[EvalJob, Future, float, float]] = {}
+        self._cv = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, daemon=True, name='spark-ray')
+        self._thread.start()
+
+    def _cluster_capacity(self, cpus: float, gpus: float) -> int:
+        resources = self._ray.cluster_resources()
+        caps = [int(resources.get(key, 0) // need)
+                for key, need in (('CPU', cpus), ('GPU', gpus)) if need > 0]
+        return max(1, min(caps)) if caps else 1
+
+    def submit(self, job: EvalJob) -> Future:
+        future: Future = Future()
+        with self._cv:
+            if self._closed:
+                raise RuntimeError('cannot submit to a RayExecutor that was shut down')
+            self._pending.append((job, future))
+            self._cv.notify()
+        return future
+
+    def _launch(self) -> None:
+        """Submits queued jobs while fewer than `capacity` run (caller holds the lock)."""
+        while self._pending and len(self._running) < self.capacity and not self._closed:
+            job, future = self._pending.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue
+            timeout_s = job.timeout_s if job.timeout_s is not None else self.timeout_s
+            start = time.monotonic()
+            deadline = start + timeout_s if timeout_s is not None else float('inf')
+            self._running[self._task.remote(job.to_dict())] = (job, future, start, deadline)
+
+    def _loop(self) -> None:
+        try:
+            self._serve()
+        except Exception as e:  # noqa: BLE001 - Ray went away: fail what is left, loudly.
+            with self._cv:
+                self._closed = True
+                left = [(j, f) for j, f, *_ in self._running.values()] + list(self._pending)
+                self._running.clear()
+                self._pending.clear()
+            for job, future in left:
+                if future.running() or future.set_running_or_notify_cancel():
+                    future.set_result(_failed(job, 'error', f'Ray executor failed: '
+                                              f'{type(e).__name__}: {e}', 'ray', 0.0))
+
+    def _serve(self) -> None:
+        ray = self._ray
+        while True:
+            with self._cv:
+                self._launch()
+                while not self._running and not self._closed:
+                    self._cv.wait()
+                    self._launch()
+                if not self._running:
+                    return
+                refs = list(self._running)
+            ready, _ = ray.wait(refs, num_returns=1, timeout=self.poll_s)
+            now = time.monotonic()
+            for ref in refs:
+                with self._cv:
+                    entry = self._running.get(ref)
+                if entry is None:
+                    continue
+                job, future, start, deadline = entry
+                if ref in ready:
+                    result = self._resolve(ref, job, now - start)
+                elif now >= deadline:
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref, force=True)
+                    timeout_s = deadline - start
+                    result = _failed(job, 'timeout', f'no result within {timeout_s:g} s; '
+                                     'task cancelled (worker killed)', 'ray', now - start)
+                else:
+                    continue
+                with self._cv:
+                    self._running.pop(ref, None)
+                future.set_result(result)
+
+    def _resolve(self, ref: Any, job: EvalJob, seconds: float) -> EvalResult:
+        exc = self._ray.exceptions
+        memory = tuple(getattr(exc, n) for n in _RAY_MEMORY if hasattr(exc, n))
+        crash = tuple(getattr(exc, n) for n in _RAY_CRASH if hasattr(exc, n))
+
+        def failed(error_type: str, e: Exception) -> EvalResult:
+            text = f'{type(e).__name__}: {e}'[:_RAY_ERROR_CAP]  # Ray's text says it all.
+            return _failed(job, error_type, text, 'ray', seconds)
+
+        try:
+            out = self._ray.get(ref)
+        except memory as e:
+            return failed('memory', e)
+        except crash as e:
+            return failed('crash', e)
+        except Exception as e:  # noqa: BLE001 - RayTaskError, cancellation, ...
+            return failed('error', e)
+        return EvalResult(job.job_id, bool(out['ok']), out['evaluation'], out['error_type'],
+                          out['error'], out.get('worker', 'ray'), seconds)
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._cv:
+            if self._closed:
+                return
+            self._closed = True
+            while self._pending:
+                self._pending.popleft()[1].cancel()
+            running = dict(self._running)
+            self._cv.notify_all()
+        if not wait:
+            for ref in running:
+                with contextlib.suppress(Exception):
+                    self._ray.cancel(ref, force=True)
+        self._thread.join(timeout=None if wait else 30)
+        if self._started_ray:
+            self._ray.shutdown()
+
+
+_KINDS: dict[str, type[Executor]] = {'local': LocalExecutor, 'ray': RayExecutor}
+
+
+def make_executor(kind: str, **options: Any) -> Executor:
+    """An executor by kind ('local' or 'ray'), built with `options`."""
+    try:
+        cls = _KINDS[kind]
+    except KeyError:
+        raise ValueError(f'Unknown executor kind {kind!r}; known kinds: '
+                         f'{", ".join(_KINDS)}') from None
+    return cls(**options)

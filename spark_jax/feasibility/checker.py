@@ -1,0 +1,333 @@
+"""The staged feasibility check of a candidate program (DESIGN §4).
+
+Stages, cheapest first; the first failure stops the check and names its type:
+
+  template   tags present once each, in order (`regions.parse_regions`)
+  locality   only with a parent and a factor: every change inside the factor's region
+  syntax     parses; passes the static policy (`safety`); imports in the sandbox worker
+  interface  class `Processor(nn.Module)`, frozen `__call__` parameters, `make_processor`
+             with the parent's signature (the seed contract without a parent)
+  semantic   `jax.eval_shape` of init + apply at [B, N, H]; no mutable collections; finite
+             outputs and, for processors claiming MASKS_NON_EDGES, the masking invariant,
+             on a small concrete batch
+  budget     optional caps on parameters and MACs
+
+Everything from `syntax` on runs candidate code only in the sandbox worker
+(`spark_jax.sandbox`), so hangs, crashes and memory bombs become classified failures.
+`check_program` never raises because of a candidate.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import Any, Iterator, Mapping
+
+from spark_jax.program import regions
+from spark_jax.feasibility import policy as safety
+from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
+
+__all__ = ['STAGES', 'FAILURE_TYPES', 'RUNTIME_FAILURES', 'CheckOptions', 'Timings',
+           'FeasibilityReport', 'check_program']
+
+STAGES: tuple[str, ...] = ('template', 'locality', 'syntax', 'interface', 'semantic',
+                           'budget')
+# Failures of the sandbox itself; any worker stage can end with one of these.
+RUNTIME_FAILURES: tuple[str, ...] = ('timeout', 'crash', 'memory', 'output_too_large',
+                                     'runtime_error', 'sandbox_error')
+# Stage -> the failure types it reports besides RUNTIME_FAILURES.
+FAILURE_TYPES: Mapping[str, tuple[str, ...]] = {
+    'template': ('template', 'parent_template'),
+    'locality': ('no_change', 'locality', 'scaffold_edit'),
+    'syntax': ('syntax_error', 'unsafe_code', 'import_error'),
+    'interface': ('missing_name', 'bad_base_class', 'signature_mismatch', 'bad_factory',
+                  'parent_error', 'unsafe_code'),
+    'semantic': ('shape_mismatch', 'dtype_mismatch', 'mutable_collections', 'non_finite',
+                 'mask_leak', 'unsafe_code'),
+    'budget': ('over_budget',),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckOptions:
+    """Sizes and limits of one feasibility check.
+
+    Attributes:
+      hidden_size: processor width H (inputs [B, N, H]; node output must be [B, N, H]).
+      use_ln, nb_triplet_fts: passed to the program's `make_processor`.
+      batch, nodes: B and N of the abstract and concrete semantic checks.
+      macs_nodes: N of the MACs reference input (batch 1, width H).
+      max_params, max_macs: optional budget caps (None: no cap).
+      timeout_s: wall clock for the worker-side stages (warm worker; start-up excluded).
+      memory_mb: memory a candidate may add above the warm worker's footprint.
+      output_cap_bytes: cap on what a candidate prints and on a worker response.
+    """
+
+    hidden_size: int = 128
+    use_ln: bool = True
+    nb_triplet_fts: int = 8
+    batch: int = 2
+    nodes: int = 5
+    macs_nodes: int = 16
+    max_params: int | None = None
+    max_macs: int | None = None
+    timeout_s: float = 60.0
+    memory_mb: int = 2048
+    output_cap_bytes: int = 1 << 16
+
+    def __post_init__(self) -> None:
+        for key in ('hidden_size', 'batch', 'nodes', 'macs_nodes', 'memory_mb',
+                    'output_cap_bytes'):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f'CheckOptions.{key}: must be a positive integer '
+                                 f'(got {value!r})')
+        if not isinstance(self.nb_triplet_fts, int) or self.nb_triplet_fts < 0:
+            raise ValueError(f'CheckOptions.nb_triplet_fts: must be an integer >= 0 '
+                             f'(got {self.nb_triplet_fts!r})')
+        for key in ('max_params', 'max_macs'):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise ValueError(f'CheckOptions.{key}: must be None or an integer >= 0 '
+                                 f'(got {value!r})')
+        if not self.timeout_s > 0:
+            raise ValueError(f'CheckOptions.timeout_s: must be positive '
+                             f'(got {self.timeout_s!r})')
+
+    @classmethod
+    def from_protocol(cls, cfg: Any, **overrides: Any) -> 'CheckOptions':
+        """Options with the processor settings of a `config.ProtocolConfig`."""
+        values = dict(hidden_size=cfg.hidden_size, use_ln=cfg.use_ln,
+                      nb_triplet_fts=cfg.nb_triplet_fts, macs_nodes=cfg.macs_nodes)
+        values.update(overrides)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class Timings(Mapping[str, float]):
+    """An immutable, picklable stage -> seconds mapping, in stage order."""
+
+    __slots__ = ('_items',)
+
+    def __init__(self, items: Mapping[str, float] | tuple[tuple[str, float], ...] = ()
+                 ) -> None:
+        pairs = tuple(items.items()) if isinstance(items, Mapping) else tuple(items)
+        object.__setattr__(self, '_items', tuple((str(k), float(v)) for k, v in pairs))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError('Timings is immutable')
+
+    def __getitem__(self, key: str) -> float:
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    def __repr__(self) -> str:
+        return f'Timings({dict(self._items)!r})'
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Timings, (self._items,)
+
+
+@dataclasses.dataclass(frozen=True)
+class FeasibilityReport:
+    """The outcome of one check (an immutable record; one JSON object via `to_json`).
+
+    Attributes:
+      feasible: True iff every stage passed.
+      stages_passed: the stages passed, in order ('locality' only when it ran).
+      failure_stage: the stage that failed (None when feasible).
+      failure_type: a type from FAILURE_TYPES / RUNTIME_FAILURES (None when feasible).
+      reason: human-readable cause ('' when feasible).
+      timings: stage -> seconds, for the stages that ran.
+      entanglement: `regions.classify_entanglement` kind when a parent was given
+        ('none', 'operator', 'action', 'entangled', 'scaffold'), else None.
+      params: parameter count (None when the check failed before it was known).
+      macs: MACs of one step on the reference input (batch 1, `macs_nodes`, width H).
+      masks_non_edges: the program's masking claim, once it was imported and run.
+    """
+
+    feasible: bool
+    stages_passed: tuple[str, ...]
+    failure_stage: str | None
+    failure_type: str | None
+    reason: str
+    timings: Timings = dataclasses.field(default_factory=Timings)
+    entanglement: str | None = None
+    params: int | None = None
+    macs: int | None = None
+    masks_non_edges: bool | None = None
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(self.timings.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            'feasible': self.feasible, 'stages_passed': list(self.stages_passed),
+            'failure_stage': self.failure_stage, 'failure_type': self.failure_type,
+            'reason': self.reason, 'timings': dict(self.timings),
+            'total_s': self.total_seconds, 'entanglement': self.entanglement,
+            'params': self.params, 'macs': self.macs,
+            'masks_non_edges': self.masks_non_edges,
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def summary_lines(self) -> list[str]:
+        """Human-readable lines (what `spark-jax check` prints)."""
+        if self.feasible:
+            lines = ['feasible']
+        else:
+            lines = [f'infeasible: {self.failure_stage}/{self.failure_type}',
+                     f'reason: {self.reason}']
+        lines.append('stages passed: ' + (', '.join(self.stages_passed) or '-'))
+        if self.entanglement is not None:
+            lines.append(f'entanglement: {self.entanglement}')
+        if self.params is not None:
+            lines.append(f'params: {self.params:,}')
+        if self.macs is not None:
+            lines.append(f'MACs: {self.macs:,}')
+        lines.append('timings: ' + ', '.join(f'{k} {v * 1e3:.0f} ms'
+                                              for k, v in self.timings.items())
+                     + f' (total {self.total_seconds * 1e3:.0f} ms)')
+        return lines
+
+
+class _Run:
+    """Accumulates stage outcomes of one check."""
+
+    def __init__(self) -> None:
+        self.passed: list[str] = []
+        self.timings: dict[str, float] = {}
+        self.entanglement: str | None = None
+        self.info: dict[str, Any] = {}
+
+    def passes(self, stage: str, seconds: float) -> None:
+        self.passed.append(stage)
+        self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+
+    def report(self, failure: tuple[str, str, str] | None = None) -> FeasibilityReport:
+        stage, failure_type, reason = failure if failure else (None, None, '')
+        order = {s: i for i, s in enumerate(STAGES)}
+        timings = Timings(tuple(sorted(self.timings.items(), key=lambda kv: order[kv[0]])))
+        return FeasibilityReport(
+            feasible=failure is None, stages_passed=tuple(self.passed),
+            failure_stage=stage, failure_type=failure_type, reason=reason, timings=timings,
+            entanglement=self.entanglement, params=self.info.get('params'),
+            macs=self.info.get('macs'), masks_non_edges=self.info.get('masks_non_edges'))
+
+    def fail(self, stage: str, failure_type: str, reason: str, seconds: float
+             ) -> FeasibilityReport:
+        self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+        return self.report((stage, failure_type, reason))
+
+
+def _static_stages(run: _Run, child: str, parent: str | None, factor: str | None
+                   ) -> FeasibilityReport | None:
+    """template, locality and the static half of syntax; a report on failure."""
+    start = time.perf_counter()
+    try:
+        regions.parse_regions(child)
+    except regions.TemplateError as e:
+        return run.fail('template', 'template', e.reason, time.perf_counter() - start)
+    if parent is not None:
+        try:
+            regions.parse_regions(parent)
+        except regions.TemplateError as e:
+            return run.fail('template', 'parent_template', f'parent: {e.reason}',
+                            time.perf_counter() - start)
+        run.entanglement = regions.classify_entanglement(parent, child).kind
+    run.passes('template', time.perf_counter() - start)
+
+    if parent is not None and factor is not None:
+        start = time.perf_counter()
+        result = regions.check_locality(parent, child, factor)
+        if not result.ok:
+            failure_type = ('no_change' if result.diff.empty else 'scaffold_edit'
+                            if regions.SCAFFOLD in result.diff.changed else 'locality')
+            return run.fail('locality', failure_type, result.reason,
+                            time.perf_counter() - start)
+        run.passes('locality', time.perf_counter() - start)
+
+    start = time.perf_counter()
+    verdict = safety.check_source_safety(child)
+    if not verdict.ok:
+        return run.fail('syntax', 'syntax_error' if verdict.syntax_error else 'unsafe_code',
+                        verdict.reason, time.perf_counter() - start)
+    run.timings['syntax'] = time.perf_counter() - start  # Passed once it imports.
+    return None
+
+
+def check_program(child_source: str, *, parent_source: str | None = None,
+                  factor: str | None = None, options: CheckOptions | None = None,
+                  worker: SandboxWorker | None = None) -> FeasibilityReport:
+    """Runs the feasibility stages on a candidate program.
+
+    Args:
+      child_source: the candidate program text.
+      parent_source: the program it was edited from (enables entanglement, the
+        parent-signature comparison and, with `factor`, the locality stage).
+      factor: 'OPERATOR' or 'ACTION', the region the edit was scoped to.
+      options: sizes and limits (default CheckOptions()).
+      worker: the sandbox worker to use (default: the shared `sandbox.default_worker()`).
+
+    Returns:
+      A FeasibilityReport. Candidate problems never raise.
+
+    Raises:
+      ValueError: `factor` is unknown, or given without `parent_source` (caller errors).
+    """
+    if factor is not None:
+        if factor not in regions.FACTORS:
+            raise ValueError(f'Unexpected factor {factor!r}; expected one of '
+                             f'{regions.FACTORS}')
+        if parent_source is None:
+            raise ValueError('factor given without parent_source')
+    options = options if options is not None else CheckOptions()
+    run = _Run()
+    failed = _static_stages(run, child_source, parent_source, factor)
+    if failed is not None:
+        return failed
+
+    worker = worker if worker is not None else default_worker()
+    start = time.perf_counter()
+    try:
+        result = worker.check(child_source, options.to_dict(), parent_source=parent_source)
+    except Exception as e:  # noqa: BLE001 - the check must never crash the caller.
+        return run.fail('syntax', 'sandbox_error', f'{type(e).__name__}: {e}',
+                        time.perf_counter() - start)
+    run.info = {k: result.get(k) for k in ('params', 'macs', 'masks_non_edges')}
+    for stage, seconds in result.get('timings', {}).items():
+        run.timings[stage] = run.timings.get(stage, 0.0) + float(seconds)
+    run.passed.extend(s for s in result.get('stages_passed', []) if s not in run.passed)
+    if not result.get('ok'):
+        return run.report((result['failure_stage'], result['failure_type'],
+                           result.get('reason', '')))
+
+    start = time.perf_counter()
+    over = []
+    if options.max_params is not None and (run.info['params'] or 0) > options.max_params:
+        over.append(f'params {run.info["params"]:,} > max_params {options.max_params:,}')
+    if options.max_macs is not None and (run.info['macs'] or 0) > options.max_macs:
+        over.append(f'MACs {run.info["macs"]:,} > max_macs {options.max_macs:,}')
+    if over:
+        return run.fail('budget', 'over_budget', '; '.join(over), time.perf_counter() - start)
+    run.passes('budget', time.perf_counter() - start)
+    return run.report()

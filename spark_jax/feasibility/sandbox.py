@@ -1,0 +1,447 @@
+"""Isolation for candidate code: a warm, recyclable worker process.
+
+`SandboxWorker` runs `python -m spark_jax._sandbox_worker` (JAX_PLATFORMS=cpu, private
+working directory), which pre-imports jax/flax once and serves checks over a pipe; each
+candidate is loaded in a fresh module namespace. Limits and their failure types:
+* wall clock, enforced here (kill) -> 'timeout'; start-up and the per-shape warm-up (a seed
+  check) happen before the clock starts, so they are never a candidate's timeout.
+* memory -> 'memory': while candidate code runs the child lowers its soft RLIMIT_AS to its
+  current address space + `memory_mb` (JAX on CPU reserves ~1.5 GB up front, so the cap is
+  headroom), and this side kills it when its RSS exceeds the pre-check RSS + `memory_mb`.
+* output -> 'output_too_large': candidate prints go to a bounded counting sink, fd 1 to
+  /dev/null, fd 2 to a bounded tail kept here for crash reasons; frames are size-capped.
+* death by signal or exit -> 'crash' (or 'memory' when its stderr says so).
+After a timeout, crash, memory failure, an exception from candidate code, or `max_checks`
+checks, the worker is killed and replaced (a warm standby is swapped in when there is one),
+so a poisoned interpreter never serves the next check. `check` never raises because of a
+candidate; trouble with the sandbox itself is a 'sandbox_error'.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Mapping
+
+from spark_jax.feasibility import sandbox_child as proto
+from spark_jax.util import resources
+
+__all__ = ['SandboxWorker', 'default_worker', 'close_default_worker', 'WARM_KEYS']
+
+# Options that change the shapes a check compiles for (warm-up is per combination).
+WARM_KEYS = ('hidden_size', 'use_ln', 'nb_triplet_fts', 'batch', 'nodes', 'macs_nodes')
+_WARMUP_PROGRAM = resources.seed_program_path('triplet_gmpnn')
+_POLL_S = 0.05
+_STDERR_TAIL = 8192
+_MIN_FRAME_CAP = 1 << 16
+_FATAL_SIGNALS = {signal.SIGSEGV: 'SIGSEGV', signal.SIGBUS: 'SIGBUS', signal.SIGABRT: 'SIGABRT',
+                  signal.SIGILL: 'SIGILL', signal.SIGFPE: 'SIGFPE', signal.SIGKILL: 'SIGKILL'}
+_MEMORY_MARKERS = ('MemoryError', 'Out of memory', 'out of memory', 'bad_alloc',
+                   'RESOURCE_EXHAUSTED', 'Cannot allocate memory', 'failed to allocate')
+
+
+class _Died(Exception):
+    """The worker closed its pipe (exited or was killed)."""
+
+
+class _Timeout(Exception):
+    """No frame before the deadline."""
+
+
+class _TooLarge(Exception):
+    """A response frame above the output cap."""
+
+
+class _OverMemory(Exception):
+    """The worker's RSS went above the cap."""
+
+
+def _rss_bytes(pid: int) -> int | None:
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as f:
+            for line in f:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class _Child:
+    """One worker process and its pipes (internal, mutable)."""
+
+    def __init__(self, cache_dir: str, work_dir: str) -> None:
+        env = dict(os.environ)
+        env['JAX_PLATFORMS'] = 'cpu'
+        env.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+        env['MALLOC_ARENA_MAX'] = '2'  # Fewer 64 MB malloc arenas under RLIMIT_AS.
+        env['PYTHONDONTWRITEBYTECODE'] = '1'
+        env['PYTHONPATH'] = os.pathsep.join(
+            [str(resources.package_root())] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, '-m', 'spark_jax.feasibility.sandbox_child', '--cache-dir', cache_dir],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=work_dir, env=env, start_new_session=True, close_fds=True)
+        self.buffer = bytearray()
+        self.tail = bytearray()
+        self.ready = False
+        self.startup_s: float | None = None
+        self.warmed: set[tuple[Any, ...]] = set()
+        self.pending_warm: tuple[Any, ...] | None = None
+        self.checks = 0
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drain.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _drain_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        while True:
+            chunk = stream.read1(4096) if hasattr(stream, 'read1') else stream.read(4096)
+            if not chunk:
+                return
+            self.tail += chunk
+            del self.tail[:-_STDERR_TAIL]
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(proto.encode_frame(message))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise _Died(str(e)) from None
+
+    def read(self, deadline: float, frame_cap: int,
+             tick: Callable[[], None] | None = None) -> dict[str, Any]:
+        """The next frame; raises _Timeout, _Died or _TooLarge (tick runs every poll)."""
+        assert self.proc.stdout is not None
+        try:
+            return proto.read_frame_from(self.proc.stdout.fileno(), self.buffer, deadline,
+                                         clock=time.perf_counter, tick=tick,
+                                         frame_cap=frame_cap, poll_s=_POLL_S)
+        except proto.FrameTimeout:
+            raise _Timeout() from None
+        except proto.FrameEOF as e:
+            raise _Died(str(e)) from None
+        except proto.FrameTooLarge as e:
+            raise _TooLarge(str(e)) from None
+
+    def kill(self) -> int | None:
+        """Kills the worker's process group; returns its exit status."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        self._drain.join(timeout=2)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        return rc
+
+    def stderr_tail(self, limit: int = 600) -> str:
+        text = bytes(self.tail).decode('utf-8', 'replace').strip()
+        return text[-limit:]
+
+
+def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(options[k] for k in WARM_KEYS)
+
+
+def _failure(stage: str, failure_type: str, reason: str, **extra: Any) -> dict[str, Any]:
+    result = {'type': 'result', 'ok': False, 'stages_passed': [], 'timings': {},
+              'params': None, 'macs': None, 'masks_non_edges': None,
+              'failure_stage': stage, 'failure_type': failure_type, 'reason': reason,
+              'recycle': True}
+    result.update(extra)
+    return result
+
+
+class SandboxWorker:
+    """A warm worker process that runs candidate checks in isolation.
+
+    Use as a context manager (or call `close()`). `check(source, options)` returns the
+    worker's result dict: ok, stages_passed, failure_stage, failure_type, reason, timings
+    (worker-side stage -> seconds), params, macs, masks_non_edges, plus worker_pid and
+    recycled (whether this check ended that worker).
+    """
+
+    def __init__(self, *, startup_timeout_s: float = 300.0, max_checks: int = 200,
+                 eager_restart: bool = True, standby: bool = True, warmup: bool = True,
+                 cache_dir: str | None = None) -> None:
+        """Creates the worker handle; the process starts on `start()` or the first check.
+
+        Args:
+          startup_timeout_s: limit on a cold start plus a warm-up.
+          max_checks: checks served by one process before it is recycled.
+          eager_restart: start the replacement as soon as a worker is recycled.
+          standby: from the first recycle on, keep a warmed spare process so that the
+            next recycle swaps it in instead of waiting for a cold start.
+          warmup: before the first check at new sizes, run a seed check untimed (compiles
+            the eager ops every processor uses; a one-shot check can skip it).
+          cache_dir: persistent JAX compilation cache shared by this handle's processes
+            (default: a private temporary directory, removed on close).
+        """
+        self.startup_timeout_s = startup_timeout_s
+        self.max_checks = max_checks
+        self.eager_restart = eager_restart
+        self.standby = standby
+        self.warmup = warmup
+        self._spare: _Child | None = None
+        self.restarts = 0
+        self.cold_start_s: float | None = None
+        self._lock = threading.RLock()
+        self._child: _Child | None = None
+        self._last_options: dict[str, Any] | None = None
+        self._root = tempfile.mkdtemp(prefix='spark-sandbox-')
+        self._cache_dir = cache_dir or os.path.join(self._root, 'jax-cache')
+        self._work_dir = os.path.join(self._root, 'work')
+        os.makedirs(self._cache_dir, exist_ok=True)
+        os.makedirs(self._work_dir)
+        self._closed = False
+
+    def __enter__(self) -> 'SandboxWorker':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The current worker's pid (None before the first start or after a recycle)."""
+        return None if self._child is None else self._child.pid
+
+    def start(self, options: Mapping[str, Any] | None = None) -> float:
+        """Starts (if needed) and warms the worker; returns seconds spent waiting."""
+        begin = time.perf_counter()
+        with self._lock:
+            child = self._ensure_child()
+            self._await_ready(child)
+            if options is not None:
+                self._await_warm(child, dict(options))
+        return time.perf_counter() - begin
+
+    def _ensure_child(self) -> _Child:
+        if self._closed:
+            raise RuntimeError('SandboxWorker is closed')
+        if self._child is None or self._child.proc.poll() is not None:
+            if self._child is not None:
+                self._child.kill()
+            self._child = _Child(self._cache_dir, self._work_dir)
+        return self._child
+
+    def _await_ready(self, child: _Child) -> None:
+        if child.ready:
+            return
+        deadline = child.started + self.startup_timeout_s
+        frame = child.read(max(deadline, time.perf_counter() + 1.0), _MIN_FRAME_CAP)
+        if frame.get('type') != 'ready':
+            raise _Died(f'unexpected first frame {frame.get("type")!r}')
+        child.ready = True
+        child.startup_s = time.perf_counter() - child.started
+        if self.cold_start_s is None:
+            self.cold_start_s = child.startup_s
+
+    def _request_warm(self, child: _Child, options: dict[str, Any]) -> None:
+        key = _warm_key(options)
+        if key in child.warmed or child.pending_warm is not None:
+            return
+        if not self.warmup or not _WARMUP_PROGRAM.is_file():
+            child.warmed.add(key)
+            return
+        child.send({'type': 'warmup', 'source': _WARMUP_PROGRAM.read_text(encoding='utf-8'),
+                    'options': options})
+        child.pending_warm = key
+
+    def _await_warm(self, child: _Child, options: dict[str, Any]) -> None:
+        """Warms the worker for these shapes (a seed check, outside any candidate timeout)."""
+        while _warm_key(options) not in child.warmed:
+            self._request_warm(child, options)
+            if child.pending_warm is None:
+                continue
+            deadline = time.perf_counter() + self.startup_timeout_s
+            frame = child.read(deadline, _MIN_FRAME_CAP)
+            if frame.get('type') == 'warmed':
+                child.warmed.add(child.pending_warm)
+                child.pending_warm = None
+
+    def check(self, source: str, options: Mapping[str, Any],
+              parent_source: str | None = None) -> dict[str, Any]:
+        """Runs the worker-side stages on `source`; never raises because of the candidate.
+
+        Args:
+          source: the candidate program.
+          options: plain data: hidden_size, use_ln, nb_triplet_fts, batch, nodes,
+            macs_nodes, timeout_s, memory_mb, output_cap_bytes.
+          parent_source: the parent program, whose factory signature is the reference.
+        """
+        options = dict(options)
+        with self._lock:
+            try:
+                child = self._ensure_child()
+                self._await_ready(child)
+                self._await_warm(child, options)
+            except (_Died, _Timeout, _TooLarge, OSError) as e:
+                tail = self._child.stderr_tail() if self._child else ''
+                self._recycle(restart=False)
+                return _failure('syntax', 'sandbox_error',
+                                f'sandbox worker failed to start: {type(e).__name__} {e} '
+                                f'{tail}'.strip(), worker_pid=None, recycled=True)
+            self._last_options = options
+            result = self._run(child, source, parent_source, options)
+            child.checks += 1
+            recycle = bool(result.get('recycle')) or child.checks >= self.max_checks
+            result['worker_pid'] = child.pid
+            result['recycled'] = recycle
+            if recycle:
+                self._recycle(restart=self.eager_restart)
+            return result
+
+    def _run(self, child: _Child, source: str, parent_source: str | None,
+             options: dict[str, Any]) -> dict[str, Any]:
+        timeout_s = float(options['timeout_s'])
+        memory_cap = int(options['memory_mb']) * 2 ** 20
+        frame_cap = max(int(options['output_cap_bytes']), _MIN_FRAME_CAP)
+        baseline = _rss_bytes(child.pid) or 0
+
+        def watchdog() -> None:
+            rss = _rss_bytes(child.pid)
+            if rss is not None and rss > baseline + memory_cap:
+                raise _OverMemory(f'worker RSS {rss >> 20} MiB above the cap '
+                                  f'({baseline >> 20} MiB + memory_mb {memory_cap >> 20})')
+
+        stages: list[str] = []
+        stage_start = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        def failed(failure_type: str, reason: str) -> dict[str, Any]:
+            stage = stages[-1] if stages else 'syntax'
+            timings[stage] = time.perf_counter() - stage_start
+            return _failure(stage, failure_type, reason, stages_passed=stages[:-1],
+                            timings=timings)
+
+        deadline = time.perf_counter() + timeout_s
+        try:
+            child.send({'type': 'check', 'source': source, 'parent_source': parent_source,
+                        'options': options})
+            while True:
+                frame = child.read(deadline, frame_cap, watchdog)
+                if frame.get('type') == 'stage':
+                    now = time.perf_counter()
+                    if stages:
+                        timings[stages[-1]] = now - stage_start
+                    stages.append(frame['stage'])
+                    stage_start = now
+                elif frame.get('type') == 'result':
+                    return frame
+        except _Timeout:
+            child.kill()
+            return failed('timeout', f'no result within {timeout_s:g} s (killed)')
+        except _OverMemory as e:
+            child.kill()
+            return failed('memory', str(e))
+        except _TooLarge as e:
+            child.kill()
+            return failed('output_too_large', str(e))
+        except _Died:
+            rc = child.kill()
+            return failed(*self._classify_death(child, rc))
+        except (OSError, ValueError) as e:  # Garbled frame, broken pipe.
+            child.kill()
+            return failed('sandbox_error', f'{type(e).__name__}: {e}')
+
+    @staticmethod
+    def _classify_death(child: _Child, rc: int | None) -> tuple[str, str]:
+        tail = child.stderr_tail()
+        if rc is not None and rc < 0:
+            how = f'killed by {_FATAL_SIGNALS.get(-rc, f"signal {-rc}")}'
+        else:
+            how = f'exited with status {rc}'
+        memory = any(marker in tail for marker in _MEMORY_MARKERS) or rc == -signal.SIGKILL
+        reason = f'worker {how}' + (f': ...{tail[-400:]}' if tail else '')
+        return ('memory' if memory else 'crash'), reason
+
+    def _recycle(self, restart: bool) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            child.kill()
+            self.restarts += 1
+        if not restart or self._closed:
+            return
+        try:
+            spare, self._spare = self._spare, None
+            if spare is not None and spare.proc.poll() is None:
+                self._child = spare
+            else:
+                if spare is not None:
+                    spare.kill()
+                self._child = self._ensure_child()
+            if self._last_options is not None:
+                self._request_warm(self._child, self._last_options)
+            if self.standby:
+                self._spare = _Child(self._cache_dir, self._work_dir)
+                if self._last_options is not None:
+                    self._request_warm(self._spare, self._last_options)
+        except (OSError, _Died):
+            pass  # The next check starts a worker (or reports a sandbox_error).
+
+    def close(self) -> None:
+        """Stops the worker and removes its private directory."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            children = (self._child, self._spare)
+            self._child = self._spare = None
+            for child in children:
+                if child is not None:
+                    try:
+                        child.send({'type': 'exit'})
+                    except _Died:
+                        pass
+                    child.kill()
+            shutil.rmtree(self._root, ignore_errors=True)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown.
+            pass
+
+
+_default: SandboxWorker | None = None
+_default_lock = threading.Lock()
+
+
+def default_worker() -> SandboxWorker:
+    """A process-wide shared worker, started lazily and closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            _default = SandboxWorker()
+            atexit.register(close_default_worker)
+        return _default
+
+
+def close_default_worker() -> None:
+    """Closes the shared worker, if any."""
+    global _default
+    with _default_lock:
+        if _default is not None:
+            _default.close()
+            _default = None

@@ -1,0 +1,224 @@
+"""Editors: who plays SPARK's three roles (route, directive, edit).
+
+`Editor` is the small boundary the operator talks to. `LLMEditor` renders the role prompts
+from `prompts/`, calls an LLM backend and parses the answers deterministically;
+`OfflineEditor` (in `spark_jax.offline`) plays the same roles by rules, with no LLM.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import hashlib
+from typing import Any, Mapping, Sequence
+
+from spark_jax.program import regions
+from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
+from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
+from spark_jax.operator.prompts import PromptLibrary
+from spark_jax.operator.signals import StepSignals
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramView:
+    """A program as the editor sees it: id, source and metrics."""
+
+    id: str
+    source: str
+    metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def metrics_text(self) -> str:
+        keys = ("ood_score", "val_score", "macs", "params")
+        parts = [f"{k}={self.metrics[k]:.4f}" if isinstance(self.metrics[k], float)
+                 else f"{k}={self.metrics[k]}" for k in keys if k in self.metrics]
+        return ", ".join(parts) or "not evaluated"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepContext:
+    """The evolution context H_t of one step (paper §3): parent, inspirations, outcomes."""
+
+    task: str
+    parent: ProgramView
+    top: tuple[ProgramView, ...] = ()
+    diverse: tuple[ProgramView, ...] = ()
+    recent_outcomes: str = "- none yet"
+    feasibility_summary: str = "no proposals yet"
+
+
+@dataclasses.dataclass(frozen=True)
+class CallRecord:
+    """One role call, LLM or not, as stored with the proposal."""
+
+    role: str
+    prompt: str
+    prompt_sha256: str
+    response: str
+    reasoning: str
+    parse_outcome: str
+    backend: str
+    model: str
+    is_llm: bool
+    ok: bool
+    error: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+
+    def to_dict(self, timings: bool = True) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if not timings:
+            d.pop("latency_s")
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleOutput:
+    """A role's parsed result (None when parsing failed) and the call that produced it."""
+
+    value: str | None
+    call: CallRecord
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_call_record(role: str, prompt: str, response: LLMResponse | None, parse_outcome: str,
+                     error: str = "", *, backend: str = "", is_llm: bool = True) -> CallRecord:
+    if response is None:
+        return CallRecord(role=role, prompt=prompt, prompt_sha256=_sha(prompt), response="",
+                          reasoning="", parse_outcome=parse_outcome, backend=backend, model="",
+                          is_llm=is_llm, ok=False, error=error)
+    return CallRecord(role=role, prompt=prompt, prompt_sha256=_sha(prompt),
+                      response=response.text, reasoning=response.reasoning,
+                      parse_outcome=parse_outcome, backend=response.backend,
+                      model=response.model, is_llm=response.is_llm, ok=not error, error=error,
+                      prompt_tokens=response.prompt_tokens,
+                      completion_tokens=response.completion_tokens,
+                      latency_s=response.latency_s, attempts=response.attempts)
+
+
+class Editor(abc.ABC):
+    """The three SPARK roles. Implementations never raise for bad model output or LLM errors:
+    they return RoleOutput(value=None, call=...) with the reason in the call record."""
+
+    name: str = "editor"
+    is_llm: bool = True
+
+    @abc.abstractmethod
+    async def route(self, ctx: StepContext) -> RoleOutput:
+        """ASR: returns 'OPERATOR' or 'ACTION' (or None if no factor token could be parsed)."""
+
+    @abc.abstractmethod
+    async def direct(self, ctx: StepContext, factor: str, signals: StepSignals) -> RoleOutput:
+        """RC: a sanitized prose directive for editing `factor`."""
+
+    @abc.abstractmethod
+    async def edit(self, ctx: StepContext, factor: str | None, directive: str) -> RoleOutput:
+        """SAR: a complete program (factor None: an unscoped, holistic rewrite)."""
+
+    def observe(self, factor: str | None, success: bool, detail: Any = None) -> None:
+        """Feedback after a proposal is judged (used by adaptive rule-based editors)."""
+
+    def state(self) -> dict[str, Any]:
+        """JSON-serializable state, stored in run snapshots (stateless editors: {})."""
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restores `state()` on resume."""
+
+    async def aclose(self) -> None:
+        """Releases resources (HTTP clients)."""
+
+
+def _region_views(views: Sequence[ProgramView], factor: str | None) -> str:
+    if not views:
+        return "(none yet)"
+    blocks = []
+    for v in views:
+        code = v.source
+        if factor is not None:
+            try:
+                code = regions.parse_regions(v.source).body(factor)
+            except regions.TemplateError:
+                continue
+        blocks.append(f"### {v.id} ({v.metrics_text()})\n```python\n{code.rstrip()}\n```")
+    return "\n\n".join(blocks) or "(none yet)"
+
+
+class LLMEditor(Editor):
+    """Role prompts + one LLM backend + deterministic parsers."""
+
+    def __init__(self, backend: LLMBackend, prompts: PromptLibrary | None = None,
+                 directive_max_chars: int = 600):
+        self.backend = backend
+        self.prompts = prompts if prompts is not None else PromptLibrary.load()
+        self.directive_max_chars = directive_max_chars
+        self.name = "llm"  # the transport (record/replay/openai) is in each call record
+        self.is_llm = True
+
+    async def _ask(self, role: str, prompt: str, parse) -> RoleOutput:
+        try:
+            response = await self.backend.complete(role, prompt, system=self.prompts.system)
+        except LLMError as e:
+            return RoleOutput(None, make_call_record(role, prompt, None, "llm_error", str(e),
+                                                     backend=self.backend.name))
+        value, outcome = parse(response)
+        return RoleOutput(value, make_call_record(role, prompt, response, outcome))
+
+    async def route(self, ctx: StepContext) -> RoleOutput:
+        prompt = self.prompts.render(
+            "route", task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
+            parent_source=ctx.parent.source.rstrip(), recent_outcomes=ctx.recent_outcomes,
+            feasibility_summary=ctx.feasibility_summary)
+
+        def parse(r: LLMResponse):
+            factor = parse_factor(r.text)
+            return factor, ("ok" if factor else "no_factor_token")
+
+        return await self._ask("route", prompt, parse)
+
+    async def direct(self, ctx: StepContext, factor: str, signals: StepSignals) -> RoleOutput:
+        try:
+            region = regions.parse_regions(ctx.parent.source).body(factor)
+        except regions.TemplateError:
+            region = ctx.parent.source
+        prompt = self.prompts.render(
+            "directive", task=ctx.task, factor=factor, parent_metrics=ctx.parent.metrics_text(),
+            factor_region=region.rstrip(), recent_outcomes=ctx.recent_outcomes,
+            stagnation_window=3, failure_window=10, **signals.describe())
+
+        def parse(r: LLMResponse):
+            directive = sanitize_directive(r.text, self.directive_max_chars)
+            return (directive or None), ("ok" if directive else "empty_directive")
+
+        return await self._ask("directive", prompt, parse)
+
+    async def edit(self, ctx: StepContext, factor: str | None, directive: str) -> RoleOutput:
+        common = dict(task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
+                      parent_source=ctx.parent.source.rstrip(),
+                      top_inspirations=_region_views(ctx.top, factor),
+                      diverse_inspirations=_region_views(ctx.diverse, factor),
+                      recent_outcomes=ctx.recent_outcomes)
+        if factor is None:
+            prompt = self.prompts.render("rewrite", **common)
+        else:
+            other = "ACTION" if factor == "OPERATOR" else "OPERATOR"
+            prompt = self.prompts.render("edit", factor=factor, other_factor=other,
+                                         directive=directive or "(no directive)", **common)
+
+        def parse(r: LLMResponse):
+            program = extract_program(r.text)
+            if program is None:
+                return None, "no_program"
+            try:
+                regions.parse_regions(program)
+            except regions.TemplateError as e:
+                return None, f"missing_tags: {e.reason}"
+            return program, "ok"
+
+        return await self._ask("edit", prompt, parse)
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()

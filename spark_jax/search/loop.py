@@ -1,0 +1,373 @@
+"""The search loop (paper Algorithm 1) with persistence, resume and bounded overlap.
+
+    seed -> evaluate -> archive
+    until `budget` evaluated candidates (seed included) or `max_attempts` proposals:
+        island -> parent + inspirations -> SPARK step (or an ablation) -> feasibility
+        feasible -> evaluate on an executor (up to `in_flight` at once) -> archive
+
+Every proposal is committed to the run database together with a snapshot of the whole
+search state (archive with its RNG, signal history, operator and editor state); every
+evaluation likewise. After a crash or kill -9, `resume` restores the latest snapshot and
+re-submits the feasible proposals whose evaluation never landed: nothing is lost and
+nothing is recorded twice. With `in_flight == 1` and a deterministic editor (offline rules
+or a replay cassette) the run is deterministic.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import pathlib
+import platform
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import yaml
+
+from spark_jax.util import rngstate
+from spark_jax.search.archive import Candidate, IslandArchive
+from spark_jax.operator.editors import Editor, ProgramView, StepContext
+from spark_jax.search.rundb import (EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB,
+                             program_sha256)
+from spark_jax.config.search import SearchConfig
+from spark_jax.operator.signals import Outcome, SearchHistory
+from spark_jax.operator.step import Proposal, SparkOperator
+
+DB_NAME = "run.db"
+CONFIG_NAME = "config.yaml"
+
+
+class SearchError(RuntimeError):
+    """The search cannot start or continue (bad run directory, seed failed to train, ...)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    run_dir: str
+    attempts: int
+    evaluated: int
+    seed_ood: float
+    best_ood: float
+    best_program_id: str
+    best_path: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """What the progress display shows."""
+
+    attempt: int
+    evaluated: int
+    valid_rate: float
+    best_ood: float | None
+    stage: str
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("spark-jax", "jax", "flax", "optax", "dm-haiku", "dm-clrs"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def make_editor(cfg: SearchConfig) -> Editor:
+    """The editor named by the config (offline rules, or an LLM backend)."""
+    if cfg.editor.kind == "offline":
+        from spark_jax.operator.offline import OfflineEditor
+
+        return OfflineEditor(seed=cfg.editor.seed)
+    from spark_jax.operator.editors import LLMEditor
+    from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
+
+    if cfg.editor.replay:
+        backend = ReplayBackend(cfg.editor.replay)
+    else:
+        backend = make_backend(dict(cfg.editor.llm))
+        if cfg.editor.record:
+            backend = RecordBackend(backend, cfg.editor.record)
+    return LLMEditor(backend, directive_max_chars=cfg.operator.directive_max_chars)
+
+
+def make_executor(cfg: SearchConfig):
+    from spark_jax.evaluation.executors import make_executor as _make
+
+    e = cfg.executor
+    if e.kind == "local":
+        return _make("local", num_workers=e.num_workers, devices=list(e.devices or []) or None,
+                     timeout_s=e.timeout_s, memory_mb=e.memory_mb)
+    return _make("ray", address=e.address, num_gpus_per_job=e.num_gpus_per_job,
+                 num_cpus_per_job=e.num_cpus_per_job, timeout_s=e.timeout_s)
+
+
+class _Run:
+    """One search run's live state; all mutation happens on the event-loop thread."""
+
+    def __init__(self, cfg: SearchConfig, run_dir: pathlib.Path, db: RunDB, editor: Editor,
+                 executor, checker, on_progress: Callable[[Progress], None] | None):
+        self.cfg, self.run_dir, self.db = cfg, run_dir, db
+        self.editor, self.executor, self.checker = editor, executor, checker
+        self.on_progress = on_progress or (lambda p: None)
+        self.archive = IslandArchive(cfg.archive)
+        self.history = SearchHistory(cfg.operator.stagnation_window,
+                                     cfg.operator.failure_window)
+        self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
+        self.in_flight: dict[int, tuple[asyncio.Future, ProposalRecord]] = {}
+
+    # -- state ------------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        return dict(archive=self.archive.to_state(), history=self.history.to_state(),
+                    operator_rng=rngstate.dump(self.operator._rng), editor=self.editor.state())
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.archive = IslandArchive.from_state(state["archive"])
+        self.history = SearchHistory.from_state(state["history"])
+        self.operator.history = self.history
+        rngstate.load(self.operator._rng, state["operator_rng"])
+        self.editor.load_state(state["editor"])
+
+    def progress(self, stage: str) -> None:
+        attempts = self.db.attempt_count()
+        feasible = sum(1 for p in self.db.proposals() if p.status == "feasible")
+        best = self.archive.best()
+        self.on_progress(Progress(attempt=attempts, evaluated=self.db.evaluated_count(),
+                                  valid_rate=feasible / attempts if attempts else 0.0,
+                                  best_ood=best.ood_acc if best else None, stage=stage))
+
+    # -- evaluation -------------------------------------------------------------------------
+    def _job(self, job_id: str, source: str, name: str):
+        from spark_jax.evaluation.executors import EvalJob
+
+        return EvalJob(job_id=job_id, source=source, program_name=name, task=self.cfg.task,
+                       protocol=self.cfg.protocol.to_dict(), seed=self.cfg.seed,
+                       timeout_s=self.cfg.executor.timeout_s,
+                       memory_mb=self.cfg.executor.memory_mb)
+
+    async def evaluate_seed(self) -> None:
+        source = pathlib.Path(self.cfg.seed_program).read_text(encoding="utf-8")
+        program_id = self.db.insert_program(source)
+        self.progress("evaluating seed")
+        result = await asyncio.wrap_future(
+            self.executor.submit(self._job("seed", source, "seed")))
+        if not result.ok:
+            raise SearchError(f"seed program failed to evaluate ({result.error_type}): "
+                              f"{result.error}")
+        ev = result.evaluation
+        self.archive.add(Candidate(id=program_id, source_sha=program_sha256(source),
+                                   ood_acc=ev["ood_score"], macs=ev["macs"],
+                                   val_score=ev["val_score"], island=0, iteration=0))
+        self.history.seed(ev["ood_score"])
+        self.db.record_evaluation(_evaluation_record(program_id, None, self.cfg, result),
+                                  archive_state=self.state())
+
+    def submit(self, proposal: ProposalRecord, source: str) -> None:
+        fut = asyncio.wrap_future(self.executor.submit(
+            self._job(str(proposal.attempt), source, f"attempt-{proposal.attempt}")))
+        self.in_flight[proposal.attempt] = (fut, proposal)
+
+    async def wait_one(self) -> None:
+        futures = {f: a for a, (f, _) in self.in_flight.items()}
+        done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+        # Land results in attempt order for determinism when several finish together.
+        for fut in sorted(done, key=lambda f: futures[f]):
+            attempt = futures[fut]
+            _, proposal = self.in_flight.pop(attempt)
+            self.land(proposal, fut.result())
+
+    def land(self, proposal: ProposalRecord, result) -> None:
+        program_id = proposal.child_program_id
+        assert program_id is not None
+        if result.ok:
+            ev = result.evaluation
+            source = self.db.get_program(program_id)["source"]
+            self.archive.add(Candidate(
+                id=program_id, source_sha=program_sha256(source), ood_acc=ev["ood_score"],
+                macs=ev["macs"], val_score=ev["val_score"], island=proposal.island or 0,
+                parent_id=proposal.parent_id, iteration=proposal.attempt))
+            if self.archive.should_migrate():
+                self.archive.migrate()
+            outcome = self.history.record(Outcome(proposal.attempt, proposal.factor,
+                                                  "evaluated", ood_score=ev["ood_score"]))
+            self.editor.observe(proposal.factor, outcome.improved)
+        else:
+            self.history.record(Outcome(proposal.attempt, proposal.factor, "failed",
+                                        failure_type=f"train_{result.error_type}"))
+            self.editor.observe(proposal.factor, False)
+        self.db.record_evaluation(_evaluation_record(program_id, proposal.attempt, self.cfg,
+                                                     result), archive_state=self.state())
+        self.progress("evaluated" if result.ok else f"evaluation failed: {result.error_type}")
+
+    # -- proposals --------------------------------------------------------------------------
+    def context(self, island: int) -> StepContext:
+        parent, top, diverse = self.archive.sample(island)
+        view = lambda c: ProgramView(c.id, self.db.get_program(c.id)["source"],
+                                     dict(ood_score=c.ood_acc, val_score=c.val_score,
+                                          macs=c.macs))
+        described = self.history.signals("ACTION").describe()
+        summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
+        return StepContext(task=self.cfg.task, parent=view(parent),
+                           top=tuple(view(c) for c in top),
+                           diverse=tuple(view(c) for c in diverse),
+                           recent_outcomes=self.history.recent_text(),
+                           feasibility_summary=summary)
+
+    async def propose(self, attempt: int) -> None:
+        island = self.archive.next_island()
+        ctx = self.context(island)
+        self.progress(f"proposing attempt {attempt} (island {island})")
+        proposal = await self.operator.step(ctx, attempt)
+        child_id = None
+        with self.db.transaction():
+            if proposal.feasible:
+                child_id = self.db.insert_program(proposal.child_source, ctx.parent.id)
+            record = _proposal_record(proposal, island, child_id)
+            if not proposal.feasible:
+                self.history.record(Outcome(attempt, proposal.factor, proposal.status,
+                                            failure_type=proposal.failure_type))
+                self.editor.observe(proposal.factor, False)
+            self.db.record_proposal(record, [_call_record(attempt, c) for c in proposal.calls])
+            self.db.save_archive_snapshot(attempt, self.state())
+        if proposal.feasible:
+            self.submit(record, proposal.child_source)
+        self.progress(f"attempt {attempt}: {proposal.status}"
+                      + (f" ({proposal.failure_type})" if proposal.failure_type else ""))
+
+    async def loop(self) -> None:
+        cfg = self.cfg
+        while True:
+            evaluated = self.db.evaluated_count()
+            attempts = self.db.next_attempt_index()
+            budget_left = evaluated + len(self.in_flight) < cfg.budget
+            attempts_left = cfg.max_attempts is None or attempts < cfg.max_attempts
+            if len(self.in_flight) >= cfg.executor.in_flight or (
+                    self.in_flight and not (budget_left and attempts_left)):
+                await self.wait_one()
+                continue
+            if not (budget_left and attempts_left):
+                return
+            await self.propose(attempts)
+
+
+def _proposal_record(p: Proposal, island: int, child_id: str | None) -> ProposalRecord:
+    feas = p.feasibility.to_dict() if p.feasibility is not None else None
+    return ProposalRecord(
+        attempt=p.attempt, status=p.status, island=island, parent_id=p.parent_id,
+        factor=p.factor, factor_source=p.factor_source, directive=p.directive,
+        child_program_id=child_id, diff=p.diff, failure_stage=p.failure_stage,
+        failure_type=p.failure_type, reason=p.reason, entanglement=p.entanglement,
+        editor=p.editor, is_llm=p.is_llm, feasibility=feas)
+
+
+def _call_record(attempt: int, c) -> LLMCallRecord:
+    return LLMCallRecord(attempt=attempt, role=c.role, backend=c.backend, model=c.model,
+                         prompt_sha256=c.prompt_sha256, prompt_tokens=c.prompt_tokens,
+                         completion_tokens=c.completion_tokens, latency_s=c.latency_s,
+                         attempts=c.attempts, is_llm=c.is_llm, ok=c.ok, error=c.error or None)
+
+
+def _evaluation_record(program_id: str, attempt: int | None, cfg: SearchConfig,
+                       result) -> EvaluationRecord:
+    ev = result.evaluation or {}
+    return EvaluationRecord(
+        program_id=program_id, status="ok" if result.ok else "error", proposal_attempt=attempt,
+        task=cfg.task, preset=cfg.protocol.name, seed=cfg.seed, ood_score=ev.get("ood_score"),
+        val_score=ev.get("val_score"), params=ev.get("params"), macs=ev.get("macs"),
+        train_seconds=ev.get("train_seconds"), compile_seconds=ev.get("compile_seconds"),
+        metrics=dict(ev, wall_seconds=result.wall_seconds, worker=result.worker) if ev else
+        dict(wall_seconds=result.wall_seconds, worker=result.worker),
+        error=None if result.ok else f"{result.error_type}: {result.error}")
+
+
+def _write_outputs(run: _Run) -> SearchResult:
+    best = run.archive.best()
+    if best is None:
+        raise SearchError("no evaluated program in the archive")
+    source = run.db.get_program(best.id)["source"]
+    best_dir = run.run_dir / "best"
+    best_dir.mkdir(exist_ok=True)
+    best_path = best_dir / "best_program.py"
+    tmp = best_path.with_suffix(".py.tmp")
+    tmp.write_text(source, encoding="utf-8")
+    tmp.replace(best_path)
+    seed_ood = next(e["ood_score"] for e in run.db.evaluations()
+                    if e["proposal_attempt"] is None and e["status"] == "ok")
+    return SearchResult(run_dir=str(run.run_dir), attempts=run.db.attempt_count(),
+                        evaluated=run.db.evaluated_count(), seed_ood=seed_ood,
+                        best_ood=best.ood_acc, best_program_id=best.id, best_path=str(best_path))
+
+
+def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool = False,
+               command: list[str] | None = None,
+               on_progress: Callable[[Progress], None] | None = None,
+               executor=None, checker=None) -> SearchResult:
+    """Runs (or resumes) a search in `run_dir`; returns where the best program is.
+
+    `executor` and `checker` default to the config's executor and a sandboxed feasibility
+    check at the protocol's sizes; tests may pass their own.
+    """
+    run_dir = pathlib.Path(run_dir)
+    db_path = run_dir / DB_NAME
+    if resume:
+        if not db_path.is_file():
+            raise SearchError(f"nothing to resume: {db_path} does not exist")
+        db = RunDB.open(db_path)
+    else:
+        if db_path.exists():
+            raise SearchError(f"{db_path} already exists: use --resume {run_dir} to continue "
+                              "it, or choose another --run-dir")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / CONFIG_NAME).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        db = RunDB.create(db_path, meta=dict(
+            config=cfg.to_dict(), seed=cfg.seed, task=cfg.task, preset=cfg.protocol.name,
+            editor=cfg.editor.kind, operator_variant=cfg.operator.variant,
+            budget=cfg.budget, max_attempts=cfg.max_attempts, versions=_versions(),
+            command=command or sys.argv, started_at=time.time()))
+    own_executor = executor is None
+    own_worker = None
+    if checker is None:
+        from spark_jax.feasibility import checker as feasibility
+        from spark_jax.feasibility.sandbox import SandboxWorker
+
+        options = feasibility.CheckOptions.from_protocol(
+            cfg.protocol, max_params=cfg.feasibility.max_params,
+            max_macs=cfg.feasibility.max_macs, timeout_s=cfg.feasibility.timeout_s,
+            memory_mb=cfg.feasibility.memory_mb)
+        own_worker = SandboxWorker()
+        # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
+        # first proposal does not leave the evaluator idle.
+        threading.Thread(target=own_worker.start, args=(options.to_dict(),), daemon=True).start()
+
+        def checker(child, parent, factor):
+            return feasibility.check_program(child, parent_source=parent, factor=factor,
+                                             options=options, worker=own_worker)
+    editor = make_editor(cfg)
+    executor = executor if executor is not None else make_executor(cfg)
+    try:
+        run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
+
+        async def main() -> SearchResult:
+            snapshot = db.latest_archive_snapshot()
+            if snapshot is None:
+                await run.evaluate_seed()
+            else:
+                run.restore(snapshot[1])
+                for proposal in db.pending_evaluations():
+                    run.submit(proposal, db.get_program(proposal.child_program_id)["source"])
+            await run.loop()
+            await editor.aclose()
+            return _write_outputs(run)
+
+        result = asyncio.run(main())
+        db.set_meta("finished_at", time.time())
+        return result
+    finally:
+        if own_executor:
+            executor.shutdown()
+        if own_worker is not None:
+            own_worker.close()
+        db.close()
