@@ -127,6 +127,16 @@ def default_config() -> SearchConfig:
     return SearchConfig()
 
 
+def with_seed(cfg: SearchConfig, seed: int) -> SearchConfig:
+    """`cfg` with a new top-level seed, and the archive, editor and operator seeds derived
+    from it (what `--seed` does)."""
+    _int("--seed", seed, 0)
+    return dataclasses.replace(
+        cfg, seed=seed, archive=dataclasses.replace(cfg.archive, seed=seed),
+        editor=dataclasses.replace(cfg.editor, seed=seed),
+        operator=dataclasses.replace(cfg.operator, seed=seed))
+
+
 def _section(cls, values: Any, path: str, **fixed: Any):
     if values is None:
         values = {}
