@@ -16,9 +16,10 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.search.archive import ArchiveConfig, Candidate, IslandArchive
-from spark_jax.search.rundb import (SCHEMA_VERSION, DuplicateAttemptError, EvaluationRecord,
-                             LLMCallRecord, ProposalRecord, RunDB, RunDBError,
-                             program_sha256)
+from spark_jax.search.rundb import (SCHEMA_VERSION, DuplicateAttemptError, RunDB, RunDBError,
+                                    program_sha256)
+
+import records  # noqa: E402 - tests/records.py: record builders
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCE = 'x = 1\n'
@@ -30,20 +31,16 @@ def db(tmp_path: pathlib.Path):
         yield handle
 
 
-def feasible(db: RunDB, attempt: int, source: str | None = None) -> ProposalRecord:
-    child = db.insert_program(source or f'y = {attempt}\n')
-    proposal = ProposalRecord(attempt=attempt, status='feasible', island=attempt % 5,
-                              factor='OPERATOR', child_program_id=child, diff='--- a\n+++ b\n',
-                              entanglement='operator', is_llm=True,
-                              feasibility={'ok': True, 'stage': None})
-    db.record_proposal(proposal, [LLMCallRecord(attempt, 'sar', prompt_tokens=10)])
-    return proposal
+def feasible(db: RunDB, attempt: int, source: str | None = None):
+    """Records a feasible proposal; returns (proposal, child program id)."""
+    proposal = records.proposal(attempt, child_source=source or f'y = {attempt}\n')
+    return proposal, db.record_proposal(proposal)
 
 
-def evaluation(attempt: int | None, program_id: str, ood: float = 0.5) -> EvaluationRecord:
-    return EvaluationRecord(program_id=program_id, status='ok', proposal_attempt=attempt,
-                            task='dfs', preset='smoke', seed=0, ood_score=ood, macs=100,
-                            metrics={'curve': [0.1, 0.2]})
+def evaluate(db: RunDB, attempt: int | None, program_id: str, ood: float | None = 0.5,
+             archive_state=None, **job) -> int:
+    return db.record_evaluation(program_id, attempt, records.job(**job),
+                                records.result(ood), archive_state=archive_state)
 
 
 def test_schema_pragmas_and_meta(db: RunDB):
@@ -95,40 +92,56 @@ def test_insert_program_is_idempotent_by_normalized_sha(db: RunDB):
 
 
 def test_duplicates_raise(db: RunDB):
-    proposal = feasible(db, 0)
+    proposal, child = feasible(db, 0)
     with pytest.raises(DuplicateAttemptError, match='attempt 0'):
         db.record_proposal(proposal)
-    db.record_evaluation(evaluation(0, proposal.child_program_id))
+    evaluate(db, 0, child)
     with pytest.raises(DuplicateAttemptError, match='attempt 0 already has an evaluation'):
-        db.record_evaluation(evaluation(0, proposal.child_program_id, ood=0.9))
+        evaluate(db, 0, child, ood=0.9)
     seed = db.insert_program(SOURCE)
-    db.record_evaluation(evaluation(None, seed))
+    evaluate(db, None, seed)
     with pytest.raises(DuplicateAttemptError, match='baseline'):
-        db.record_evaluation(evaluation(None, seed))
-    db.record_evaluation(EvaluationRecord(seed, 'ok', task='bfs', preset='smoke', seed=0))
+        evaluate(db, None, seed)
+    evaluate(db, None, seed, task='bfs')
     assert db.attempt_count() == 1 and db.evaluated_count() == 3
     assert db.evaluated_count(include_baseline=False) == 1
-    db.record_evaluation(EvaluationRecord(seed, 'error', task='bfs', preset='smoke', seed=1,
-                                          macs=np.int64(5), metrics={'x': np.float32(0.5)},
-                                          error='Traceback ...'))
-    assert db.evaluations()[-1]['macs'] == 5 and db.evaluated_count() == 3
+    numpy_result = records.result(0.5, macs=np.int64(5), final_loss=np.float32(0.5))
+    db.record_evaluation(seed, None, records.job(task='bfs', seed=1), numpy_result)
+    evaluate(db, None, seed, None, task='bfs', seed=2)  # a failed evaluation
+    assert db.evaluations()[-2]['macs'] == 5 and db.evaluated_count() == 4
+    stored = db.evaluation_results()
+    assert stored[-2][2].evaluation == numpy_result.evaluation
+    assert stored[-1][2].error_type == 'error' and stored[-1][2].evaluation is None
     assert len(db.llm_calls(0)) == 1
 
 
+def test_records_round_trip_as_they_are(db: RunDB):
+    calls = (records.call('asr', is_llm=True, backend='openai', model='m', latency_s=0.5),
+             records.call('sar', response='```python\nx = 1\n```', reasoning='think'))
+    stored = records.proposal(0, calls=calls, created_at=5.0)
+    failed = records.proposal(1, 'failed', created_at=6.0)
+    infeasible = records.proposal(2, 'infeasible', child_source='z = 1\n', created_at=7.0)
+    for p in (stored, failed, infeasible):
+        db.record_proposal(p)
+    assert db.proposals() == [stored, failed, infeasible]
+    assert db.proposals()[0].diff == stored.feasibility.diff != ''
+    assert db.program_source(db.program_id(stored.child_source)) == stored.child_source
+    assert db.program_id(infeasible.child_source) is None  # only feasible children are programs
+
+
 def test_invalid_writes_raise(db: RunDB):
-    db.record_proposal(ProposalRecord(attempt=0, status='infeasible', failure_stage='syntax',
-                                      failure_type='syntax_error', reason='bad'))
+    db.record_proposal(records.proposal(0, 'infeasible'))
     with pytest.raises(RunDBError, match='not a recorded feasible proposal'):
-        db.record_evaluation(evaluation(0, db.insert_program(SOURCE)))
+        evaluate(db, 0, db.insert_program(SOURCE))
     with pytest.raises(RunDBError, match='not a recorded feasible proposal'):
-        db.record_evaluation(evaluation(5, db.insert_program(SOURCE)))
+        evaluate(db, 5, db.insert_program(SOURCE))
     with pytest.raises(RunDBError, match='status'):
-        db.record_proposal(ProposalRecord(attempt=1, status='weird'))
-    with pytest.raises(RunDBError, match='CHECK'):
-        db.record_proposal(ProposalRecord(attempt=1, status='feasible'))  # no child
+        db.record_proposal(records.proposal(1, 'weird'))
+    with pytest.raises(RunDBError, match='no child program'):
+        db.record_proposal(records.replace(records.proposal(1), child_source=None))
     with pytest.raises(RunDBError, match='commit failed'):
-        db.record_llm_calls([LLMCallRecord(attempt=42, role='asr')])  # no such attempt
-    assert db.llm_calls() == [] and db.attempt_count() == 1
+        db.record_llm_calls(42, [records.call('asr')])  # no such attempt
+    assert len(db.llm_calls()) == 1 and db.attempt_count() == 1
 
 
 def test_transaction_is_atomic_and_nests(db: RunDB):
@@ -154,21 +167,21 @@ def test_pending_evaluations_after_a_crash(tmp_path: pathlib.Path):
     with RunDB.create(path, {'seed': 1}, clock=lambda: 123.0) as db:
         seed = db.insert_program(SOURCE)
         archive.add(Candidate(seed, program_sha256(SOURCE), 0.4, 100))
-        db.record_evaluation(evaluation(None, seed, 0.4), archive_state=archive.to_state())
-        done = feasible(db, 0)
+        evaluate(db, None, seed, 0.4, archive_state=archive.to_state())
+        _, done = feasible(db, 0)
         with db.transaction():
-            db.record_evaluation(evaluation(0, done.child_program_id))
-            archive.add(Candidate(done.child_program_id, 'sha', 0.5, 100, island=0,
-                                  parent_id=seed, iteration=0))
+            evaluate(db, 0, done)
+            archive.add(Candidate(done, 'sha', 0.5, 100, island=0, parent_id=seed,
+                                  iteration=0))
             db.save_archive_snapshot(0, archive.to_state())
-        crashed = feasible(db, 1)  # committed; the process dies before its evaluation
-        db.record_proposal(ProposalRecord(attempt=2, status='failed', reason='timeout'))
+        crashed, crashed_id = feasible(db, 1)  # committed; the process dies before its evaluation
+        db.record_proposal(records.proposal(2, 'failed', calls=()))
     with RunDB.open(path) as db:
         assert db.pending_evaluations() == [dataclasses.replace(crashed, created_at=123.0)]
         assert db.next_attempt_index() == 3 and db.missing_attempts() == []
         after, state = db.latest_archive_snapshot()
         assert after == 0 and IslandArchive.from_state(state).to_state() == archive.to_state()
-        db.record_evaluation(evaluation(1, crashed.child_program_id, 0.7))
+        evaluate(db, 1, crashed_id, 0.7)
         assert db.pending_evaluations() == [] and db.evaluated_count() == 3
         history = db.history()
         assert [(h['attempt'], h['status'], h['eval_status'], h['ood_score'], h['llm_calls'])
@@ -189,21 +202,22 @@ def test_second_connection_sees_everything(tmp_path: pathlib.Path):
             assert reader.latest_archive_snapshot() == (0, {'k': [1, 2]})
             assert reader.get_meta('command') == ['spark-jax', 'search']
     with RunDB.open(path) as again:
-        assert again.proposals()[0].feasibility == {'ok': True, 'stage': None}
+        assert again.proposals()[0].feasibility == records.report()
 
 
 WRITER = textwrap.dedent('''\
     import sys
-    from spark_jax.search.rundb import LLMCallRecord, ProposalRecord, RunDB
+    sys.path.insert(0, sys.argv[2])
+    import records
+    from spark_jax.search.rundb import RunDB
     db = RunDB.open(sys.argv[1])
     attempt = db.next_attempt_index()
     while True:
         with db.transaction():
-            child = db.insert_program(f'x = {attempt}\\n' + '# pad\\n' * 200)
-            db.record_proposal(
-                ProposalRecord(attempt=attempt, status='feasible', child_program_id=child,
-                               diff='+' * 4000),
-                [LLMCallRecord(attempt, role) for role in ('asr', 'rc', 'sar')])
+            db.record_proposal(records.proposal(
+                attempt, child_source=f'x = {attempt}\\n' + '# pad\\n' * 200,
+                feasibility=records.report(diff='+' * 4000),
+                calls=tuple(records.call(role) for role in ('asr', 'rc', 'sar'))))
         print(attempt, flush=True)
         attempt += 1
 ''')
@@ -215,7 +229,8 @@ def test_kill_9_leaves_a_consistent_database(tmp_path: pathlib.Path):
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     last = -1
     for round_ in range(3):
-        child = subprocess.Popen([sys.executable, '-c', WRITER, str(path)], cwd=ROOT, env=env,
+        child = subprocess.Popen([sys.executable, '-c', WRITER, str(path), str(ROOT / 'tests')],
+                                 cwd=ROOT, env=env,
                                  stdout=subprocess.PIPE, text=True)
         try:
             for _ in range(15 + 7 * round_):
@@ -231,7 +246,7 @@ def test_kill_9_leaves_a_consistent_database(tmp_path: pathlib.Path):
             assert attempts == list(range(len(attempts))) and attempts[-1] >= last
             calls = db.llm_calls()
             assert len(calls) == 3 * len(attempts)
-            assert all(db.get_program(p.child_program_id) for p in db.proposals())
+            assert all(db.program_id(p.child_source) for p in db.proposals())
             assert len(db.pending_evaluations()) == len(attempts)
 
 

@@ -17,6 +17,8 @@ from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
 from spark_jax.search.rundb import RunDB
 
+import records  # noqa: E402 - tests/records.py: record builders
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny.yaml"
 
@@ -25,7 +27,8 @@ def _summary(run_dir: pathlib.Path) -> dict:
     """Everything that must be identical between two runs of the same config and seed."""
     with RunDB.open(run_dir / search.DB_NAME) as db:
         proposals = [(p.attempt, p.status, p.island, p.parent_id, p.factor, p.factor_source,
-                      p.directive, p.child_program_id, p.failure_type, p.entanglement, p.diff)
+                      p.directive, db.program_id(p.child_source or ""), p.failure_type,
+                      p.entanglement, p.diff)
                      for p in db.proposals()]
         evaluations = sorted((e["proposal_attempt"] if e["proposal_attempt"] is not None else -1,
                               e["program_id"], e["status"], e["ood_score"], e["val_score"],
@@ -120,9 +123,9 @@ class _ScriptedExecutor:
         future = concurrent.futures.Future()
         future.set_result(EvalResult(
             job_id=job.job_id, ok=True, error_type=None, error="", worker="scripted",
-            wall_seconds=0.0, evaluation=dict(ood_score=0.3 + (h % 7) / 100, val_score=0.5,
-                                              macs=1000 + h % 5, params=10,
-                                              train_seconds=1.0, compile_seconds=1.0)))
+            wall_seconds=0.0, evaluation=records.evaluation(
+                0.3 + (h % 7) / 100, val_score=0.5, macs=1000 + h % 5, params=10,
+                train_seconds=1.0, compile_seconds=1.0)))
         return future
 
     def shutdown(self):
@@ -164,8 +167,18 @@ def test_resume_refuses_missing_and_existing(tmp_path):
 @pytest.mark.parametrize("text,match", [
     ("budgte: 3\n", "search: unknown key\\(s\\) budgte"),
     ("executor: {kind: slurm}\n", "search.executor.kind: must be one of"),
-    ("executor: {in_fligth: 2}\n", "search.executor: unknown key\\(s\\) in_fligth"),
-    ("operator: {factor_choice: both}\n", "operator.factor_choice"),
+    ("executor: {in_fligth: 2}\n", "search.executor: unknown key\\(s\\) search.executor.in_fligth"),
+    ("executor: {timeout_s: abc}\n", "search.executor.timeout_s: must be a number"),
+    ("executor: {timeout_s: -5}\n", "search.executor.timeout_s: must be > 0"),
+    ("feasibility: {timeout_s: x}\n", "search.feasibility.timeout_s: must be a number"),
+    ("archive: {seed: 3}\n", "search.archive.seed: not a section key; set the top-level"),
+    ("editor: {kind: llm, llm: {kind: openai, base_url: u, model: m, temprature: 1}}\n",
+     "search.editor.llm.temprature"),
+    ("editor: {kind: llm, llm: {kind: ollama}}\n", "search.editor.llm.kind: must be one of"),
+    ("editor: {kind: llm, llm: {kind: openai, base_url: u}}\n",
+     "search.editor.llm.model: required"),
+    ("cascade: {fraction: 1.5}\n", "search.cascade.fraction: must be in"),
+    ("operator: {factor_choice: both}\n", "search.operator.factor_choice"),
     ("task: dfz\n", "search.task: unknown CLRS task 'dfz'"),
     ("protocol: {train_steps: -1}\n", "protocol.train_steps"),
     ("budget: 0\n", "search.budget: must be an integer >= 1"),
@@ -186,3 +199,23 @@ def test_default_config_is_the_embedded_default():
         "dfs", "smoke", "offline", "local")
     assert cfg.executor.in_flight == 1 and cfg.operator.variant == "SPARK (ASR+RC+SAR)"
     assert search_config.load(ROOT / "configs" / "default.yaml").to_dict() == cfg.to_dict()
+
+
+def test_one_seed_derives_the_others(tmp_path):
+    path = tmp_path / "seeded.yaml"
+    path.write_text("seed: 7\n")
+    cfg = search_config.load(path)
+    assert (cfg.seed, cfg.archive.seed, cfg.editor.seed, cfg.operator.seed) == (7, 7, 7, 7)
+    again = search_config.with_seed(cfg, 3)
+    assert (again.seed, again.archive.seed, again.editor.seed, again.operator.seed) == (3,) * 4
+    assert search_config.from_dict(again.to_dict()) == again  # the run's snapshot reloads
+
+
+def test_loading_a_config_imports_no_stage_code():
+    code = ("import sys; from spark_jax.config import search; search.load(sys.argv[1]); "
+            "bad = [m for m in sys.modules if m == 'httpx' or m == 'jax' or "
+            "m.startswith(('spark_jax.feasibility', 'spark_jax.operator', "
+            "'spark_jax.evaluation', 'spark_jax.search'))]; print(bad); assert not bad")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "configs" / "llm-example.yaml")],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

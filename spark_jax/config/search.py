@@ -1,15 +1,16 @@
 """The search's YAML configuration, validated into typed, frozen records.
 
-Unknown keys and bad values are `ConfigError`s naming the key path (`search.executor.kind`).
-With no file, `default_config()` is the embedded default: dfs, `smoke` protocol, the offline
-(rule-based, non-LLM) editor, a small budget, one local CPU worker, 1 evaluation in flight.
+Unknown keys and bad values are `ConfigError`s naming the key path (`search.executor.kind`,
+`search.editor.llm.temprature`). With no file, `default_config()` is the embedded default:
+dfs, `smoke` protocol, the offline (rule-based, non-LLM) editor, a small budget, one local
+CPU worker, 1 evaluation in flight.
 
 Example (every key optional):
 
     task: dfs
     preset: smoke
     protocol: {train_steps: 200}        # overrides of the preset's fields
-    seed: 0
+    seed: 0                             # the one seed: archive, editor and operator derive theirs
     seed_program: processors/triplet_gmpnn.py
     budget: 4                           # evaluated candidates, the seed included
     max_attempts: 12                    # proposals, feasible or not
@@ -20,7 +21,15 @@ Example (every key optional):
     executor: {kind: local, num_workers: 1, in_flight: 1, timeout_s: 3600}
     feasibility: {max_params: null, max_macs: null, timeout_s: 60, memory_mb: 2048}
     cascade: {threshold: -100, fraction: 0.25}
+
+Seeds: the top-level `seed` is the evaluation seed of every candidate, and the archive's
+(parent sampling), the operator's (random factor choice) and the offline editor's RNGs are
+seeded with it too; the sections take no seed of their own. `--seed` does the same
+(`with_seed`).
+
+Section records live in `config.sections`; this module assembles and loads them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,78 +38,54 @@ from typing import Any, Mapping
 
 import yaml
 
+from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.protocol import ConfigError, ProtocolConfig
+from spark_jax.config.sections import (
+    EDITOR_KINDS,
+    EXECUTOR_KINDS,
+    ArchiveConfig,
+    CascadeConfig,
+    CommandLLMConfig,
+    EditorConfig,
+    ExecutorConfig,
+    FeasibilityConfig,
+    OpenAILLMConfig,
+    OperatorConfig,
+    llm_config_from_dict,
+)
+from spark_jax.config.tasks import TaskError, check_task
 from spark_jax.util import resources
 
-from spark_jax.config import protocol as config_lib
-from spark_jax.search.archive import ArchiveConfig
-from spark_jax.config.protocol import ConfigError, ProtocolConfig
-from spark_jax.operator.step import OperatorConfig
-from spark_jax.config.tasks import TaskError, check_task
+__all__ = [
+    "DEFAULT_SEED_PROGRAM", "EDITOR_KINDS", "EXECUTOR_KINDS", "ArchiveConfig", "CascadeConfig",
+    "CommandLLMConfig", "ConfigError", "EditorConfig", "ExecutorConfig", "FeasibilityConfig",
+    "OpenAILLMConfig", "OperatorConfig", "SearchConfig", "default_config", "from_dict",
+    "load", "with_seed",
+]
 
 DEFAULT_SEED_PROGRAM = str(resources.seed_program_path("triplet_gmpnn"))
-EDITOR_KINDS = ("offline", "llm")
-EXECUTOR_KINDS = ("local", "ray")
-
-
-@dataclasses.dataclass(frozen=True)
-class EditorConfig:
-    """Who edits: 'offline' (rules, no LLM) or 'llm' (`llm` is a spark_jax.llm backend config;
-    `record` wraps it in a cassette recorder, `replay` replays a cassette with no LLM)."""
-
-    kind: str = "offline"
-    llm: Mapping[str, Any] | None = None
-    record: str | None = None
-    replay: str | None = None
-    seed: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class ExecutorConfig:
-    """Where candidates train: 'local' worker processes or 'ray'.
-
-    in_flight: evaluations running while the next proposals are made (1 = the paper's
-    strictly sequential loop). devices: GPU ids to pin local workers to (round-robin).
-    """
-
-    kind: str = "local"
-    num_workers: int = 1
-    in_flight: int = 1
-    timeout_s: float | None = None
-    memory_mb: int | None = None
-    devices: tuple[str, ...] | None = None
-    address: str | None = None
-    num_gpus_per_job: float = 0.0
-    num_cpus_per_job: float = 1.0
-
-
-@dataclasses.dataclass(frozen=True)
-class FeasibilityConfig:
-    max_params: int | None = None
-    max_macs: int | None = None
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-
-
-@dataclasses.dataclass(frozen=True)
-class CascadeConfig:
-    """Cascade evaluation: a short first-stage training (`fraction` of the steps) must reach
-    validation score `threshold` before the full protocol runs. Scores live in [0, 1], so the
-    paper's threshold of -100 can never reject: the first stage is then skipped, not run."""
-
-    threshold: float = -100.0
-    fraction: float = 0.25
-
-    @property
-    def active(self) -> bool:
-        return self.threshold > 0.0
+# Sections whose RNG seed derives from the top-level seed.
+_SEEDED_SECTIONS = ("archive", "editor", "operator")
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
+    """One search: what to evolve, on which task and protocol, with which editor, where.
+
+    Attributes:
+      task: CLRS task. preset: protocol preset name; protocol: the preset with overrides.
+      seed: the one seed (evaluation seed of every candidate; archive, operator and editor
+        RNGs are seeded from it).
+      seed_program: the program the search starts from (absolute path).
+      budget: evaluated candidates, the seed included. max_attempts: proposals (feasible or
+        not), or None for no cap.
+      editor, operator, archive, executor, feasibility, cascade: the section records.
+    """
+
     task: str = "dfs"
     preset: str = "smoke"
     protocol: ProtocolConfig = dataclasses.field(
-        default_factory=lambda: config_lib.get_preset("smoke"))
+        default_factory=lambda: protocol_lib.get_preset("smoke"))
     seed: int = 0
     seed_program: str = DEFAULT_SEED_PROGRAM
     budget: int = 4
@@ -113,12 +98,21 @@ class SearchConfig:
     cascade: CascadeConfig = CascadeConfig()
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data that `from_dict` reads back to an equal config (the run's snapshot)."""
         d = dataclasses.asdict(self)
         d["protocol"] = self.protocol.to_dict()
-        d["archive"] = self.archive.to_dict()
         d["protocol"]["train_lengths"] = list(self.protocol.train_lengths)
+        d["archive"] = self.archive.to_dict()
+        for section in _SEEDED_SECTIONS:
+            d[section].pop("seed", None)
         if self.executor.devices is not None:
             d["executor"]["devices"] = list(self.executor.devices)
+        llm = d["editor"]["llm"]
+        if llm is not None:
+            if isinstance(llm.get("command"), tuple):
+                llm["command"] = list(llm["command"])
+            if llm.get("extra_body") is not None:
+                llm["extra_body"] = dict(llm["extra_body"])
         return d
 
 
@@ -128,7 +122,7 @@ def default_config() -> SearchConfig:
 
 
 def with_seed(cfg: SearchConfig, seed: int) -> SearchConfig:
-    """`cfg` with a new top-level seed, and the archive, editor and operator seeds derived
+    """`cfg` with a new top-level seed and the archive, editor and operator seeds derived
     from it (what `--seed` does)."""
     _int("--seed", seed, 0)
     return dataclasses.replace(
@@ -138,27 +132,37 @@ def with_seed(cfg: SearchConfig, seed: int) -> SearchConfig:
 
 
 def _section(cls, values: Any, path: str, **fixed: Any):
+    """`cls(**values)`, with unknown keys and bad values reported under `path`."""
     if values is None:
         values = {}
     if not isinstance(values, Mapping):
         raise ConfigError(f"{path}: expected a mapping, got {type(values).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
+    if "seed" in values and path.rpartition(".")[2] in _SEEDED_SECTIONS:
+        raise ConfigError(f"{path}.seed: not a section key; set the top-level `seed` (the "
+                          f"archive, editor and operator seeds derive from it)")
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; "
-                          f"known keys: {', '.join(sorted(names))}")
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}; "
+                          f"known keys: {', '.join(sorted(names - {'seed'}))}")
     try:
         return cls(**{**dict(values), **fixed})
-    except ConfigError:
-        raise
+    except ConfigError as e:
+        message = str(e)
+        section = path.rpartition(".")[2]
+        if message.startswith(f"{section}."):
+            message = message[len(section) + 1:]
+        raise ConfigError(f"{path}.{message}") from None
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{path}: {e}") from None
 
 
 def _resolve_program(path: str) -> str:
-    """An absolute path: as given, else relative to the working directory, else to the repo."""
+    """An absolute path: as given, else relative to the working directory, else a shipped
+    seed of that file name."""
     p = pathlib.Path(path)
-    for candidate in ([p] if p.is_absolute() else [pathlib.Path.cwd() / p, resources.asset_dir('processors') / p.name]):
+    shipped = resources.asset_dir("processors") / p.name
+    for candidate in ([p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]):
         if candidate.is_file():
             return str(candidate.resolve())
     raise ConfigError(f"search.seed_program: file not found: {path}")
@@ -170,6 +174,13 @@ def _int(path: str, value: Any, minimum: int, optional: bool = False) -> int | N
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigError(f"{path}: must be an integer >= {minimum} (got {value!r})")
     return value
+
+
+def _editor(values: Any, seed: int) -> EditorConfig:
+    if isinstance(values, Mapping) and values.get("llm") is not None:
+        llm = llm_config_from_dict(values["llm"], "search.editor.llm")
+        values = {**values, "llm": llm}
+    return _section(EditorConfig, values, "search.editor", seed=seed)
 
 
 def from_dict(values: Mapping[str, Any]) -> SearchConfig:
@@ -187,45 +198,24 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     except TaskError as e:
         raise ConfigError(f"search.task: {e}") from None
     preset = values.get("preset", "smoke")
-    base = config_lib.get_preset(preset)
+    base = protocol_lib.get_preset(preset)
     overrides = values.get("protocol") or {}
     if not isinstance(overrides, Mapping):
         raise ConfigError("search.protocol: expected a mapping of preset overrides")
-    protocol = config_lib.from_dict(dict(overrides), base=base) if overrides else base
-    seed_program = _resolve_program(str(values.get("seed_program", DEFAULT_SEED_PROGRAM)))
-    editor = _section(EditorConfig, values.get("editor"), "search.editor")
-    if editor.kind not in EDITOR_KINDS:
-        raise ConfigError(f"search.editor.kind: must be one of {EDITOR_KINDS} "
-                          f"(got {editor.kind!r})")
-    if editor.kind == "llm" and editor.llm is None and editor.replay is None:
-        raise ConfigError("search.editor.llm: an 'llm' editor needs a backend config "
-                          "(or editor.replay: a cassette)")
-    executor = _section(ExecutorConfig, values.get("executor"), "search.executor")
-    if executor.kind not in EXECUTOR_KINDS:
-        raise ConfigError(f"search.executor.kind: must be one of {EXECUTOR_KINDS} "
-                          f"(got {executor.kind!r})")
-    _int("search.executor.num_workers", executor.num_workers, 1)
-    _int("search.executor.in_flight", executor.in_flight, 1)
-    if executor.devices is not None:
-        executor = dataclasses.replace(executor, devices=tuple(str(d) for d in executor.devices))
-    archive_values = dict(values.get("archive") or {})
-    archive_values.setdefault("seed", values.get("seed", 0))
-    cascade = _section(CascadeConfig, values.get("cascade"), "search.cascade")
-    if not 0.0 < cascade.fraction <= 1.0:
-        raise ConfigError(f"search.cascade.fraction: must be in (0, 1] (got {cascade.fraction})")
+    protocol = protocol_lib.from_dict(dict(overrides), base=base) if overrides else base
+    seed = _int("search.seed", values.get("seed", 0), 0)
     return SearchConfig(
-        task=task, preset=preset, protocol=protocol,
-        seed=_int("search.seed", values.get("seed", 0), 0),
-        seed_program=seed_program,
+        task=task, preset=preset, protocol=protocol, seed=seed,
+        seed_program=_resolve_program(str(values.get("seed_program", DEFAULT_SEED_PROGRAM))),
         budget=_int("search.budget", values.get("budget", 4), 1),
         max_attempts=_int("search.max_attempts", values.get("max_attempts", 12), 1,
                           optional=True),
-        editor=editor,
-        operator=_section(OperatorConfig, values.get("operator"), "search.operator"),
-        archive=_section(ArchiveConfig, archive_values, "search.archive"),
-        executor=executor,
+        editor=_editor(values.get("editor"), seed),
+        operator=_section(OperatorConfig, values.get("operator"), "search.operator", seed=seed),
+        archive=_section(ArchiveConfig, values.get("archive"), "search.archive", seed=seed),
+        executor=_section(ExecutorConfig, values.get("executor"), "search.executor"),
         feasibility=_section(FeasibilityConfig, values.get("feasibility"), "search.feasibility"),
-        cascade=cascade)
+        cascade=_section(CascadeConfig, values.get("cascade"), "search.cascade"))
 
 
 def load(path: str | pathlib.Path) -> SearchConfig:

@@ -19,54 +19,8 @@ from spark_jax.evaluation import data
 from spark_jax.program import macs
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
-
-
-@dataclasses.dataclass(frozen=True)
-class Evaluation:
-    """The measured outcome of training one processor on one task.
-
-    Attributes:
-      task, preset, seed: what was run.
-      program: program name; program_sha256: hash of its normalized source.
-      ood_score: `clrs.evaluate(...)['score']` of the best-validation parameters on the OOD set.
-      val_score: best validation score; best_step: the step it was reached at.
-      params: processor parameters; model_params: all parameters (encoders/decoders too).
-      macs: contraction MACs of one processor step on the reference input (see `macs`),
-        batch 1, `macs_nodes` nodes, width `hidden_size`.
-      train_seconds: wall time of the optimizer steps (compilation excluded).
-      compile_seconds: ahead-of-time compilation of all train/predict executables.
-      init_seconds: parameter initialization.
-      steps, final_loss: training length and last loss; steps_per_second: steps / train time.
-      peak_rss_mb: peak resident memory of this process (host; includes data), if known.
-      device_peak_mb: peak device memory, where the backend reports it.
-      n_devices: devices the batch was sharded over.
-    """
-
-    task: str
-    preset: str
-    seed: int
-    program: str
-    program_sha256: str
-    ood_score: float
-    val_score: float
-    best_step: int
-    params: int
-    model_params: int
-    macs: int
-    macs_nodes: int
-    train_seconds: float
-    compile_seconds: float
-    init_seconds: float
-    steps: int
-    final_loss: float
-    steps_per_second: float
-    peak_rss_mb: float | None
-    device_peak_mb: float | None
-    n_devices: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _peak_rss_mb() -> float | None:

@@ -21,9 +21,10 @@ import pathlib
 import queue
 import threading
 import time
-from typing import Any
+from typing import Any, Mapping
 
 from spark_jax.evaluation import worker as _eval_worker
+from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.worker import WorkerProcess, worker_env
 
 __all__ = ['EvalJob', 'EvalResult', 'Executor', 'LocalExecutor', 'RayExecutor',
@@ -69,7 +70,8 @@ class EvalResult:
     Attributes:
       job_id: the job's id.
       ok: whether the program trained and was scored.
-      evaluation: `Evaluation.to_dict()` when ok, else None.
+      evaluation: the typed `Evaluation` when ok (a plain dict from a worker is rebuilt
+        into one), else None.
       error_type: None when ok, else one of ERROR_TYPES: 'timeout' (wall-clock limit, worker
         killed), 'crash' (the worker process died), 'memory' (memory limit or out of memory),
         'program_error' (`ProgramError`), 'training_diverged' (`TrainingError`), 'error'.
@@ -81,7 +83,7 @@ class EvalResult:
 
     job_id: str
     ok: bool
-    evaluation: dict[str, Any] | None
+    evaluation: Evaluation | None
     error_type: str | None
     error: str
     worker: str
@@ -90,8 +92,12 @@ class EvalResult:
     def __post_init__(self):
         assert self.ok == (self.error_type is None), (self.ok, self.error_type)
         assert self.error_type is None or self.error_type in ERROR_TYPES, self.error_type
+        if isinstance(self.evaluation, Mapping):  # Plain data from a worker or Ray task.
+            object.__setattr__(self, 'evaluation', Evaluation.from_dict(self.evaluation))
+        assert self.ok == (self.evaluation is not None), (self.ok, self.evaluation)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data; `EvalResult(**result.to_dict()) == result`."""
         return dataclasses.asdict(self)
 
 

@@ -102,6 +102,15 @@ class CheckOptions:
         values.update(overrides)
         return cls(**values)
 
+    @classmethod
+    def from_config(cls, protocol: Any, feasibility: Any, **overrides: Any) -> 'CheckOptions':
+        """Options for a search: the processor settings of a `ProtocolConfig` and the caps
+        and limits of a `config.sections.FeasibilityConfig`."""
+        values = dict(max_params=feasibility.max_params, max_macs=feasibility.max_macs,
+                      timeout_s=feasibility.timeout_s, memory_mb=feasibility.memory_mb)
+        values.update(overrides)
+        return cls.from_protocol(protocol, **values)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -160,6 +169,8 @@ class FeasibilityReport:
       params: parameter count (None when the check failed before it was known).
       macs: MACs of one step on the reference input (batch 1, `macs_nodes`, width H).
       masks_non_edges: the program's masking claim, once it was imported and run.
+      diff: the parent -> child unified diff on normalized lines ('' without a parent or
+        when the template check failed), computed once with the entanglement and locality.
     """
 
     feasible: bool
@@ -172,10 +183,22 @@ class FeasibilityReport:
     params: int | None = None
     macs: int | None = None
     masks_non_edges: bool | None = None
+    diff: str = ''
 
     @property
     def total_seconds(self) -> float:
         return sum(self.timings.values())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> 'FeasibilityReport':
+        """The report back from `to_dict()` (e.g. read from the run database)."""
+        return cls(
+            feasible=bool(data['feasible']), stages_passed=tuple(data['stages_passed']),
+            failure_stage=data.get('failure_stage'), failure_type=data.get('failure_type'),
+            reason=data.get('reason', ''), timings=Timings(data.get('timings') or {}),
+            entanglement=data.get('entanglement'), params=data.get('params'),
+            macs=data.get('macs'), masks_non_edges=data.get('masks_non_edges'),
+            diff=data.get('diff', ''))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,7 +207,7 @@ class FeasibilityReport:
             'reason': self.reason, 'timings': dict(self.timings),
             'total_s': self.total_seconds, 'entanglement': self.entanglement,
             'params': self.params, 'macs': self.macs,
-            'masks_non_edges': self.masks_non_edges,
+            'masks_non_edges': self.masks_non_edges, 'diff': self.diff,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -217,6 +240,7 @@ class _Run:
         self.passed: list[str] = []
         self.timings: dict[str, float] = {}
         self.entanglement: str | None = None
+        self.diff = ''
         self.info: dict[str, Any] = {}
 
     def passes(self, stage: str, seconds: float) -> None:
@@ -230,7 +254,7 @@ class _Run:
         return FeasibilityReport(
             feasible=failure is None, stages_passed=tuple(self.passed),
             failure_stage=stage, failure_type=failure_type, reason=reason, timings=timings,
-            entanglement=self.entanglement, params=self.info.get('params'),
+            entanglement=self.entanglement, diff=self.diff, params=self.info.get('params'),
             macs=self.info.get('macs'), masks_non_edges=self.info.get('masks_non_edges'))
 
     def fail(self, stage: str, failure_type: str, reason: str, seconds: float
@@ -241,24 +265,31 @@ class _Run:
 
 def _static_stages(run: _Run, child: str, parent: str | None, factor: str | None
                    ) -> FeasibilityReport | None:
-    """template, locality and the static half of syntax; a report on failure."""
+    """template, locality and the static half of syntax; a report on failure.
+
+    Each program is parsed once and the parent -> child diff computed once; locality,
+    entanglement and the report's diff all read that one diff.
+    """
     start = time.perf_counter()
     try:
-        regions.parse_regions(child)
+        child_regions = regions.parse_regions(child)
     except regions.TemplateError as e:
         return run.fail('template', 'template', e.reason, time.perf_counter() - start)
+    diff = None
     if parent is not None:
         try:
-            regions.parse_regions(parent)
+            parent_regions = regions.parse_regions(parent)
         except regions.TemplateError as e:
             return run.fail('template', 'parent_template', f'parent: {e.reason}',
                             time.perf_counter() - start)
-        run.entanglement = regions.classify_entanglement(parent, child).kind
+        diff = regions.diff_parsed(parent_regions, child_regions)
+        run.entanglement = regions.entanglement_of(diff).kind
+        run.diff = diff.unified
     run.passes('template', time.perf_counter() - start)
 
-    if parent is not None and factor is not None:
+    if diff is not None and factor is not None:
         start = time.perf_counter()
-        result = regions.check_locality(parent, child, factor)
+        result = regions.locality_of(diff, factor, parent_regions, child_regions)
         if not result.ok:
             failure_type = ('no_change' if result.diff.empty else 'scaffold_edit'
                             if regions.SCAFFOLD in result.diff.changed else 'locality')

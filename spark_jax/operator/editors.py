@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 from typing import Any, Mapping, Sequence
 
+from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.program import regions
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
@@ -35,7 +36,8 @@ class ProgramView:
 
 @dataclasses.dataclass(frozen=True)
 class StepContext:
-    """The evolution context H_t of one step (paper §3): parent, inspirations, outcomes."""
+    """The evolution context H_t of one step: parent (drawn from `island`), inspirations,
+    recent outcomes."""
 
     task: str
     parent: ProgramView
@@ -43,6 +45,7 @@ class StepContext:
     diverse: tuple[ProgramView, ...] = ()
     recent_outcomes: str = "- none yet"
     feasibility_summary: str = "no proposals yet"
+    island: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,3 +225,25 @@ class LLMEditor(Editor):
 
     async def aclose(self) -> None:
         await self.backend.aclose()
+
+
+def make_editor(editor: EditorConfig, operator: OperatorConfig | None = None) -> Editor:
+    """The editor a config names: the offline rules, or an LLM backend (optionally recorded
+    to, or replayed from, a cassette). `operator` supplies the directive length cap."""
+    if editor.kind == "offline":
+        from spark_jax.operator.offline import OfflineEditor
+
+        return OfflineEditor(seed=editor.seed)
+    from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
+
+    if editor.replay:
+        backend: LLMBackend = ReplayBackend(editor.replay)
+    else:
+        llm = editor.llm
+        if isinstance(llm, Mapping):  # Plain data from a script: validate it the same way.
+            llm = llm_config_from_dict(llm, "editor.llm")
+        backend = make_backend(llm)
+        if editor.record:
+            backend = RecordBackend(backend, editor.record)
+    cap = operator.directive_max_chars if operator is not None else OperatorConfig().directive_max_chars
+    return LLMEditor(backend, directive_max_chars=cap)

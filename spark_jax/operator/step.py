@@ -15,80 +15,42 @@ import json
 import random
 from typing import Any, Callable
 
+from spark_jax.config.sections import FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError
 from spark_jax.program import regions
+from spark_jax.util import rngstate
 from spark_jax.operator.editors import CallRecord, Editor, StepContext
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.operator.signals import SearchHistory
 
-FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
-MODES = ("spark", "rewrite")
 
 Checker = Callable[[str, str, "str | None"], FeasibilityReport]
 
 
-class OperatorConfigError(ValueError):
-    """Bad operator configuration; the message names the key."""
-
-
-@dataclasses.dataclass(frozen=True)
-class OperatorConfig:
-    """The SPARK operator and its ablations.
-
-    Attributes:
-      mode: 'spark' (factor-scoped) or 'rewrite' (holistic baseline, no factor).
-      factor_choice: 'asr' (router), 'random', or a fixed 'OPERATOR' / 'ACTION'.
-      use_rc: ask RC for a directive (False: SAR gets no directive).
-      asr_retries: R_asr, router attempts before falling back to ACTION.
-      stagnation_window: k; failure_window: k' (RC signals).
-      directive_max_chars: RC sanitization cap.
-      seed: RNG seed of random factor choice.
-    """
-
-    mode: str = "spark"
-    factor_choice: str = "asr"
-    use_rc: bool = True
-    asr_retries: int = 3
-    stagnation_window: int = 3
-    failure_window: int = 10
-    directive_max_chars: int = 600
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise OperatorConfigError(f"operator.mode: must be one of {MODES} (got {self.mode!r})")
-        if self.factor_choice not in FACTOR_CHOICES:
-            raise OperatorConfigError(f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
-                                      f"(got {self.factor_choice!r})")
-        for key in ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars"):
-            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise OperatorConfigError(f"operator.{key}: must be an integer >= 1 "
-                                          f"(got {getattr(self, key)!r})")
-
-    @property
-    def variant(self) -> str:
-        """The paper's name for this configuration."""
-        if self.mode == "rewrite":
-            return "Global Rewrite"
-        scope = {"asr": "ASR", "random": "Random-Scope", "OPERATOR": "Fixed-OP",
-                 "ACTION": "Fixed-ACT"}[self.factor_choice]
-        if self.factor_choice == "asr":
-            return "SPARK (ASR+RC+SAR)" if self.use_rc else "ASR+SAR"
-        return f"{scope} RC+SAR" if self.use_rc else f"{scope} SAR"
-
-
 @dataclasses.dataclass(frozen=True)
 class Proposal:
-    """One attempt: what was asked, what came back, and whether it is feasible.
+    """One attempt, the record the run database stores as it is: what was asked, what came
+    back, and whether it is feasible.
 
-    status: 'feasible' (goes to evaluation), 'infeasible' (failed a feasibility stage), or
-    'failed' (no usable program: LLM error, no code, missing tags).
+    Attributes:
+      attempt: the attempt index. island: the island its parent was drawn from.
+      parent_id: the parent program's id. mode: 'spark' or 'rewrite'.
+      factor: 'OPERATOR' / 'ACTION' (None for an unscoped rewrite); factor_source: 'asr',
+        'fallback', 'random', 'fixed' or 'none'. directive: RC's directive ('' if none).
+      child_source: the edited program (None when the edit produced none).
+      status: 'feasible' (goes to evaluation), 'infeasible' (failed a feasibility stage) or
+        'failed' (no usable program: LLM error, no code, missing tags).
+      failure_stage, failure_type, reason: why it is not feasible ('edit' stage for 'failed').
+      feasibility: the feasibility report (None when there was no program to check); it
+        carries the region diff and the entanglement, computed once.
+      calls: every role call of the attempt, in order. editor, is_llm: who edited.
+      created_at: when it was stored (set by the run database).
     """
 
     attempt: int
     parent_id: str
     mode: str
     factor: str | None
-    factor_source: str  # 'asr' | 'fallback' | 'random' | 'fixed' | 'none'
+    factor_source: str
     directive: str
     child_source: str | None
     status: str
@@ -96,11 +58,21 @@ class Proposal:
     failure_type: str | None
     reason: str
     feasibility: FeasibilityReport | None
-    entanglement: str | None
-    diff: str
     calls: tuple[CallRecord, ...]
     editor: str
     is_llm: bool
+    island: int = 0
+    created_at: float | None = None
+
+    @property
+    def diff(self) -> str:
+        """Unified parent -> child diff ('' when there is no checked program)."""
+        return self.feasibility.diff if self.feasibility is not None else ""
+
+    @property
+    def entanglement(self) -> str | None:
+        """Which regions the edit touched (None when there is no checked program)."""
+        return self.feasibility.entanglement if self.feasibility is not None else None
 
     @property
     def feasible(self) -> bool:
@@ -109,6 +81,8 @@ class Proposal:
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["calls"] = [c.to_dict(timings) for c in self.calls]
+        if not timings:
+            d.pop("created_at")
         if self.feasibility is not None:
             fd = self.feasibility.to_dict()
             if not timings:
@@ -133,6 +107,14 @@ class SparkOperator:
         self.history = history if history is not None else SearchHistory(
             self.config.stagnation_window, self.config.failure_window)
         self._rng = random.Random(self.config.seed)
+
+    def rng_state(self) -> Any:
+        """JSON-serializable state of the random factor choice (for run snapshots)."""
+        return rngstate.dump(self._rng)
+
+    def load_rng_state(self, state: Any) -> None:
+        """Restores `rng_state()` on resume."""
+        rngstate.load(self._rng, state)
 
     async def _choose_factor(self, ctx: StepContext, calls: list) -> tuple[str, str]:
         choice = self.config.factor_choice
@@ -159,23 +141,18 @@ class SparkOperator:
                 directive = out.value or ""
         out = await self.editor.edit(ctx, factor, directive)
         calls.append(out.call)
-        base = dict(attempt=attempt, parent_id=ctx.parent.id, mode=self.config.mode,
+        base = dict(attempt=attempt, parent_id=ctx.parent.id, island=ctx.island,
+                    mode=self.config.mode,
                     factor=factor, factor_source=source, directive=directive,
                     calls=tuple(calls), editor=self.editor.name, is_llm=self.editor.is_llm)
         if out.value is None:
             return Proposal(child_source=None, status="failed", failure_stage="edit",
                             failure_type=out.call.parse_outcome.split(":")[0],
                             reason=out.call.error or out.call.parse_outcome, feasibility=None,
-                            entanglement=None, diff="", **base)
+                            **base)
         child = out.value
         report = await asyncio.to_thread(self.checker, child, ctx.parent.source, factor)
-        diff = ""
-        try:
-            diff = regions.diff_regions(ctx.parent.source, child).unified
-        except regions.TemplateError:
-            pass
         return Proposal(child_source=child,
                         status="feasible" if report.feasible else "infeasible",
                         failure_stage=report.failure_stage, failure_type=report.failure_type,
-                        reason=report.reason, feasibility=report,
-                        entanglement=report.entanglement, diff=diff, **base)
+                        reason=report.reason, feasibility=report, **base)

@@ -27,7 +27,8 @@ from typing import Literal, Mapping
 __all__ = [
     'FACTORS', 'SCAFFOLD', 'REGION_NAMES', 'TemplateError', 'RegionSpan', 'ProgramRegions',
     'RegionDiff', 'LocalityResult', 'Entanglement', 'normalize', 'parse_regions',
-    'replace_region', 'diff_regions', 'check_locality', 'classify_entanglement',
+    'replace_region', 'diff_regions', 'diff_parsed', 'check_locality', 'locality_of',
+    'classify_entanglement', 'entanglement_of',
 ]
 
 FACTORS: tuple[str, ...] = ('OPERATOR', 'ACTION')
@@ -317,7 +318,11 @@ def diff_regions(parent: str, child: str) -> RegionDiff:
     inserted child lines through the child's. Both programs must parse (TemplateError
     otherwise; callers report a template failure before locality).
     """
-    p, c = parse_regions(parent), parse_regions(child)
+    return diff_parsed(parse_regions(parent), parse_regions(child))
+
+
+def diff_parsed(p: ProgramRegions, c: ProgramRegions) -> RegionDiff:
+    """`diff_regions` on programs parsed already (parse once, diff once)."""
     ops = _opcodes(p, c)
     plines: dict[str, set[int]] = {name: set() for name in REGION_NAMES}
     clines: dict[str, set[int]] = {name: set() for name in REGION_NAMES}
@@ -378,12 +383,17 @@ def check_locality(parent: str, child: str, factor: str) -> LocalityResult:
 
     Raises ValueError for an unknown factor and TemplateError if either does not parse.
     """
+    p, c = parse_regions(parent), parse_regions(child)
+    return locality_of(diff_parsed(p, c), factor, p, c)
+
+
+def locality_of(diff: RegionDiff, factor: str, p: ProgramRegions, c: ProgramRegions
+                ) -> LocalityResult:
+    """`check_locality` from a diff computed already (`p`, `c`: its parent and child)."""
     if factor not in FACTORS:
         raise ValueError(f'Unexpected factor {factor!r}; expected one of {FACTORS}')
-    diff = diff_regions(parent, child)
     if diff.empty:
         return LocalityResult(False, 'no change', diff)
-    p, c = parse_regions(parent), parse_regions(child)
     if SCAFFOLD in diff.changed:
         _, where, text = _where(diff, SCAFFOLD, c, p)
         return LocalityResult(
@@ -415,7 +425,12 @@ class Entanglement:
 
 def classify_entanglement(parent: str, child: str) -> Entanglement:
     """Classifies the parent -> child edit; both must parse (TemplateError otherwise)."""
-    changed = diff_regions(parent, child).changed
+    return entanglement_of(diff_regions(parent, child))
+
+
+def entanglement_of(diff: RegionDiff) -> Entanglement:
+    """`classify_entanglement` from a diff computed already."""
+    changed = diff.changed
     kind: EntanglementKind
     if not changed:
         kind = 'none'

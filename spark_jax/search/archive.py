@@ -38,6 +38,7 @@ import numbers
 import random
 from typing import Any, Mapping, NamedTuple
 
+from spark_jax.config.sections import ArchiveConfig
 from spark_jax.util import rngstate
 
 __all__ = ['Cell', 'ArchiveConfig', 'Candidate', 'AddResult', 'Sample', 'IslandArchive',
@@ -46,94 +47,6 @@ __all__ = ['Cell', 'ArchiveConfig', 'Candidate', 'AddResult', 'Sample', 'IslandA
 Cell = tuple[int, ...]
 STATE_VERSION = 1
 _BUILTIN_FEATURES = ('ood_acc', 'macs', 'val_score')
-
-
-@dataclasses.dataclass(frozen=True)
-class ArchiveConfig:
-    """Settings of an `IslandArchive` (defaults: the paper's, i.e. OpenEvolve's).
-
-    Attributes:
-      num_islands: number of island populations.
-      population_size: cap on the members of each island.
-      archive_size: cap on the elite list used for exploitation.
-      feature_dimensions: descriptors binned into cells: 'ood_acc', 'macs', 'val_score'
-        or a key of `Candidate.extra`.
-      feature_bins: bins per dimension; an int for all, or a mapping dimension -> bins.
-      ood_acc_range, macs_range: fixed (low, high) for binning; None adapts to the observed
-        min/max. Values outside a fixed range fall into the end bins.
-      migration_interval: island generations between migrations.
-      migration_rate: fraction of an island's members copied at a migration (at least 1).
-      num_top_inspirations, num_diverse_inspirations: inspirations per sample.
-      exploration_ratio, exploitation_ratio: parent-selection probabilities (the rest is
-        fitness-weighted).
-      seed: seed of the archive's random generator.
-    """
-
-    num_islands: int = 5
-    population_size: int = 100
-    archive_size: int = 100
-    feature_dimensions: tuple[str, ...] = ('ood_acc', 'macs')
-    feature_bins: int | Mapping[str, int] = 10
-    ood_acc_range: tuple[float, float] | None = (0.0, 1.0)
-    macs_range: tuple[float, float] | None = None
-    migration_interval: int = 10
-    migration_rate: float = 0.1
-    num_top_inspirations: int = 5
-    num_diverse_inspirations: int = 5
-    exploration_ratio: float = 0.2
-    exploitation_ratio: float = 0.7
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, 'feature_dimensions', tuple(self.feature_dimensions))
-        if isinstance(self.feature_bins, Mapping):
-            set_(self, 'feature_bins', dict(self.feature_bins))
-        for key, minimum in (('num_islands', 1), ('population_size', 1), ('archive_size', 1),
-                             ('migration_interval', 1), ('num_top_inspirations', 0),
-                             ('num_diverse_inspirations', 0), ('seed', 0)):
-            _check_int(f'ArchiveConfig.{key}', getattr(self, key), minimum)
-        dims = self.feature_dimensions
-        if not dims or len(set(dims)) != len(dims):
-            raise ValueError(f'ArchiveConfig.feature_dimensions: must be non-empty and '
-                             f'distinct (got {dims!r})')
-        for dim in dims:
-            bins = self.feature_bins
-            _check_int(f'ArchiveConfig.feature_bins[{dim!r}]',
-                       bins.get(dim) if isinstance(bins, dict) else bins, 1)
-        for key in ('ood_acc_range', 'macs_range'):
-            value = getattr(self, key)
-            if value is not None:
-                if len(value) != 2 or not float(value[0]) < float(value[1]):
-                    raise ValueError(f'ArchiveConfig.{key}: must be None or (low, high) with '
-                                     f'low < high (got {value!r})')
-                set_(self, key, (float(value[0]), float(value[1])))
-        ratios = (self.exploration_ratio, self.exploitation_ratio)
-        if not 0.0 <= self.migration_rate <= 1.0 or min(ratios) < 0 or sum(ratios) > 1 + 1e-9:
-            raise ValueError('ArchiveConfig: migration_rate must be in [0, 1] and '
-                             'exploration_ratio/exploitation_ratio >= 0 with a sum <= 1 '
-                             f'(got {self.migration_rate!r}, {ratios})')
-
-    def bins(self, dim: str) -> int:
-        """Number of bins of descriptor `dim`."""
-        if isinstance(self.feature_bins, Mapping):
-            return self.feature_bins[dim]
-        return self.feature_bins
-
-    def feature_range(self, dim: str) -> tuple[float, float] | None:
-        """Fixed binning range of `dim`, or None for the observed min/max."""
-        return {'ood_acc': self.ood_acc_range, 'macs': self.macs_range}.get(dim)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out['feature_dimensions'] = list(self.feature_dimensions)
-        for key in ('ood_acc_range', 'macs_range'):
-            out[key] = None if out[key] is None else list(out[key])
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ArchiveConfig:
-        return cls(**dict(data))
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:

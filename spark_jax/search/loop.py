@@ -25,11 +25,11 @@ from typing import Any, Callable
 
 import yaml
 
-from spark_jax.util import rngstate
+from spark_jax.evaluation.executors import EvalJob, EvalResult
+from spark_jax.evaluation.record import Evaluation
 from spark_jax.search.archive import Candidate, IslandArchive
-from spark_jax.operator.editors import Editor, ProgramView, StepContext
-from spark_jax.search.rundb import (EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB,
-                             program_sha256)
+from spark_jax.operator.editors import Editor, ProgramView, StepContext, make_editor
+from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.config.search import SearchConfig
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
@@ -76,24 +76,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def make_editor(cfg: SearchConfig) -> Editor:
-    """The editor named by the config (offline rules, or an LLM backend)."""
-    if cfg.editor.kind == "offline":
-        from spark_jax.operator.offline import OfflineEditor
-
-        return OfflineEditor(seed=cfg.editor.seed)
-    from spark_jax.operator.editors import LLMEditor
-    from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
-
-    if cfg.editor.replay:
-        backend = ReplayBackend(cfg.editor.replay)
-    else:
-        backend = make_backend(dict(cfg.editor.llm))
-        if cfg.editor.record:
-            backend = RecordBackend(backend, cfg.editor.record)
-    return LLMEditor(backend, directive_max_chars=cfg.operator.directive_max_chars)
-
-
 def make_executor(cfg: SearchConfig):
     from spark_jax.evaluation.executors import make_executor as _make
 
@@ -117,123 +99,118 @@ class _Run:
         self.history = SearchHistory(cfg.operator.stagnation_window,
                                      cfg.operator.failure_window)
         self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
-        self.in_flight: dict[int, tuple[asyncio.Future, ProposalRecord]] = {}
+        # attempt -> (future, proposal, child program id, job)
+        self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
 
     # -- state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         return dict(archive=self.archive.to_state(), history=self.history.to_state(),
-                    operator_rng=rngstate.dump(self.operator._rng), editor=self.editor.state())
+                    operator_rng=self.operator.rng_state(), editor=self.editor.state())
 
     def restore(self, state: dict[str, Any]) -> None:
         self.archive = IslandArchive.from_state(state["archive"])
         self.history = SearchHistory.from_state(state["history"])
         self.operator.history = self.history
-        rngstate.load(self.operator._rng, state["operator_rng"])
+        self.operator.load_rng_state(state["operator_rng"])
         self.editor.load_state(state["editor"])
 
     def progress(self, stage: str) -> None:
-        attempts = self.db.attempt_count()
-        feasible = sum(1 for p in self.db.proposals() if p.status == "feasible")
+        statuses = self.db.proposal_statuses()
         best = self.archive.best()
-        self.on_progress(Progress(attempt=attempts, evaluated=self.db.evaluated_count(),
-                                  valid_rate=feasible / attempts if attempts else 0.0,
-                                  best_ood=best.ood_acc if best else None, stage=stage))
+        self.on_progress(Progress(
+            attempt=len(statuses), evaluated=self.db.evaluated_count(),
+            valid_rate=statuses.count("feasible") / len(statuses) if statuses else 0.0,
+            best_ood=best.ood_acc if best else None, stage=stage))
 
     # -- evaluation -------------------------------------------------------------------------
-    def _job(self, job_id: str, source: str, name: str):
-        from spark_jax.evaluation.executors import EvalJob
-
+    def _job(self, job_id: str, source: str, name: str) -> EvalJob:
         return EvalJob(job_id=job_id, source=source, program_name=name, task=self.cfg.task,
                        protocol=self.cfg.protocol.to_dict(), seed=self.cfg.seed,
                        timeout_s=self.cfg.executor.timeout_s,
                        memory_mb=self.cfg.executor.memory_mb)
 
+    def _add(self, program_id: str, source: str, ev: Evaluation, island: int,
+             parent_id: str | None, iteration: int) -> None:
+        self.archive.add(Candidate(id=program_id, source_sha=program_sha256(source),
+                                   ood_acc=ev.ood_score, macs=ev.macs, val_score=ev.val_score,
+                                   island=island, parent_id=parent_id, iteration=iteration))
+
     async def evaluate_seed(self) -> None:
         source = pathlib.Path(self.cfg.seed_program).read_text(encoding="utf-8")
         program_id = self.db.insert_program(source)
         self.progress("evaluating seed")
-        result = await asyncio.wrap_future(
-            self.executor.submit(self._job("seed", source, "seed")))
+        job = self._job("seed", source, "seed")
+        result = await asyncio.wrap_future(self.executor.submit(job))
         if not result.ok:
             raise SearchError(f"seed program failed to evaluate ({result.error_type}): "
                               f"{result.error}")
-        ev = result.evaluation
-        self.archive.add(Candidate(id=program_id, source_sha=program_sha256(source),
-                                   ood_acc=ev["ood_score"], macs=ev["macs"],
-                                   val_score=ev["val_score"], island=0, iteration=0))
-        self.history.seed(ev["ood_score"])
-        self.db.record_evaluation(_evaluation_record(program_id, None, self.cfg, result),
-                                  archive_state=self.state())
+        self._add(program_id, source, result.evaluation, 0, None, 0)
+        self.history.seed(result.evaluation.ood_score)
+        self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
-    def submit(self, proposal: ProposalRecord, source: str) -> None:
-        fut = asyncio.wrap_future(self.executor.submit(
-            self._job(str(proposal.attempt), source, f"attempt-{proposal.attempt}")))
-        self.in_flight[proposal.attempt] = (fut, proposal)
+    def submit(self, proposal: Proposal, program_id: str) -> None:
+        job = self._job(str(proposal.attempt), proposal.child_source,
+                        f"attempt-{proposal.attempt}")
+        fut = asyncio.wrap_future(self.executor.submit(job))
+        self.in_flight[proposal.attempt] = (fut, proposal, program_id, job)
 
     async def wait_one(self) -> None:
-        futures = {f: a for a, (f, _) in self.in_flight.items()}
+        futures = {f: a for a, (f, *_) in self.in_flight.items()}
         done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
         # Land results in attempt order for determinism when several finish together.
         for fut in sorted(done, key=lambda f: futures[f]):
-            attempt = futures[fut]
-            _, proposal = self.in_flight.pop(attempt)
-            self.land(proposal, fut.result())
+            _, proposal, program_id, job = self.in_flight.pop(futures[fut])
+            self.land(proposal, program_id, job, fut.result())
 
-    def land(self, proposal: ProposalRecord, result) -> None:
-        program_id = proposal.child_program_id
-        assert program_id is not None
+    def land(self, proposal: Proposal, program_id: str, job: EvalJob,
+             result: EvalResult) -> None:
         if result.ok:
             ev = result.evaluation
-            source = self.db.get_program(program_id)["source"]
-            self.archive.add(Candidate(
-                id=program_id, source_sha=program_sha256(source), ood_acc=ev["ood_score"],
-                macs=ev["macs"], val_score=ev["val_score"], island=proposal.island or 0,
-                parent_id=proposal.parent_id, iteration=proposal.attempt))
+            self._add(program_id, proposal.child_source, ev, proposal.island,
+                      proposal.parent_id, proposal.attempt)
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(Outcome(proposal.attempt, proposal.factor,
-                                                  "evaluated", ood_score=ev["ood_score"]))
+                                                  "evaluated", ood_score=ev.ood_score))
             self.editor.observe(proposal.factor, outcome.improved)
         else:
             self.history.record(Outcome(proposal.attempt, proposal.factor, "failed",
                                         failure_type=f"train_{result.error_type}"))
             self.editor.observe(proposal.factor, False)
-        self.db.record_evaluation(_evaluation_record(program_id, proposal.attempt, self.cfg,
-                                                     result), archive_state=self.state())
+        self.db.record_evaluation(program_id, proposal.attempt, job, result,
+                                  archive_state=self.state())
         self.progress("evaluated" if result.ok else f"evaluation failed: {result.error_type}")
 
     # -- proposals --------------------------------------------------------------------------
     def context(self, island: int) -> StepContext:
         parent, top, diverse = self.archive.sample(island)
-        view = lambda c: ProgramView(c.id, self.db.get_program(c.id)["source"],
-                                     dict(ood_score=c.ood_acc, val_score=c.val_score,
-                                          macs=c.macs))
+
+        def view(c: Candidate) -> ProgramView:
+            return ProgramView(c.id, self.db.program_source(c.id),
+                               dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs))
+
         described = self.history.signals("ACTION").describe()
         summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
         return StepContext(task=self.cfg.task, parent=view(parent),
                            top=tuple(view(c) for c in top),
                            diverse=tuple(view(c) for c in diverse),
                            recent_outcomes=self.history.recent_text(),
-                           feasibility_summary=summary)
+                           feasibility_summary=summary, island=island)
 
     async def propose(self, attempt: int) -> None:
         island = self.archive.next_island()
         ctx = self.context(island)
         self.progress(f"proposing attempt {attempt} (island {island})")
         proposal = await self.operator.step(ctx, attempt)
-        child_id = None
         with self.db.transaction():
-            if proposal.feasible:
-                child_id = self.db.insert_program(proposal.child_source, ctx.parent.id)
-            record = _proposal_record(proposal, island, child_id)
             if not proposal.feasible:
                 self.history.record(Outcome(attempt, proposal.factor, proposal.status,
                                             failure_type=proposal.failure_type))
                 self.editor.observe(proposal.factor, False)
-            self.db.record_proposal(record, [_call_record(attempt, c) for c in proposal.calls])
+            child_id = self.db.record_proposal(proposal)
             self.db.save_archive_snapshot(attempt, self.state())
         if proposal.feasible:
-            self.submit(record, proposal.child_source)
+            self.submit(proposal, child_id)
         self.progress(f"attempt {attempt}: {proposal.status}"
                       + (f" ({proposal.failure_type})" if proposal.failure_type else ""))
 
@@ -253,49 +230,19 @@ class _Run:
             await self.propose(attempts)
 
 
-def _proposal_record(p: Proposal, island: int, child_id: str | None) -> ProposalRecord:
-    feas = p.feasibility.to_dict() if p.feasibility is not None else None
-    return ProposalRecord(
-        attempt=p.attempt, status=p.status, island=island, parent_id=p.parent_id,
-        factor=p.factor, factor_source=p.factor_source, directive=p.directive,
-        child_program_id=child_id, diff=p.diff, failure_stage=p.failure_stage,
-        failure_type=p.failure_type, reason=p.reason, entanglement=p.entanglement,
-        editor=p.editor, is_llm=p.is_llm, feasibility=feas)
-
-
-def _call_record(attempt: int, c) -> LLMCallRecord:
-    return LLMCallRecord(attempt=attempt, role=c.role, backend=c.backend, model=c.model,
-                         prompt_sha256=c.prompt_sha256, prompt_tokens=c.prompt_tokens,
-                         completion_tokens=c.completion_tokens, latency_s=c.latency_s,
-                         attempts=c.attempts, is_llm=c.is_llm, ok=c.ok, error=c.error or None)
-
-
-def _evaluation_record(program_id: str, attempt: int | None, cfg: SearchConfig,
-                       result) -> EvaluationRecord:
-    ev = result.evaluation or {}
-    return EvaluationRecord(
-        program_id=program_id, status="ok" if result.ok else "error", proposal_attempt=attempt,
-        task=cfg.task, preset=cfg.protocol.name, seed=cfg.seed, ood_score=ev.get("ood_score"),
-        val_score=ev.get("val_score"), params=ev.get("params"), macs=ev.get("macs"),
-        train_seconds=ev.get("train_seconds"), compile_seconds=ev.get("compile_seconds"),
-        metrics=dict(ev, wall_seconds=result.wall_seconds, worker=result.worker) if ev else
-        dict(wall_seconds=result.wall_seconds, worker=result.worker),
-        error=None if result.ok else f"{result.error_type}: {result.error}")
-
-
 def _write_outputs(run: _Run) -> SearchResult:
     best = run.archive.best()
     if best is None:
         raise SearchError("no evaluated program in the archive")
-    source = run.db.get_program(best.id)["source"]
+    source = run.db.program_source(best.id)
     best_dir = run.run_dir / "best"
     best_dir.mkdir(exist_ok=True)
     best_path = best_dir / "best_program.py"
     tmp = best_path.with_suffix(".py.tmp")
     tmp.write_text(source, encoding="utf-8")
     tmp.replace(best_path)
-    seed_ood = next(e["ood_score"] for e in run.db.evaluations()
-                    if e["proposal_attempt"] is None and e["status"] == "ok")
+    seed_ood = next(r.evaluation.ood_score for attempt, _, r in run.db.evaluation_results()
+                    if attempt is None and r.ok)
     return SearchResult(run_dir=str(run.run_dir), attempts=run.db.attempt_count(),
                         evaluated=run.db.evaluated_count(), seed_ood=seed_ood,
                         best_ood=best.ood_acc, best_program_id=best.id, best_path=str(best_path))
@@ -333,10 +280,7 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
         from spark_jax.feasibility import checker as feasibility
         from spark_jax.feasibility.sandbox import SandboxWorker
 
-        options = feasibility.CheckOptions.from_protocol(
-            cfg.protocol, max_params=cfg.feasibility.max_params,
-            max_macs=cfg.feasibility.max_macs, timeout_s=cfg.feasibility.timeout_s,
-            memory_mb=cfg.feasibility.memory_mb)
+        options = feasibility.CheckOptions.from_config(cfg.protocol, cfg.feasibility)
         own_worker = SandboxWorker()
         # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
         # first proposal does not leave the evaluator idle.
@@ -345,7 +289,7 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
         def checker(child, parent, factor):
             return feasibility.check_program(child, parent_source=parent, factor=factor,
                                              options=options, worker=own_worker)
-    editor = make_editor(cfg)
+    editor = make_editor(cfg.editor, cfg.operator)
     executor = executor if executor is not None else make_executor(cfg)
     try:
         run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
@@ -357,7 +301,7 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
             else:
                 run.restore(snapshot[1])
                 for proposal in db.pending_evaluations():
-                    run.submit(proposal, db.get_program(proposal.child_program_id)["source"])
+                    run.submit(proposal, db.program_id(proposal.child_source))
             await run.loop()
             await editor.aclose()
             return _write_outputs(run)

@@ -1,20 +1,24 @@
-"""The run database: one SQLite file per search run (DESIGN §6, issue 5 item 3).
+"""The run database: one SQLite file per search run.
 
 Tables: `programs` (sources by normalized sha256), `proposals` (one row per attempt, every
 proposal, feasible or not), `evaluations` (one row per evaluated program; the seed's has no
-attempt), `llm_calls`, `archive_snapshots` (`IslandArchive.to_state()` JSON), `run_meta`
-(config snapshot, seed, versions, command) and `schema_version`.
+attempt), `llm_calls` (every role call of an attempt, prompt and answer included),
+`archive_snapshots` (`IslandArchive.to_state()` JSON), `run_meta` (config snapshot, seed,
+versions, command) and `schema_version`.
 
-Crash safety: WAL journal, `synchronous=FULL` (a commit is on disk when `commit` returns, also
-across power loss; kill -9 alone would be safe with NORMAL, but commits here are one per
-attempt, so FULL costs nothing that matters) and foreign keys on. A logical step commits as
-one transaction: `record_proposal(proposal, llm_calls)` and `record_evaluation(evaluation,
-archive_state)` each do; group more with `with db.transaction(): ...` (nested: savepoints).
-After a kill -9 either all of a step's rows exist or none. `pending_evaluations()` lists feasible
-proposals without an evaluation: the work a resumed run redoes. Writes refuse to duplicate:
-a second proposal for an attempt, or a second evaluation for an attempt (or for the same
-baseline program/task/preset/seed), raises `DuplicateAttemptError`. Program ids are the
-first 16 hex digits of the normalized source's sha256, so they are deterministic.
+The records are stored as they are, with no mirror types: a `Proposal` (with its
+`FeasibilityReport` and `CallRecord`s) goes in through `record_proposal` and comes back out
+of `proposals()` equal to what went in (plus `created_at`); an evaluation goes in as the
+`EvalJob` that was run and its `EvalResult` (a typed `Evaluation` when it succeeded).
+
+Crash safety: WAL journal, `synchronous=FULL` and foreign keys on. A logical step commits as
+one transaction: `record_proposal` and `record_evaluation(..., archive_state)` each do; group
+more with `with db.transaction(): ...` (nested: savepoints). After a kill -9 either all of a
+step's rows exist or none. `pending_evaluations()` lists feasible proposals without an
+evaluation: the work a resumed run redoes. Writes refuse to duplicate: a second proposal for
+an attempt, or a second evaluation for an attempt (or for the same baseline
+program/task/preset/seed), raises `DuplicateAttemptError`. Program ids are the first 16 hex
+digits of the normalized source's sha256, so they are deterministic.
 
 Nothing here takes API keys, and `set_meta` rejects mappings holding a key named like one
 (`api_key`, `authorization`, `password`, `secret`, `token`): store the environment
@@ -34,15 +38,21 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from spark_jax.evaluation.executors import EvalJob, EvalResult
+from spark_jax.feasibility.checker import FeasibilityReport
+from spark_jax.operator.editors import CallRecord
+from spark_jax.operator.step import Proposal
 from spark_jax.program import regions
 
-__all__ = ['SCHEMA_VERSION', 'RunDBError', 'DuplicateAttemptError', 'ProposalRecord',
-           'EvaluationRecord', 'LLMCallRecord', 'RunDB', 'program_sha256']
+__all__ = ['SCHEMA_VERSION', 'RunDBError', 'DuplicateAttemptError', 'RunDB', 'program_sha256']
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PROPOSAL_STATUSES = ('feasible', 'infeasible', 'failed')
-EVALUATION_STATUSES = ('ok', 'error')
 _SECRET_KEYS = {'apikey', 'authorization', 'password', 'secret', 'token', 'bearertoken'}
+_CALL_FIELDS = tuple(f.name for f in dataclasses.fields(CallRecord))
+_PROPOSAL_COLUMNS = ('attempt', 'island', 'parent_id', 'mode', 'factor', 'factor_source',
+                     'directive', 'status', 'failure_stage', 'failure_type', 'reason',
+                     'editor', 'is_llm')
 
 _SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL, created_at REAL NOT NULL);
@@ -52,28 +62,30 @@ CREATE TABLE programs (
   parent_id TEXT REFERENCES programs(id), created_at REAL NOT NULL);
 CREATE TABLE proposals (
   attempt INTEGER PRIMARY KEY CHECK (attempt >= 0), island INTEGER,
-  parent_id TEXT REFERENCES programs(id), factor TEXT, factor_source TEXT, directive TEXT,
-  child_program_id TEXT REFERENCES programs(id), diff TEXT,
-  status TEXT NOT NULL CHECK (status IN ('feasible', 'infeasible', 'failed')),
-  failure_stage TEXT, failure_type TEXT, reason TEXT, entanglement TEXT, editor TEXT,
-  is_llm INTEGER NOT NULL DEFAULT 0, feasibility_json TEXT, created_at REAL NOT NULL,
+  parent_id TEXT REFERENCES programs(id), mode TEXT, factor TEXT, factor_source TEXT,
+  directive TEXT, status TEXT NOT NULL CHECK (status IN ('feasible', 'infeasible', 'failed')),
+  failure_stage TEXT, failure_type TEXT, reason TEXT, editor TEXT,
+  is_llm INTEGER NOT NULL DEFAULT 0, child_program_id TEXT REFERENCES programs(id),
+  child_source TEXT, entanglement TEXT, diff TEXT, feasibility_json TEXT,
+  created_at REAL NOT NULL,
   CHECK (status != 'feasible' OR child_program_id IS NOT NULL));
 CREATE TABLE evaluations (
   id INTEGER PRIMARY KEY,
   proposal_attempt INTEGER UNIQUE REFERENCES proposals(attempt),
-  program_id TEXT NOT NULL REFERENCES programs(id), task TEXT, preset TEXT, seed INTEGER,
-  ood_score REAL, val_score REAL, params INTEGER, macs INTEGER, train_seconds REAL,
-  compile_seconds REAL, metrics_json TEXT,
-  status TEXT NOT NULL CHECK (status IN ('ok', 'error')), error TEXT,
-  created_at REAL NOT NULL);
+  program_id TEXT NOT NULL REFERENCES programs(id), job_id TEXT, task TEXT, preset TEXT,
+  seed INTEGER, status TEXT NOT NULL CHECK (status IN ('ok', 'error')), error_type TEXT,
+  error TEXT, worker TEXT, wall_seconds REAL, ood_score REAL, val_score REAL,
+  params INTEGER, macs INTEGER, train_seconds REAL, compile_seconds REAL,
+  evaluation_json TEXT, created_at REAL NOT NULL);
 CREATE UNIQUE INDEX evaluations_baseline ON evaluations(program_id, task, preset, seed)
   WHERE proposal_attempt IS NULL;
 CREATE TABLE llm_calls (
   id INTEGER PRIMARY KEY,
   attempt INTEGER REFERENCES proposals(attempt) DEFERRABLE INITIALLY DEFERRED,
-  role TEXT, backend TEXT, model TEXT, prompt_sha256 TEXT, prompt_tokens INTEGER,
-  completion_tokens INTEGER, latency_s REAL, attempts INTEGER, is_llm INTEGER, ok INTEGER,
-  error TEXT, created_at REAL NOT NULL);
+  role TEXT, prompt TEXT, prompt_sha256 TEXT, response TEXT, reasoning TEXT,
+  parse_outcome TEXT, backend TEXT, model TEXT, is_llm INTEGER, ok INTEGER, error TEXT,
+  prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, attempts INTEGER,
+  created_at REAL NOT NULL);
 CREATE INDEX llm_calls_attempt ON llm_calls(attempt);
 CREATE TABLE archive_snapshots (
   id INTEGER PRIMARY KEY, after_attempt INTEGER, state_json TEXT NOT NULL,
@@ -87,74 +99,6 @@ class RunDBError(RuntimeError):
 
 class DuplicateAttemptError(RunDBError):
     """A proposal or evaluation for an attempt that already has one."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ProposalRecord:
-    """One proposal attempt (every LLM/offline edit, feasible or not).
-
-    `status`: 'feasible' (passed feasibility; `child_program_id` set), 'infeasible' (a
-    program that failed a stage: `failure_stage`/`failure_type`/`reason`) or 'failed' (no
-    usable program: editor/LLM error). `feasibility` is the JSON-able report.
-    """
-
-    attempt: int
-    status: str
-    island: int | None = None
-    parent_id: str | None = None
-    factor: str | None = None
-    factor_source: str | None = None
-    directive: str | None = None
-    child_program_id: str | None = None
-    diff: str | None = None
-    failure_stage: str | None = None
-    failure_type: str | None = None
-    reason: str | None = None
-    entanglement: str | None = None
-    editor: str | None = None
-    is_llm: bool = False
-    feasibility: Mapping[str, Any] | None = None
-    created_at: float | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class EvaluationRecord:
-    """One trained-and-scored program; `proposal_attempt` None for the seed/baseline."""
-
-    program_id: str
-    status: str
-    proposal_attempt: int | None = None
-    task: str | None = None
-    preset: str | None = None
-    seed: int | None = None
-    ood_score: float | None = None
-    val_score: float | None = None
-    params: int | None = None
-    macs: int | None = None
-    train_seconds: float | None = None
-    compile_seconds: float | None = None
-    metrics: Mapping[str, Any] | None = None
-    error: str | None = None
-    created_at: float | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class LLMCallRecord:
-    """One call to an editor backend (`role`: e.g. 'asr', 'rc', 'sar')."""
-
-    attempt: int | None
-    role: str
-    backend: str | None = None
-    model: str | None = None
-    prompt_sha256: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float | None = None
-    attempts: int = 1
-    is_llm: bool = True
-    ok: bool = True
-    error: str | None = None
-    created_at: float | None = None
 
 
 def program_sha256(source: str) -> str:
@@ -312,68 +256,84 @@ class RunDB:
                           (pid, sha, source, parent_id, self._clock()))
             return pid
 
-    def record_proposal(self, proposal: ProposalRecord,
-                        llm_calls: Sequence[LLMCallRecord] = ()) -> None:
-        """Stores a proposal (and its LLM calls) atomically."""
-        if proposal.status not in PROPOSAL_STATUSES:
-            raise RunDBError(f'proposal status {proposal.status!r} not in {PROPOSAL_STATUSES}')
+    def program_id(self, source: str) -> str | None:
+        """The id of a stored program with this (normalized) source, or None."""
+        rows = self._query('SELECT id FROM programs WHERE sha256 = ?', (program_sha256(source),))
+        return rows[0][0] if rows else None
+
+    def record_proposal(self, proposal: Proposal) -> str | None:
+        """Stores a proposal, its LLM calls and (when feasible) its child program, atomically;
+        returns the child's program id (None unless feasible)."""
+        p = proposal
+        if p.status not in PROPOSAL_STATUSES:
+            raise RunDBError(f'proposal status {p.status!r} not in {PROPOSAL_STATUSES}')
+        if p.status == 'feasible' and p.child_source is None:
+            raise RunDBError(f'{self.path}: feasible attempt {p.attempt} has no child program')
         with self.transaction():
             if self._conn.execute('SELECT 1 FROM proposals WHERE attempt = ?',
-                                  (proposal.attempt,)).fetchone():
+                                  (p.attempt,)).fetchone():
                 raise DuplicateAttemptError(
-                    f'{self.path}: attempt {proposal.attempt} is already recorded')
-            p = proposal
+                    f'{self.path}: attempt {p.attempt} is already recorded')
+            child_id = (self.insert_program(p.child_source, p.parent_id)
+                        if p.status == 'feasible' else None)
+            feasibility = None if p.feasibility is None else p.feasibility.to_dict()
+            values = [getattr(p, k) for k in _PROPOSAL_COLUMNS]
+            values[_PROPOSAL_COLUMNS.index('is_llm')] = int(p.is_llm)
             self._execute(
-                'INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-                (p.attempt, p.island, p.parent_id, p.factor, p.factor_source, p.directive,
-                 p.child_program_id, p.diff, p.status, p.failure_stage, p.failure_type,
-                 p.reason, p.entanglement, p.editor, int(p.is_llm), _dumps(p.feasibility),
-                 self._now(p.created_at)))
-            self.record_llm_calls(llm_calls)
+                f'INSERT INTO proposals ({", ".join(_PROPOSAL_COLUMNS)}, child_program_id, '
+                'child_source, entanglement, diff, feasibility_json, created_at) VALUES '
+                f'({", ".join("?" * (len(_PROPOSAL_COLUMNS) + 6))})',
+                values + [child_id, p.child_source, p.entanglement, p.diff,
+                          _dumps(feasibility), self._now(p.created_at)])
+            self.record_llm_calls(p.attempt, p.calls)
+            return child_id
 
-    def record_llm_calls(self, calls: Sequence[LLMCallRecord]) -> None:
+    def record_llm_calls(self, attempt: int | None, calls: Sequence[CallRecord]) -> None:
+        """Stores role calls (prompt and answer included) under `attempt`."""
         with self.transaction():
             for c in calls:
                 self._execute(
-                    'INSERT INTO llm_calls (attempt, role, backend, model, prompt_sha256, '
-                    'prompt_tokens, completion_tokens, latency_s, attempts, is_llm, ok, '
-                    'error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-                    (c.attempt, c.role, c.backend, c.model, c.prompt_sha256, c.prompt_tokens,
-                     c.completion_tokens, c.latency_s, c.attempts, int(c.is_llm), int(c.ok),
-                     c.error, self._now(c.created_at)))
+                    f'INSERT INTO llm_calls (attempt, {", ".join(_CALL_FIELDS)}, created_at) '
+                    f'VALUES (?, {", ".join("?" * len(_CALL_FIELDS))}, ?)',
+                    [attempt] + [getattr(c, k) for k in _CALL_FIELDS] + [self._clock()])
 
-    def record_evaluation(self, evaluation: EvaluationRecord,
+    def record_evaluation(self, program_id: str, attempt: int | None, job: EvalJob,
+                          result: EvalResult,
                           archive_state: Mapping[str, Any] | None = None) -> int:
-        """Stores an evaluation (and, atomically, an archive snapshot); returns its id."""
-        e = evaluation
-        if e.status not in EVALUATION_STATUSES:
-            raise RunDBError(f'evaluation status {e.status!r} not in {EVALUATION_STATUSES}')
+        """Stores the evaluation of `program_id` (attempt None: the seed or a baseline) as
+        the job that ran and its result, and, atomically, an archive snapshot; returns the
+        row id."""
+        preset = job.protocol.get('name')
+        ev = result.evaluation
         with self.transaction():
-            if e.proposal_attempt is not None:
+            if attempt is not None:
                 row = self._conn.execute('SELECT status FROM proposals WHERE attempt = ?',
-                                         (e.proposal_attempt,)).fetchone()
+                                         (attempt,)).fetchone()
                 if row is None or row[0] != 'feasible':
-                    raise RunDBError(f'{self.path}: attempt {e.proposal_attempt} is not a '
-                                     'recorded feasible proposal')
+                    raise RunDBError(f'{self.path}: attempt {attempt} is not a recorded '
+                                     'feasible proposal')
             if self._conn.execute(
                     'SELECT 1 FROM evaluations WHERE proposal_attempt IS ? AND ('
                     'proposal_attempt IS NOT NULL OR (program_id = ? AND task IS ? AND '
                     'preset IS ? AND seed IS ?))',
-                    (e.proposal_attempt, e.program_id, e.task, e.preset, e.seed)).fetchone():
-                what = (f'attempt {e.proposal_attempt}' if e.proposal_attempt is not None
-                        else f'baseline program {e.program_id}')
+                    (attempt, program_id, job.task, preset, job.seed)).fetchone():
+                what = (f'attempt {attempt}' if attempt is not None
+                        else f'baseline program {program_id}')
                 raise DuplicateAttemptError(f'{self.path}: {what} already has an evaluation')
+            scores = [None] * 6 if ev is None else [
+                ev.ood_score, ev.val_score, ev.params, ev.macs, ev.train_seconds,
+                ev.compile_seconds]
             cursor = self._execute(
-                'INSERT INTO evaluations (proposal_attempt, program_id, task, preset, seed, '
-                'ood_score, val_score, params, macs, train_seconds, compile_seconds, '
-                'metrics_json, status, error, created_at) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-                (e.proposal_attempt, e.program_id, e.task, e.preset, e.seed, e.ood_score,
-                 e.val_score, e.params, e.macs, e.train_seconds, e.compile_seconds,
-                 _dumps(e.metrics), e.status, e.error, self._now(e.created_at)))
+                'INSERT INTO evaluations (proposal_attempt, program_id, job_id, task, preset, '
+                'seed, status, error_type, error, worker, wall_seconds, ood_score, val_score, '
+                'params, macs, train_seconds, compile_seconds, evaluation_json, created_at) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                [attempt, program_id, result.job_id, job.task, preset, job.seed,
+                 'ok' if result.ok else 'error', result.error_type,
+                 None if result.ok else result.error, result.worker, result.wall_seconds]
+                + scores + [None if ev is None else _dumps(ev.to_dict()), self._clock()])
             if archive_state is not None:
-                after = -1 if e.proposal_attempt is None else e.proposal_attempt
-                self.save_archive_snapshot(after, archive_state)
+                self.save_archive_snapshot(-1 if attempt is None else attempt, archive_state)
             return int(cursor.lastrowid)
 
     def save_archive_snapshot(self, after_attempt: int, state: Mapping[str, Any]) -> None:
@@ -395,6 +355,13 @@ class RunDB:
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self._query('SELECT value FROM run_meta WHERE key = ?', (key,))
         return default if not row else json.loads(row[0]['value'])
+
+    def program_source(self, program_id: str) -> str:
+        """The source of a stored program; RunDBError if there is none."""
+        rows = self._query('SELECT source FROM programs WHERE id = ?', (program_id,))
+        if not rows:
+            raise RunDBError(f'{self.path}: no program {program_id!r}')
+        return rows[0][0]
 
     def get_program(self, program_id: str) -> dict[str, Any] | None:
         rows = self._query('SELECT * FROM programs WHERE id = ?', (program_id,))
@@ -424,7 +391,7 @@ class RunDB:
             sql += ' AND proposal_attempt IS NOT NULL'
         return self._query(sql)[0][0]
 
-    def pending_evaluations(self) -> list[ProposalRecord]:
+    def pending_evaluations(self) -> list[Proposal]:
         """Feasible proposals without an evaluation (to redo on resume), by attempt."""
         rows = self._query(
             "SELECT p.* FROM proposals p LEFT JOIN evaluations e "
@@ -432,9 +399,26 @@ class RunDB:
             'ORDER BY p.attempt')
         return [self._proposal(r) for r in rows]
 
-    def proposals(self) -> list[ProposalRecord]:
+    def proposals(self) -> list[Proposal]:
+        """Every stored proposal, by attempt, as it was recorded."""
         return [self._proposal(r) for r in self._query('SELECT * FROM proposals '
                                                        'ORDER BY attempt')]
+
+    def proposal_statuses(self) -> list[str]:
+        """The status of every attempt, by attempt (cheap: no records built)."""
+        return [r[0] for r in self._query('SELECT status FROM proposals ORDER BY attempt')]
+
+    def evaluation_results(self) -> list[tuple[int | None, str, EvalResult]]:
+        """(attempt, program id, result) of every stored evaluation, in storage order."""
+        rows = self._query('SELECT * FROM evaluations ORDER BY id')
+        out = []
+        for r in rows:
+            data = json.loads(r['evaluation_json']) if r['evaluation_json'] else None
+            out.append((r['proposal_attempt'], r['program_id'], EvalResult(
+                job_id=r['job_id'], ok=r['status'] == 'ok', evaluation=data,
+                error_type=r['error_type'], error=r['error'] or '', worker=r['worker'],
+                wall_seconds=r['wall_seconds'])))
+        return out
 
     def evaluations(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self._query('SELECT * FROM evaluations ORDER BY id')]
@@ -482,10 +466,17 @@ class RunDB:
             except sqlite3.DatabaseError as exc:
                 raise RunDBError(f'run database {self.path}: {exc}') from exc
 
-    @staticmethod
-    def _proposal(row: sqlite3.Row) -> ProposalRecord:
-        data = dict(row)
-        feasibility = data.pop('feasibility_json')
-        data['is_llm'] = bool(data['is_llm'])
-        data['feasibility'] = None if feasibility is None else json.loads(feasibility)
-        return ProposalRecord(**data)
+    def _proposal(self, row: sqlite3.Row) -> Proposal:
+        calls = tuple(CallRecord(**{k: c[k] for k in _CALL_FIELDS}) for c in self._query(
+            f'SELECT {", ".join(_CALL_FIELDS)} FROM llm_calls WHERE attempt = ? ORDER BY id',
+            (row['attempt'],)))
+        calls = tuple(dataclasses.replace(c, is_llm=bool(c.is_llm), ok=bool(c.ok))
+                      for c in calls)
+        feasibility = row['feasibility_json']
+        values = {k: row[k] for k in _PROPOSAL_COLUMNS}
+        values['is_llm'] = bool(values['is_llm'])
+        return Proposal(
+            **values, child_source=row['child_source'], calls=calls,
+            feasibility=(None if feasibility is None
+                         else FeasibilityReport.from_dict(json.loads(feasibility))),
+            created_at=row['created_at'])

@@ -1,0 +1,376 @@
+"""The search config's section records: one frozen, validated record per YAML section.
+
+Each record is handed whole to the stage that consumes it: `ArchiveConfig` to
+`search.archive.IslandArchive`, `OperatorConfig` to `operator.step.SparkOperator`,
+`EditorConfig` to `operator.editors.make_editor`, `ExecutorConfig` to
+`evaluation.executors.make_executor`, `FeasibilityConfig` to
+`feasibility.checker.CheckOptions.from_config`, `CascadeConfig` to the evaluation job.
+Bad values raise `ConfigError` (a ValueError) naming the key. Pure Python: importing this
+module imports no stage code.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Any, Mapping
+
+from spark_jax.config.protocol import ConfigError
+
+__all__ = ['ArchiveConfig', 'CascadeConfig', 'CommandLLMConfig', 'EditorConfig',
+           'ExecutorConfig', 'FACTOR_CHOICES', 'FeasibilityConfig', 'LLM_CONFIGS', 'MODES',
+           'OpenAILLMConfig', 'OperatorConfig', 'OperatorConfigError', 'EDITOR_KINDS',
+           'EXECUTOR_KINDS', 'llm_config_from_dict']
+
+FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
+MODES = ("spark", "rewrite")
+EDITOR_KINDS = ("offline", "llm")
+EXECUTOR_KINDS = ("local", "ray")
+
+
+def _check_number(path: str, value: Any, *, minimum: float | None = None,
+                  positive: bool = False, optional: bool = False, integer: bool = False) -> None:
+    """Raises ConfigError unless `value` is a number (an int if `integer`) in range."""
+    if value is None and optional:
+        return
+    kind = numbers.Integral if integer else numbers.Real
+    what = "an integer" if integer else "a number"
+    if not isinstance(value, kind) or isinstance(value, bool) or (
+            not integer and not math.isfinite(value)):
+        raise ConfigError(f"{path}: must be {what}{' or null' if optional else ''} "
+                          f"(got {value!r})")
+    if positive and not value > 0:
+        raise ConfigError(f"{path}: must be > 0 (got {value!r})")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{path}: must be >= {minimum} (got {value!r})")
+
+
+@dataclasses.dataclass(frozen=True)
+class ArchiveConfig:
+    """Settings of an `IslandArchive` (defaults: the paper's, i.e. OpenEvolve's).
+
+    Attributes:
+      num_islands: number of island populations.
+      population_size: cap on the members of each island.
+      archive_size: cap on the elite list used for exploitation.
+      feature_dimensions: descriptors binned into cells: 'ood_acc', 'macs', 'val_score'
+        or a key of `Candidate.extra`.
+      feature_bins: bins per dimension; an int for all, or a mapping dimension -> bins.
+      ood_acc_range, macs_range: fixed (low, high) for binning; None adapts to the observed
+        min/max. Values outside a fixed range fall into the end bins.
+      migration_interval: island generations between migrations.
+      migration_rate: fraction of an island's members copied at a migration (at least 1).
+      num_top_inspirations, num_diverse_inspirations: inspirations per sample.
+      exploration_ratio, exploitation_ratio: parent-selection probabilities (the rest is
+        fitness-weighted).
+      seed: seed of the archive's random generator (derived from the search's top-level
+        seed).
+    """
+
+    num_islands: int = 5
+    population_size: int = 100
+    archive_size: int = 100
+    feature_dimensions: tuple[str, ...] = ('ood_acc', 'macs')
+    feature_bins: int | Mapping[str, int] = 10
+    ood_acc_range: tuple[float, float] | None = (0.0, 1.0)
+    macs_range: tuple[float, float] | None = None
+    migration_interval: int = 10
+    migration_rate: float = 0.1
+    num_top_inspirations: int = 5
+    num_diverse_inspirations: int = 5
+    exploration_ratio: float = 0.2
+    exploitation_ratio: float = 0.7
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, 'feature_dimensions', tuple(self.feature_dimensions))
+        if isinstance(self.feature_bins, Mapping):
+            set_(self, 'feature_bins', dict(self.feature_bins))
+        for key, minimum in (('num_islands', 1), ('population_size', 1), ('archive_size', 1),
+                             ('migration_interval', 1), ('num_top_inspirations', 0),
+                             ('num_diverse_inspirations', 0), ('seed', 0)):
+            _check_int(f'ArchiveConfig.{key}', getattr(self, key), minimum)
+        dims = self.feature_dimensions
+        if not dims or len(set(dims)) != len(dims):
+            raise ValueError(f'ArchiveConfig.feature_dimensions: must be non-empty and '
+                             f'distinct (got {dims!r})')
+        for dim in dims:
+            bins = self.feature_bins
+            _check_int(f'ArchiveConfig.feature_bins[{dim!r}]',
+                       bins.get(dim) if isinstance(bins, dict) else bins, 1)
+        for key in ('ood_acc_range', 'macs_range'):
+            value = getattr(self, key)
+            if value is not None:
+                if len(value) != 2 or not float(value[0]) < float(value[1]):
+                    raise ValueError(f'ArchiveConfig.{key}: must be None or (low, high) with '
+                                     f'low < high (got {value!r})')
+                set_(self, key, (float(value[0]), float(value[1])))
+        ratios = (self.exploration_ratio, self.exploitation_ratio)
+        if not 0.0 <= self.migration_rate <= 1.0 or min(ratios) < 0 or sum(ratios) > 1 + 1e-9:
+            raise ValueError('ArchiveConfig: migration_rate must be in [0, 1] and '
+                             'exploration_ratio/exploitation_ratio >= 0 with a sum <= 1 '
+                             f'(got {self.migration_rate!r}, {ratios})')
+
+    def bins(self, dim: str) -> int:
+        """Number of bins of descriptor `dim`."""
+        if isinstance(self.feature_bins, Mapping):
+            return self.feature_bins[dim]
+        return self.feature_bins
+
+    def feature_range(self, dim: str) -> tuple[float, float] | None:
+        """Fixed binning range of `dim`, or None for the observed min/max."""
+        return {'ood_acc': self.ood_acc_range, 'macs': self.macs_range}.get(dim)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out['feature_dimensions'] = list(self.feature_dimensions)
+        for key in ('ood_acc_range', 'macs_range'):
+            out[key] = None if out[key] is None else list(out[key])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ArchiveConfig:
+        return cls(**dict(data))
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f'{name}: must be an integer >= {minimum} (got {value!r})')
+
+
+class OperatorConfigError(ConfigError):
+    """Bad operator configuration; the message names the key."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OperatorConfig:
+    """The SPARK operator and its ablations.
+
+    Attributes:
+      mode: 'spark' (factor-scoped) or 'rewrite' (holistic baseline, no factor).
+      factor_choice: 'asr' (router), 'random', or a fixed 'OPERATOR' / 'ACTION'.
+      use_rc: ask RC for a directive (False: SAR gets no directive).
+      asr_retries: R_asr, router attempts before falling back to ACTION.
+      stagnation_window: k; failure_window: k' (RC signals).
+      directive_max_chars: RC sanitization cap.
+      seed: RNG seed of random factor choice (derived from the search's top-level seed).
+    """
+
+    mode: str = "spark"
+    factor_choice: str = "asr"
+    use_rc: bool = True
+    asr_retries: int = 3
+    stagnation_window: int = 3
+    failure_window: int = 10
+    directive_max_chars: int = 600
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise OperatorConfigError(f"operator.mode: must be one of {MODES} (got {self.mode!r})")
+        if self.factor_choice not in FACTOR_CHOICES:
+            raise OperatorConfigError(f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
+                                      f"(got {self.factor_choice!r})")
+        for key in ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars"):
+            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
+                raise OperatorConfigError(f"operator.{key}: must be an integer >= 1 "
+                                          f"(got {getattr(self, key)!r})")
+
+    @property
+    def variant(self) -> str:
+        """The paper's name for this configuration."""
+        if self.mode == "rewrite":
+            return "Global Rewrite"
+        scope = {"asr": "ASR", "random": "Random-Scope", "OPERATOR": "Fixed-OP",
+                 "ACTION": "Fixed-ACT"}[self.factor_choice]
+        if self.factor_choice == "asr":
+            return "SPARK (ASR+RC+SAR)" if self.use_rc else "ASR+SAR"
+        return f"{scope} RC+SAR" if self.use_rc else f"{scope} SAR"
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenAILLMConfig:
+    """An OpenAI-compatible `/v1/chat/completions` endpoint (vLLM, Ollama, llama.cpp, ...).
+
+    The API key is read from the environment variable `api_key_env` (never stored); null
+    means no authentication. `temperature` 0.7 as the paper; `max_tokens` null: no cap.
+    """
+
+    kind: str = "openai"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.7
+    max_tokens: int | None = 4096
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    extra_body: Mapping[str, Any] | None = None
+    max_response_retries: int = 2
+
+    def __post_init__(self) -> None:
+        for key in ("base_url", "model"):
+            if not isinstance(getattr(self, key), str) or not getattr(self, key):
+                raise ConfigError(f"{key}: required for an 'openai' backend "
+                                  f"(got {getattr(self, key)!r})")
+        if self.api_key_env is not None and not isinstance(self.api_key_env, str):
+            raise ConfigError(f"api_key_env: must be an environment variable name or null "
+                              f"(got {self.api_key_env!r})")
+        _check_number("temperature", self.temperature, minimum=0.0)
+        _check_number("max_tokens", self.max_tokens, minimum=1, optional=True, integer=True)
+        _check_number("timeout_s", self.timeout_s, positive=True)
+        _check_number("max_retries", self.max_retries, minimum=0, integer=True)
+        _check_number("max_response_retries", self.max_response_retries, minimum=0,
+                      integer=True)
+        _check_number("backoff_base_s", self.backoff_base_s, minimum=0.0)
+        _check_number("backoff_max_s", self.backoff_max_s, minimum=0.0)
+        if self.extra_body is not None and not isinstance(self.extra_body, Mapping):
+            raise ConfigError(f"extra_body: must be a mapping (got {self.extra_body!r})")
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandLLMConfig:
+    """A shell command that reads the prompt on stdin and answers on stdout."""
+
+    kind: str = "command"
+    command: str | tuple[str, ...] = ""
+    timeout_s: float = 600.0
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.command, (list, tuple)):
+            object.__setattr__(self, "command", tuple(str(c) for c in self.command))
+        if not self.command or not isinstance(self.command, (str, tuple)):
+            raise ConfigError(f"command: required for a 'command' backend "
+                              f"(got {self.command!r})")
+        _check_number("timeout_s", self.timeout_s, positive=True)
+
+
+LLM_CONFIGS: Mapping[str, type] = {"openai": OpenAILLMConfig, "command": CommandLLMConfig}
+
+
+def llm_config_from_dict(values: Any, path: str) -> OpenAILLMConfig | CommandLLMConfig:
+    """The typed backend record of a YAML `llm` mapping; errors name `path`.KEY."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{path}: expected a mapping with a 'kind' (got {values!r})")
+    kind = values.get("kind")
+    cls = LLM_CONFIGS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ConfigError(f"{path}.kind: must be one of {tuple(LLM_CONFIGS)} (got {kind!r})")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}"
+                          f"; known keys for kind {kind!r}: {', '.join(sorted(names))}")
+    try:
+        return cls(**dict(values))
+    except ConfigError as e:
+        raise ConfigError(f"{path}.{e}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class EditorConfig:
+    """Who plays the three roles: 'offline' (rules, not an LLM) or 'llm'.
+
+    Attributes:
+      kind: 'offline' or 'llm'.
+      llm: the backend record (`OpenAILLMConfig` or `CommandLLMConfig`) of an 'llm' editor.
+      record: wrap the backend in a cassette recorder writing this JSONL file.
+      replay: replay this cassette instead of calling any LLM.
+      seed: RNG seed of the offline editor (derived from the search's top-level seed).
+    """
+
+    kind: str = "offline"
+    llm: OpenAILLMConfig | CommandLLMConfig | None = None
+    record: str | None = None
+    replay: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in EDITOR_KINDS:
+            raise ConfigError(f"kind: must be one of {EDITOR_KINDS} (got {self.kind!r})")
+        if self.kind == "llm" and self.llm is None and self.replay is None:
+            raise ConfigError("llm: an 'llm' editor needs a backend config "
+                              "(or editor.replay: a cassette)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExecutorConfig:
+    """Where candidates train: 'local' worker processes or 'ray'.
+
+    Attributes:
+      in_flight: evaluations running while the next proposals are made (1 = the paper's
+        strictly sequential loop).
+      num_workers: local worker processes. devices: GPU ids to pin them to (round-robin).
+      timeout_s, memory_mb: per-evaluation wall-clock and host-memory limits (null: none).
+      address, num_gpus_per_job, num_cpus_per_job: Ray's cluster and per-task resources.
+    """
+
+    kind: str = "local"
+    num_workers: int = 1
+    in_flight: int = 1
+    timeout_s: float | None = None
+    memory_mb: int | None = None
+    devices: tuple[str, ...] | None = None
+    address: str | None = None
+    num_gpus_per_job: float = 0.0
+    num_cpus_per_job: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTOR_KINDS:
+            raise ConfigError(f"kind: must be one of {EXECUTOR_KINDS} (got {self.kind!r})")
+        _check_number("num_workers", self.num_workers, minimum=1, integer=True)
+        _check_number("in_flight", self.in_flight, minimum=1, integer=True)
+        _check_number("timeout_s", self.timeout_s, positive=True, optional=True)
+        _check_number("memory_mb", self.memory_mb, minimum=1, optional=True, integer=True)
+        _check_number("num_gpus_per_job", self.num_gpus_per_job, minimum=0.0)
+        _check_number("num_cpus_per_job", self.num_cpus_per_job, minimum=0.0)
+        if self.devices is not None:
+            if isinstance(self.devices, (str, bytes)) or not isinstance(self.devices,
+                                                                         (list, tuple)):
+                raise ConfigError(f"devices: must be a list of device ids (got "
+                                  f"{self.devices!r})")
+            object.__setattr__(self, "devices", tuple(str(d) for d in self.devices))
+
+
+@dataclasses.dataclass(frozen=True)
+class FeasibilityConfig:
+    """Feasibility limits: optional parameter/MACs caps (the `budget` stage), and the
+    sandbox's wall clock and memory allowance per check."""
+
+    max_params: int | None = None
+    max_macs: int | None = None
+    timeout_s: float = 60.0
+    memory_mb: int = 2048
+
+    def __post_init__(self) -> None:
+        _check_number("max_params", self.max_params, minimum=0, optional=True, integer=True)
+        _check_number("max_macs", self.max_macs, minimum=0, optional=True, integer=True)
+        _check_number("timeout_s", self.timeout_s, positive=True)
+        _check_number("memory_mb", self.memory_mb, minimum=1, integer=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class CascadeConfig:
+    """Cascade evaluation: a first training stage of `fraction` of the protocol's steps; a
+    candidate whose best validation score by then is below `threshold` is not promoted to
+    the rest of the training (it is scored on the OOD set as it stands). Scores lie in
+    [0, 1], so the default threshold (the paper's -100) promotes every candidate and the
+    stage boundary is only recorded. Each evaluation stores its stage score and whether it
+    was promoted."""
+
+    threshold: float = -100.0
+    fraction: float = 0.25
+
+    def __post_init__(self) -> None:
+        _check_number("threshold", self.threshold)
+        _check_number("fraction", self.fraction, positive=True)
+        if not self.fraction <= 1.0:
+            raise ConfigError(f"fraction: must be in (0, 1] (got {self.fraction!r})")
+
+    @property
+    def active(self) -> bool:
+        """Whether the first stage can reject anything."""
+        return self.threshold > 0.0

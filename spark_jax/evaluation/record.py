@@ -1,0 +1,79 @@
+"""The evaluation record: what training and scoring one processor on one task measured.
+
+Pure data (no JAX import), so executors, the run database and reports can share it across
+process boundaries: `Evaluation.to_dict()` crosses a pipe or a Ray task, `from_dict` rebuilds
+it on the other side.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+__all__ = ['Evaluation']
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """The measured outcome of training one processor on one task.
+
+    Attributes:
+      task, preset, seed: what was run.
+      program: program name; program_sha256: hash of its normalized source.
+      ood_score: `clrs.evaluate(...)['score']` of the best-validation parameters on the OOD set.
+      val_score: best validation score; best_step: the step it was reached at.
+      params: processor parameters; model_params: all parameters (encoders/decoders too).
+      macs: contraction MACs of one processor step on the reference input (see `macs`),
+        batch 1, `macs_nodes` nodes, width `hidden_size`.
+      train_seconds: wall time of the optimizer steps (compilation excluded).
+      compile_seconds: ahead-of-time compilation of all train/predict executables.
+      init_seconds: parameter initialization.
+      steps, final_loss: training length and last loss; steps_per_second: steps / train time.
+      peak_rss_mb: peak resident memory of this process (host; includes data), if known.
+      device_peak_mb: peak device memory, where the backend reports it.
+      n_devices: devices the batch was sharded over.
+      cascade_steps: steps of the cascade's first stage (None: no cascade).
+      cascade_val_score: best validation score within the first stage.
+      cascade_promoted: whether the candidate went on to the full training (None: no
+        cascade); a candidate not promoted was scored after the first stage.
+    """
+
+    task: str
+    preset: str
+    seed: int
+    program: str
+    program_sha256: str
+    ood_score: float
+    val_score: float
+    best_step: int
+    params: int
+    model_params: int
+    macs: int
+    macs_nodes: int
+    train_seconds: float
+    compile_seconds: float
+    init_seconds: float
+    steps: int
+    final_loss: float
+    steps_per_second: float
+    peak_rss_mb: float | None
+    device_peak_mb: float | None
+    n_devices: int
+    cascade_steps: int | None = None
+    cascade_val_score: float | None = None
+    cascade_promoted: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-safe once numpy scalars are converted)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Evaluation:
+        """The record back from `to_dict()` (e.g. after a process or database boundary);
+        raises ValueError naming missing or unknown fields."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        required = {f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING}
+        missing, unknown = sorted(required - set(data)), sorted(set(data) - names)
+        if missing or unknown:
+            raise ValueError(f'not an Evaluation: missing {missing}, unknown {unknown}')
+        return cls(**dict(data))
