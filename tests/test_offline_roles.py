@@ -12,6 +12,7 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.program import regions
+from spark_jax.program import locality
 from spark_jax.feasibility import policy as safety
 from spark_jax.operator.editors import ProgramView, StepContext
 from spark_jax.operator.llm.parsing import sanitize_directive
@@ -131,7 +132,7 @@ def test_editor_never_repeats_on_a_parent_until_exhausted(seed):
             assert edit.factor == factor and edit.is_llm is False
             assert edit.editor == EDITOR_NAME
             assert edit.magnitude == get_transform(edit.transform).magnitude
-            assert regions.check_locality(source, edit.source, factor).ok
+            assert locality.check_locality(source, edit.source, factor).ok
             seen.append(edit.transform)
         assert len(seen) == len(set(seen)) and set(seen) == expected
         assert editor.tried(source) >= expected
@@ -183,8 +184,8 @@ def test_chained_random_edits_stay_local_and_load(seed):
     for step in range(5):
         factor = regions.FACTORS[step % 2]
         edit = editor.edit(source, factor, rng=rng)
-        locality = regions.check_locality(source, edit.source, factor)
-        assert locality.ok, (applied, edit.transform, locality.reason)
+        verdict = locality.check_locality(source, edit.source, factor)
+        assert verdict.ok, (applied, edit.transform, verdict.reason)
         assert safety.check_source_safety(edit.source).ok
         source = edit.source
         applied.append(edit.transform)
@@ -218,8 +219,8 @@ def test_offline_editor_plays_the_three_roles():
     route, direct, edit, rewrite = asyncio.run(step())
     assert route.value in regions.FACTORS
     assert 'stagnating' in direct.value and direct.call.model == 'rules:large'
-    assert regions.check_locality(SOURCES['pgn'], edit.value, route.value).ok
-    assert regions.classify_entanglement(SOURCES['pgn'], rewrite.value).kind == 'entangled'
+    assert locality.check_locality(SOURCES['pgn'], edit.value, route.value).ok
+    assert locality.classify_entanglement(SOURCES['pgn'], rewrite.value).kind == 'entangled'
     for out in (route, direct, edit, rewrite):
         assert out.call.is_llm is False and out.call.backend == EDITOR_NAME and out.call.ok
     assert edit.call.model.startswith('catalogue:')

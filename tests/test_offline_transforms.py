@@ -27,6 +27,7 @@ from spark_jax.evaluation import data
 from spark_jax.evaluation import evaluate
 from spark_jax import program as program_lib
 from spark_jax.program import regions
+from spark_jax.program import locality
 from spark_jax.feasibility import policy as safety
 from spark_jax.config.protocol import get_preset
 from spark_jax.operator.offline import cst_util
@@ -174,8 +175,8 @@ def test_transform_is_scoped_safe_and_deterministic(name, seed):
     t = get_transform(name)
     out = child(name, seed)
     regions.parse_regions(out)
-    locality = regions.check_locality(SOURCES[seed], out, t.factor)
-    assert locality.ok, locality.reason
+    verdict = locality.check_locality(SOURCES[seed], out, t.factor)
+    assert verdict.ok, verdict.reason
     other = 'ACTION' if t.factor == 'OPERATOR' else 'OPERATOR'
     assert regions.parse_regions(out).body(other) == regions.parse_regions(
         SOURCES[seed]).body(other)
@@ -263,7 +264,7 @@ def test_clrs_subset_trains():
     source = SOURCES['triplet_gmpnn']
     for name in CLRS_SUBSET:
         parent, source = source, get_transform(name).apply(source, random.Random(0))
-        assert regions.check_locality(parent, source, get_transform(name).factor).ok
+        assert locality.check_locality(parent, source, get_transform(name).factor).ok
     _assert_learns(clrs_losses(source))
 
 

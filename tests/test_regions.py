@@ -8,6 +8,8 @@ import textwrap
 import pytest
 
 from spark_jax.program import regions
+
+from spark_jax.program import locality
 from spark_jax.program.regions import TemplateError
 
 SEED = textwrap.dedent('''\
@@ -133,10 +135,10 @@ def test_normalize():
 
 def test_crlf_and_trailing_whitespace_is_no_change():
     child = SEED.replace('\n', '  \r\n').rstrip('\r\n')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.empty and diff.unified == ''
-    assert regions.classify_entanglement(SEED, child).kind == 'none'
-    result = regions.check_locality(SEED, child, 'ACTION')
+    assert locality.classify_entanglement(SEED, child).kind == 'none'
+    result = locality.check_locality(SEED, child, 'ACTION')
     assert not result.ok and result.reason == 'no change'
 
 
@@ -144,15 +146,15 @@ def test_crlf_and_trailing_whitespace_is_no_change():
 
 def test_operator_only_edit():
     child = edit(SEED, 'nn.Dense(self.out_size)', 'nn.Dense(2 * self.out_size)')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'OPERATOR'}
     assert diff.parent_lines['OPERATOR'] == (OP_BODY,)
     assert diff.child_lines['OPERATOR'] == (OP_BODY,)
     assert '-        self.m = nn.Dense(self.out_size)' in diff.unified
     assert '+        self.m = nn.Dense(2 * self.out_size)' in diff.unified
     assert diff.unified.startswith('--- parent\n+++ child\n@@ ')
-    assert regions.check_locality(SEED, child, 'OPERATOR').ok
-    bad = regions.check_locality(SEED, child, 'ACTION')
+    assert locality.check_locality(SEED, child, 'OPERATOR').ok
+    bad = locality.check_locality(SEED, child, 'ACTION')
     assert not bad.ok
     assert bad.reason == f'ACTION edit changed 1 line(s) in OPERATOR (child line {OP_BODY})'
 
@@ -161,10 +163,10 @@ def test_action_only_edit_multiline():
     child = edit(SEED, '        return self.m(z), None\n',
                  '        z = self.m(z)\n            z = jax.nn.relu(z)\n'
                  '        return z, None\n')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'ACTION'}
-    assert regions.check_locality(SEED, child, 'ACTION').ok
-    bad = regions.check_locality(SEED, child, 'OPERATOR')
+    assert locality.check_locality(SEED, child, 'ACTION').ok
+    bad = locality.check_locality(SEED, child, 'OPERATOR')
     assert not bad.ok and 'in ACTION' in bad.reason
     assert f'child lines {ACT_RET}-{ACT_RET + 2}' in bad.reason
 
@@ -172,9 +174,9 @@ def test_action_only_edit_multiline():
 def test_both_regions_edited():
     child = edit(SEED, 'nn.Dense(self.out_size)', 'nn.Dense(self.out_size, use_bias=False)')
     child = edit(child, 'axis=-1', 'axis=2')
-    assert regions.diff_regions(SEED, child).changed == {'OPERATOR', 'ACTION'}
+    assert locality.diff_regions(SEED, child).changed == {'OPERATOR', 'ACTION'}
     for factor, other in (('OPERATOR', 'ACTION'), ('ACTION', 'OPERATOR')):
-        result = regions.check_locality(SEED, child, factor)
+        result = locality.check_locality(SEED, child, factor)
         assert not result.ok and f'in {other}' in result.reason
 
 
@@ -182,15 +184,15 @@ def test_unified_matches_difflib_on_a_simple_edit():
     child = edit(SEED, 'axis=-1', 'axis=1')
     expected = ''.join(difflib.unified_diff(
         SEED.splitlines(True), child.splitlines(True), 'parent', 'child'))
-    assert regions.diff_regions(SEED, child).unified == expected
+    assert locality.diff_regions(SEED, child).unified == expected
 
 
 def test_deletion_inside_region_reports_parent_lines():
     child = edit(SEED, '        z = jnp.concatenate([node_fts, hidden], axis=-1)\n', '')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'ACTION'}
     assert diff.parent_lines['ACTION'] == (ACT_Z,) and diff.child_lines['ACTION'] == ()
-    result = regions.check_locality(SEED, child, 'OPERATOR')
+    result = locality.check_locality(SEED, child, 'OPERATOR')
     assert result.reason == f'OPERATOR edit changed 1 line(s) in ACTION (parent line {ACT_Z})'
 
 
@@ -203,66 +205,66 @@ def test_deletion_inside_region_reports_parent_lines():
 ])
 def test_scaffolding_edits(old, new):
     child = edit(SEED, old, new)
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'SCAFFOLD'}
     for factor in regions.FACTORS:
-        result = regions.check_locality(SEED, child, factor)
+        result = locality.check_locality(SEED, child, factor)
         assert not result.ok and 'scaffolding' in result.reason
-    assert regions.classify_entanglement(SEED, child).kind == 'scaffold'
+    assert locality.classify_entanglement(SEED, child).kind == 'scaffold'
 
 
 def test_scaffolding_reason_names_line_and_text():
     child = insert_after(SEED, 2, 'import os')
-    result = regions.check_locality(SEED, child, 'ACTION')
+    result = locality.check_locality(SEED, child, 'ACTION')
     assert result.reason == "ACTION edit changed scaffolding at child line 3 ('import os')"
 
 
 def test_insertion_right_after_begin_is_inside():
     child = insert_after(SEED, OP_BEGIN, '        self.n = nn.Dense(self.out_size)')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'OPERATOR'}
     assert diff.child_lines['OPERATOR'] == (OP_BEGIN + 1,)
-    assert regions.check_locality(SEED, child, 'OPERATOR').ok
+    assert locality.check_locality(SEED, child, 'OPERATOR').ok
 
 
 def test_insertion_right_before_end_is_inside():
     child = insert_after(SEED, ACT_RET, '        # unreachable')
-    assert regions.diff_regions(SEED, child).changed == {'ACTION'}
+    assert locality.diff_regions(SEED, child).changed == {'ACTION'}
 
 
 def test_insertion_right_before_begin_is_scaffolding():
     child = insert_after(SEED, OP_BEGIN - 1, '        self.n = nn.Dense(self.out_size)')
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert diff.changed == {'SCAFFOLD'}
     assert diff.child_lines['SCAFFOLD'] == (OP_BEGIN,)
-    assert not regions.check_locality(SEED, child, 'OPERATOR').ok
+    assert not locality.check_locality(SEED, child, 'OPERATOR').ok
 
 
 def test_insertion_right_after_end_is_scaffolding():
     child = insert_after(SEED, ACT_END, '        pass')
-    assert regions.diff_regions(SEED, child).changed == {'SCAFFOLD'}
+    assert locality.diff_regions(SEED, child).changed == {'SCAFFOLD'}
 
 
 def test_insert_equal_line_next_to_region_border_stays_in_region():
     # The inserted blank line equals the scaffold line just after END: anchoring on the
     # tag lines keeps it in OPERATOR.
     child = insert_after(SEED, OP_BODY, '')
-    assert regions.diff_regions(SEED, child).changed == {'OPERATOR'}
+    assert locality.diff_regions(SEED, child).changed == {'OPERATOR'}
 
 
 def test_tag_line_moved_is_scaffolding():
     lines = SEED.split('\n')
     lines[OP_BODY - 1], lines[OP_END - 1] = lines[OP_END - 1], lines[OP_BODY - 1]
     child = '\n'.join(lines)  # END OPERATOR moved above the body.
-    diff = regions.diff_regions(SEED, child)
+    diff = locality.diff_regions(SEED, child)
     assert 'SCAFFOLD' in diff.changed
-    assert not regions.check_locality(SEED, child, 'OPERATOR').ok
-    assert regions.classify_entanglement(SEED, child).kind == 'scaffold'
+    assert not locality.check_locality(SEED, child, 'OPERATOR').ok
+    assert locality.classify_entanglement(SEED, child).kind == 'scaffold'
 
 
 def test_tag_line_reindented_is_scaffolding():
     child = edit(SEED, '        # SPARK:BEGIN ACTION', '    # SPARK:BEGIN ACTION')
-    assert regions.diff_regions(SEED, child).changed == {'SCAFFOLD'}
+    assert locality.diff_regions(SEED, child).changed == {'SCAFFOLD'}
 
 
 def test_body_moved_across_regions_is_not_scaffolding():
@@ -270,18 +272,18 @@ def test_body_moved_across_regions_is_not_scaffolding():
     body = '        self.m = nn.Dense(self.out_size)\n'
     child = edit(SEED, body, '')
     child = edit(child, '        # SPARK:END ACTION', body + '        # SPARK:END ACTION')
-    assert regions.diff_regions(SEED, child).changed == {'OPERATOR', 'ACTION'}
+    assert locality.diff_regions(SEED, child).changed == {'OPERATOR', 'ACTION'}
 
 
 def test_child_template_error_propagates():
     child = edit(SEED, '        # SPARK:END ACTION\n', '')
     with pytest.raises(TemplateError, match='missing tag'):
-        regions.check_locality(SEED, child, 'ACTION')
+        locality.check_locality(SEED, child, 'ACTION')
 
 
 def test_unknown_factor():
     with pytest.raises(ValueError, match='Unexpected factor'):
-        regions.check_locality(SEED, SEED, 'SCAFFOLD')
+        locality.check_locality(SEED, SEED, 'SCAFFOLD')
 
 
 # Entanglement, on a table of (parent, child) -> kind.
@@ -306,7 +308,7 @@ _SCAF_AND_REGIONS = edit(_BOTH, 'use_ln: bool = False', 'use_ln: bool = True')
     (SEED, insert_after(SEED, OP_BEGIN - 1, '        pass'), 'scaffold', True),
 ])
 def test_classify_entanglement(parent, child, kind, entangled):
-    result = regions.classify_entanglement(parent, child)
+    result = locality.classify_entanglement(parent, child)
     assert (result.kind, result.entangled) == (kind, entangled)
 
 
@@ -322,7 +324,7 @@ def test_replace_region_edits_only_that_factor():
     new_body = '        self.m = nn.Dense(self.out_size)\r\n        self.g = nn.Dense(1)  \n'
     child = regions.replace_region(SEED, 'OPERATOR', new_body)
     assert regions.parse_regions(child).body('OPERATOR') == regions.normalize(new_body)
-    assert regions.check_locality(SEED, child, 'OPERATOR').ok
+    assert locality.check_locality(SEED, child, 'OPERATOR').ok
     emptied = regions.replace_region(SEED, 'ACTION', '')
     assert regions.parse_regions(emptied).body('ACTION') == ''
 

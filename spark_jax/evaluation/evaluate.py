@@ -43,10 +43,21 @@ def _device_peak_mb(devices) -> float | None:
     return max(peaks) / 2**20 if peaks else None
 
 
+def cascade_stage_steps(train_steps: int, fraction: float) -> int:
+    """Steps of a cascade's first stage: `fraction` of the training, at least one step."""
+    return max(1, min(train_steps, round(fraction * train_steps)))
+
+
 def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig, seed: int = 42,
-                    *, devices=None, progress: Callable[[int, float], None] | None = None
+                    *, devices=None, progress: Callable[[int, float], None] | None = None,
+                    cascade: tuple[float, float] | None = None
                     ) -> tuple[dict[str, float], Trainer]:
-    """run.py's loop for any CLRS processor factory; returns (metrics, trainer)."""
+    """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
+
+    `cascade` = (threshold, fraction): after the first `cascade_stage_steps` steps (validated
+    at the boundary) a candidate whose best validation score is below `threshold` stops
+    training and is scored as it stands; the metrics record the stage and the verdict.
+    """
     task_data = data.make_task_data(task, cfg, seed)
     rng_key = task_data.rng_key
     first = next(task_data.train)
@@ -61,6 +72,9 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
     train_seconds, loss = 0.0, float("nan")
     next_eval = 0
     feedback = first
+    stage_end = None if cascade is None else cascade_stage_steps(cfg.train_steps, cascade[1])
+    cascade_metrics: dict[str, Any] = {}
+    steps_run = cfg.train_steps
     for step in range(cfg.train_steps):
         if step > 0:
             feedback = next(task_data.train)
@@ -69,14 +83,23 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
         t0 = time.perf_counter()
         loss = trainer.step(step_key, feedback)["loss"]
         train_seconds += time.perf_counter() - t0 - (trainer.compile_stats.seconds - compile_before)
-        if step >= next_eval:
+        at_stage_end = stage_end is not None and step + 1 == stage_end
+        if step >= next_eval or at_stage_end:
             rng_key, val_key = jax.random.split(rng_key)
             val = trainer.evaluate(val_key, task_data.val_batches)["score"]
             if val > best_val or step == 0:
                 best_val, best_step, best_params = val, step, trainer.snapshot()
-            next_eval += cfg.eval_every
+            if step >= next_eval:
+                next_eval += cfg.eval_every
         if progress is not None:
             progress(step + 1, loss)
+        if at_stage_end:
+            promoted = bool(best_val >= cascade[0])
+            cascade_metrics = dict(cascade_steps=stage_end, cascade_val_score=float(best_val),
+                                   cascade_promoted=promoted)
+            if not promoted:
+                steps_run = step + 1
+                break
 
     rng_key, test_key = jax.random.split(rng_key)
     test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
@@ -85,10 +108,10 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
         params=count_params(best_params, processor_only=True),
         model_params=count_params(best_params),
         train_seconds=train_seconds, compile_seconds=trainer.compile_stats.seconds,
-        init_seconds=init_seconds, steps=cfg.train_steps, final_loss=loss,
-        steps_per_second=cfg.train_steps / train_seconds if train_seconds > 0 else 0.0,
+        init_seconds=init_seconds, steps=steps_run, final_loss=loss,
+        steps_per_second=steps_run / train_seconds if train_seconds > 0 else 0.0,
         peak_rss_mb=_peak_rss_mb(), device_peak_mb=_device_peak_mb(trainer.devices),
-        n_devices=len(trainer.devices))
+        n_devices=len(trainer.devices), **cascade_metrics)
     return metrics, trainer
 
 
@@ -109,8 +132,10 @@ def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) 
 
 def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfig,
                      seed: int = 42, *, devices=None,
-                     progress: Callable[[int, float], None] | None = None) -> Evaluation:
-    """Trains `program`'s processor on `task` under `cfg` and scores it."""
+                     progress: Callable[[int, float], None] | None = None,
+                     cascade: tuple[float, float] | None = None) -> Evaluation:
+    """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
+    (threshold, fraction) of a first training stage, see `train_and_score`)."""
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
@@ -118,7 +143,8 @@ def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfi
                                                  cfg.nb_triplet_fts)
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress,
+                                 cascade=cascade)
     return Evaluation(task=task, preset=cfg.name, seed=seed, program=program.name,
                       program_sha256=program.sha256, macs=step_macs,
                       macs_nodes=cfg.macs_nodes, **metrics)

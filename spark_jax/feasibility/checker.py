@@ -24,6 +24,8 @@ import time
 from typing import Any, Iterator, Mapping
 
 from spark_jax.program import regions
+
+from spark_jax.program import locality
 from spark_jax.feasibility import policy as safety
 from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
 
@@ -164,7 +166,7 @@ class FeasibilityReport:
       failure_type: a type from FAILURE_TYPES / RUNTIME_FAILURES (None when feasible).
       reason: human-readable cause ('' when feasible).
       timings: stage -> seconds, for the stages that ran.
-      entanglement: `regions.classify_entanglement` kind when a parent was given
+      entanglement: `locality.classify_entanglement` kind when a parent was given
         ('none', 'operator', 'action', 'entangled', 'scaffold'), else None.
       params: parameter count (None when the check failed before it was known).
       macs: MACs of one step on the reference input (batch 1, `macs_nodes`, width H).
@@ -282,14 +284,14 @@ def _static_stages(run: _Run, child: str, parent: str | None, factor: str | None
         except regions.TemplateError as e:
             return run.fail('template', 'parent_template', f'parent: {e.reason}',
                             time.perf_counter() - start)
-        diff = regions.diff_parsed(parent_regions, child_regions)
-        run.entanglement = regions.entanglement_of(diff).kind
+        diff = locality.diff_parsed(parent_regions, child_regions)
+        run.entanglement = locality.entanglement_of(diff).kind
         run.diff = diff.unified
     run.passes('template', time.perf_counter() - start)
 
     if diff is not None and factor is not None:
         start = time.perf_counter()
-        result = regions.locality_of(diff, factor, parent_regions, child_regions)
+        result = locality.locality_of(diff, factor, parent_regions, child_regions)
         if not result.ok:
             failure_type = ('no_change' if result.diff.empty else 'scaffold_edit'
                             if regions.SCAFFOLD in result.diff.changed else 'locality')

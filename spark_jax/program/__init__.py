@@ -1,15 +1,17 @@
 """The program model: a candidate is one Python file with OPERATOR/ACTION regions.
 
-  regions  tag template, normalization, region diffs, locality and entanglement
+  regions   tag template, normalization, replacing a region body
+  locality  region diffs (parent -> child), the locality check, entanglement
   source   the immutable `Program` record; reading files; loading into a fresh namespace
   macs     MACs of one processor step on the reference input (imports JAX when used)
 
 May import: `config`, `util`.
 """
-from spark_jax.program import regions
+from spark_jax.program import locality, regions
 from spark_jax.program.source import (FACTORY_NAME, OFFICIAL_PREFIX, Program, ProgramError,
                                       build_flax_processor, check_template, load_module,
                                       masks_non_edges, read_program)
 
 __all__ = ['FACTORY_NAME', 'OFFICIAL_PREFIX', 'Program', 'ProgramError', 'build_flax_processor',
-           'check_template', 'load_module', 'masks_non_edges', 'read_program', 'regions']
+           'check_template', 'load_module', 'locality', 'masks_non_edges', 'read_program',
+           'regions']

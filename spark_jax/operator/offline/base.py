@@ -5,7 +5,7 @@ the `__call__` body of the `Processor` class). `load_context` parses the whole m
 libcst, finds `Processor.setup` / `Processor.__call__` and checks that each tagged region
 sits inside its method; each region body is then dedented and parsed on its own, so an edit
 is a rewrite of that region's statement list. `Transform.apply` re-indents the new body,
-splices it back with `regions.replace_region` and verifies `regions.check_locality`, so an
+splices it back with `regions.replace_region` and verifies `locality.check_locality`, so an
 edit can never touch the other region or the scaffolding.
 """
 from __future__ import annotations
@@ -22,6 +22,8 @@ import libcst as cst
 from libcst import metadata
 
 from spark_jax.program import regions
+
+from spark_jax.program import locality
 from spark_jax.operator.offline.cst_util import code, self_assign, self_calls
 
 __all__ = [
@@ -261,9 +263,9 @@ class Transform:
             ast.parse(child)
         except SyntaxError as e:  # A catalogue bug; never hand out a broken program.
             raise TransformNotApplicable(f'{self.name} produced a syntax error: {e}') from None
-        locality = regions.check_locality(ctx.source, child, self.factor)
-        if not locality.ok:
-            raise TransformNotApplicable(f'{self.name}: {locality.reason}')
+        verdict = locality.check_locality(ctx.source, child, self.factor)
+        if not verdict.ok:
+            raise TransformNotApplicable(f'{self.name}: {verdict.reason}')
         return child
 
     def applies(self, source: str) -> bool:
