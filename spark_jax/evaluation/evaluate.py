@@ -6,7 +6,6 @@ them on the OOD test set. The result is an immutable `Evaluation`.
 """
 from __future__ import annotations
 
-import dataclasses
 import resource
 import sys
 import time

@@ -15,7 +15,8 @@ import json
 import random
 from typing import Any, Callable
 
-from spark_jax.config.sections import FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError
+from spark_jax.config.sections import (  # noqa: F401 - re-exported for callers of the step
+    FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError)
 from spark_jax.program import regions
 from spark_jax.util import rngstate
 from spark_jax.operator.editors import CallRecord, Editor, StepContext

@@ -1,8 +1,10 @@
 """The search engine (paper Algorithm 1): archive, run database and the loop.
 
-  archive  island MAP-Elites archive (pure; its state round-trips through JSON)
-  rundb    one SQLite file per run: programs, proposals, evaluations, LLM calls, snapshots
-  loop     `run_search`: propose, check, evaluate with bounded overlap, persist, resume
+  archive    island MAP-Elites archive (pure; its state round-trips through JSON)
+  candidate  the archive's records: Candidate, fitness order, AddResult, Sample
+  rundb      one SQLite file per run: programs, proposals, evaluations, LLM calls, snapshots
+  schema     the database schema, its errors, value encoding, the credential guard
+  loop       `run_search`: propose, check, evaluate with bounded overlap, persist, resume
 
 May import: `evaluation`, `operator`, `feasibility`, `program`, `config`, `util`.
 """

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import itertools
 import json
 import os
@@ -42,90 +41,16 @@ from spark_jax.evaluation.executors import EvalJob, EvalResult
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
-from spark_jax.program import regions
+from spark_jax.search.schema import (PROPOSAL_STATUSES, SCHEMA, SCHEMA_VERSION,
+                                     DuplicateAttemptError, RunDBError, check_no_secrets,
+                                     connect, dumps, plain, program_sha256)
 
 __all__ = ['SCHEMA_VERSION', 'RunDBError', 'DuplicateAttemptError', 'RunDB', 'program_sha256']
 
-SCHEMA_VERSION = 2
-PROPOSAL_STATUSES = ('feasible', 'infeasible', 'failed')
-_SECRET_KEYS = {'apikey', 'authorization', 'password', 'secret', 'token', 'bearertoken'}
 _CALL_FIELDS = tuple(f.name for f in dataclasses.fields(CallRecord))
 _PROPOSAL_COLUMNS = ('attempt', 'island', 'parent_id', 'mode', 'factor', 'factor_source',
                      'directive', 'status', 'failure_stage', 'failure_type', 'reason',
                      'editor', 'is_llm')
-
-_SCHEMA = """
-CREATE TABLE schema_version (version INTEGER NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE run_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE programs (
-  id TEXT PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, source TEXT NOT NULL,
-  parent_id TEXT REFERENCES programs(id), created_at REAL NOT NULL);
-CREATE TABLE proposals (
-  attempt INTEGER PRIMARY KEY CHECK (attempt >= 0), island INTEGER,
-  parent_id TEXT REFERENCES programs(id), mode TEXT, factor TEXT, factor_source TEXT,
-  directive TEXT, status TEXT NOT NULL CHECK (status IN ('feasible', 'infeasible', 'failed')),
-  failure_stage TEXT, failure_type TEXT, reason TEXT, editor TEXT,
-  is_llm INTEGER NOT NULL DEFAULT 0, child_program_id TEXT REFERENCES programs(id),
-  child_source TEXT, entanglement TEXT, diff TEXT, feasibility_json TEXT,
-  created_at REAL NOT NULL,
-  CHECK (status != 'feasible' OR child_program_id IS NOT NULL));
-CREATE TABLE evaluations (
-  id INTEGER PRIMARY KEY,
-  proposal_attempt INTEGER UNIQUE REFERENCES proposals(attempt),
-  program_id TEXT NOT NULL REFERENCES programs(id), job_id TEXT, task TEXT, preset TEXT,
-  seed INTEGER, status TEXT NOT NULL CHECK (status IN ('ok', 'error')), error_type TEXT,
-  error TEXT, worker TEXT, wall_seconds REAL, ood_score REAL, val_score REAL,
-  params INTEGER, macs INTEGER, train_seconds REAL, compile_seconds REAL,
-  evaluation_json TEXT, created_at REAL NOT NULL);
-CREATE UNIQUE INDEX evaluations_baseline ON evaluations(program_id, task, preset, seed)
-  WHERE proposal_attempt IS NULL;
-CREATE TABLE llm_calls (
-  id INTEGER PRIMARY KEY,
-  attempt INTEGER REFERENCES proposals(attempt) DEFERRABLE INITIALLY DEFERRED,
-  role TEXT, prompt TEXT, prompt_sha256 TEXT, response TEXT, reasoning TEXT,
-  parse_outcome TEXT, backend TEXT, model TEXT, is_llm INTEGER, ok INTEGER, error TEXT,
-  prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, attempts INTEGER,
-  created_at REAL NOT NULL);
-CREATE INDEX llm_calls_attempt ON llm_calls(attempt);
-CREATE TABLE archive_snapshots (
-  id INTEGER PRIMARY KEY, after_attempt INTEGER, state_json TEXT NOT NULL,
-  created_at REAL NOT NULL);
-"""
-
-
-class RunDBError(RuntimeError):
-    """An unusable run database (missing, corrupt, wrong schema) or an invalid write."""
-
-
-class DuplicateAttemptError(RunDBError):
-    """A proposal or evaluation for an attempt that already has one."""
-
-
-def program_sha256(source: str) -> str:
-    """sha256 of the normalized source (the same as `program.Program.sha256`)."""
-    return hashlib.sha256(regions.normalize(source).encode()).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars/arrays -> Python values (for sqlite3 and json)."""
-    return value.tolist() if hasattr(value, 'tolist') and not isinstance(value, str) else value
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, default=_plain)
-
-
-def _check_no_secrets(value: Any, where: str) -> None:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            norm = str(key).lower().replace('_', '').replace('-', '')
-            if norm in _SECRET_KEYS and item:
-                raise RunDBError(f'refusing to store {where}.{key}: looks like a credential '
-                                 '(store the environment variable name instead)')
-            _check_no_secrets(item, f'{where}.{key}')
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_no_secrets(item, where)
 
 
 class RunDB:
@@ -151,10 +76,10 @@ class RunDB:
         if path.exists():
             raise RunDBError(f'run database {path} already exists (use RunDB.open)')
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = cls(path, cls._connect(path), clock)
+        db = cls(path, connect(path), clock)
         try:
             with db.transaction():
-                for statement in _SCHEMA.split(';'):
+                for statement in SCHEMA.split(';'):
                     if statement.strip():
                         db._conn.execute(statement)
                 db._conn.execute('INSERT INTO schema_version VALUES (?, ?)',
@@ -173,7 +98,7 @@ class RunDB:
         path = pathlib.Path(path)
         if not path.is_file():
             raise RunDBError(f'run database {path} does not exist')
-        db = cls(path, cls._connect(path), clock)
+        db = cls(path, connect(path), clock)
         try:
             row = db._conn.execute('SELECT version FROM schema_version').fetchone()
         except sqlite3.DatabaseError as exc:
@@ -184,22 +109,6 @@ class RunDB:
             raise RunDBError(f'run database {path}: schema version {row and row[0]!r}, '
                              f'expected {SCHEMA_VERSION}')
         return db
-
-    @staticmethod
-    def _connect(path: pathlib.Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                               timeout=30.0)
-        try:
-            conn.row_factory = sqlite3.Row
-            mode = conn.execute('PRAGMA journal_mode=WAL').fetchone()[0]
-            if mode.lower() != 'wal':
-                raise sqlite3.DatabaseError(f'cannot enable WAL (journal_mode={mode})')
-            conn.execute('PRAGMA synchronous=FULL')
-            conn.execute('PRAGMA foreign_keys=ON')
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise RunDBError(f'run database {path} is unreadable or corrupt: {exc}') from exc
-        return conn
 
     def close(self) -> None:
         with self._lock:
@@ -284,7 +193,7 @@ class RunDB:
                 'child_source, entanglement, diff, feasibility_json, created_at) VALUES '
                 f'({", ".join("?" * (len(_PROPOSAL_COLUMNS) + 6))})',
                 values + [child_id, p.child_source, p.entanglement, p.diff,
-                          _dumps(feasibility), self._now(p.created_at)])
+                          dumps(feasibility), self._now(p.created_at)])
             self.record_llm_calls(p.attempt, p.calls)
             return child_id
 
@@ -331,7 +240,7 @@ class RunDB:
                 [attempt, program_id, result.job_id, job.task, preset, job.seed,
                  'ok' if result.ok else 'error', result.error_type,
                  None if result.ok else result.error, result.worker, result.wall_seconds]
-                + scores + [None if ev is None else _dumps(ev.to_dict()), self._clock()])
+                + scores + [None if ev is None else dumps(ev.to_dict()), self._clock()])
             if archive_state is not None:
                 self.save_archive_snapshot(-1 if attempt is None else attempt, archive_state)
             return int(cursor.lastrowid)
@@ -341,14 +250,14 @@ class RunDB:
         with self.transaction():
             self._execute('INSERT INTO archive_snapshots (after_attempt, state_json, '
                           'created_at) VALUES (?, ?, ?)',
-                          (after_attempt, _dumps(state), self._clock()))
+                          (after_attempt, dumps(state), self._clock()))
 
     def set_meta(self, key: str, value: Any) -> None:
-        _check_no_secrets({key: value}, 'run_meta')
+        check_no_secrets({key: value}, 'run_meta')
         with self.transaction():
             self._execute('INSERT INTO run_meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE '
                           'SET value = excluded.value',
-                          (key, json.dumps(value, default=_plain)))
+                          (key, json.dumps(value, default=plain)))
 
     # ------------------------------------------------------------ reads
 
@@ -455,7 +364,7 @@ class RunDB:
 
     def _execute(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
         try:
-            return self._conn.execute(sql, [_plain(v) for v in params])
+            return self._conn.execute(sql, [plain(v) for v in params])
         except sqlite3.IntegrityError as exc:
             raise RunDBError(f'{self.path}: {exc} in {sql.split("(")[0].strip()}') from exc
 
