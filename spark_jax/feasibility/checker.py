@@ -1,4 +1,4 @@
-"""The staged feasibility check of a candidate program (DESIGN §4).
+"""The staged feasibility check of a candidate program.
 
 Stages, cheapest first; the first failure stops the check and names its type:
 

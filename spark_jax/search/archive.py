@@ -1,4 +1,4 @@
-"""Island MAP-Elites archive of evaluated candidates (DESIGN §6; paper Alg. 1 l. 8, 19-20).
+"""Island MAP-Elites archive of evaluated candidates (paper Algorithm 1, lines 8 and 19-20).
 
 OpenEvolve's database scheme (the paper's backbone), deterministic from one seed: every random
 choice uses the archive's `random.Random`; containers are insertion-ordered (never iterated
