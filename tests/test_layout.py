@@ -85,3 +85,17 @@ def test_docstrings_name_no_outside_document():
     bad = [str(p.relative_to(PACKAGE)) for p in MODULES
            if any(word in p.read_text(encoding='utf-8') for word in ('DESIGN', 'issue '))]
     assert not bad, bad
+
+
+def test_public_api_is_lazy_and_complete():
+    import subprocess
+    import sys
+
+    code = ("import sys, spark_jax; heavy = [m for m in ('jax', 'httpx', 'clrs') "
+            "if m in sys.modules]; assert not heavy, heavy; "
+            "missing = [n for n in spark_jax.__all__ if not callable(getattr(spark_jax, n))]; "
+            "assert not missing, missing; print(sorted(spark_jax.__all__))")
+    out = subprocess.run([sys.executable, '-c', code], cwd=PACKAGE.parent, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert 'run_search' in out.stdout and 'check_program' in out.stdout
