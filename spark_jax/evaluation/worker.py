@@ -24,10 +24,9 @@ import time
 import traceback
 from typing import Any, Callable
 
-from spark_jax.feasibility.sandbox_child import (FrameEOF, FrameTimeout, _write_all, encode_frame,
-                                      read_frame, read_frame_from)
 from spark_jax.util import resources
-from spark_jax.feasibility.sandbox import _FATAL_SIGNALS, _rss_bytes
+from spark_jax.workers import (FrameEOF, FrameTimeout, encode_frame, read_frame, read_frame_from,
+                               rss_bytes, signal_name, write_all)
 
 # How a job can fail (EvalResult.error_type).
 ERROR_TYPES = ('timeout', 'crash', 'memory', 'program_error', 'training_diverged', 'error')
@@ -199,11 +198,11 @@ class WorkerProcess:
         """
         start = time.monotonic()
         deadline = start + timeout_s if timeout_s is not None else float('inf')
-        baseline = _rss_bytes(self.proc.pid) or 0
+        baseline = rss_bytes(self.proc.pid) or 0
         name = self.name
 
         def watchdog() -> None:
-            rss = _rss_bytes(self.proc.pid) if memory_mb is not None else None
+            rss = rss_bytes(self.proc.pid) if memory_mb is not None else None
             if rss is not None and rss > baseline + memory_mb * 2**20:
                 raise _OverMemory(f'worker RSS {rss >> 20} MiB above the cap ({baseline >> 20} '
                                   f'MiB at job start + memory_mb {memory_mb}); killed')
@@ -223,7 +222,7 @@ class WorkerProcess:
             return failed('memory', str(e))
         except WorkerDied:
             rc = self.kill()
-            how = (f'killed by {_FATAL_SIGNALS.get(-rc, f"signal {-rc}")}'
+            how = (f'killed by {signal_name(-rc)}'
                    if rc is not None and rc < 0 else f'exited with status {rc}')
             tail = self.log_tail()
             return failed('memory' if rc == -signal.SIGKILL else 'crash',
@@ -293,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     faulthandler.enable()  # Fatal-signal tracebacks go to the log too.
 
     def send(message: dict[str, Any]) -> None:
-        _write_all(proto_out, encode_frame(message))
+        write_all(proto_out, encode_frame(message))
 
     _preimport()
     send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
