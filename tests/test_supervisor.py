@@ -217,3 +217,13 @@ def test_classify_exit_without_a_process():
     assert workers.classify_exit(-signal.SIGABRT, 'std::bad_alloc').kind == 'memory'
     assert workers.classify_exit(0).kind == 'error'
     assert workers.classify_exit(-200).signal == 'signal 200'
+
+
+def test_failure_mapped_into_a_callers_vocabulary():
+    types = {'timeout': 'timeout', 'memory': 'memory', 'signal': 'crash', 'error': 'crash'}
+    assert workers.classify_exit(-11).mapped(types, 'late') == (
+        'crash', 'worker killed by SIGSEGV')
+    assert workers.Failure('timeout', 'no frame').mapped(types, 'no result in 5 s') == (
+        'timeout', 'no result in 5 s')
+    with pytest.raises(AssertionError):
+        workers.Failure('crash', 'not a kind')

@@ -233,13 +233,11 @@ class SandboxWorker:
                 elif frame.get('type') == 'result':
                     return frame
         except workers.ChildFailed as e:  # Killed here, or it died.
-            if e.failure.kind == 'timeout':
-                return failed('timeout', f'no result within {timeout_s:g} s (killed)')
-            return failed(_FAILURE_TYPES[e.failure.kind], e.failure.reason)
-        except workers.FrameTooLarge as e:  # Killed by the supervisor.
+            return failed(*e.failure.mapped(_FAILURE_TYPES,
+                                            f'no result within {timeout_s:g} s (killed)'))
+        except workers.FrameTooLarge as e:  # The child is dead after any of these.
             return failed('output_too_large', str(e))
-        except (OSError, ValueError) as e:  # Garbled frame, broken pipe.
-            child.kill()
+        except (OSError, ValueError) as e:  # Garbled frame.
             return failed('sandbox_error', f'{type(e).__name__}: {e}')
 
     def _recycle(self, restart: bool) -> None:

@@ -101,6 +101,11 @@ class Failure:
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
 
+    def mapped(self, types: Mapping[str, str], timeout_reason: str) -> tuple[str, str]:
+        """(`types[kind]`, reason) in a caller's vocabulary; a timeout's reason is
+        `timeout_reason` (the caller knows its limit, the supervisor only a deadline)."""
+        return types[self.kind], timeout_reason if self.kind == 'timeout' else self.reason
+
 
 def classify_exit(returncode: int | None, tail: str = '', *,
                   killed_here: bool = False) -> Failure:
