@@ -2,17 +2,17 @@
 
 An `Executor` takes `EvalJob`s and returns futures of `EvalResult`s; a failing job is an
 `EvalResult(ok=False, error_type=...)`, never an exception in the future. Every executor runs
-the same job function (`_eval_worker.run_job`: build the Program, `evaluate_program`, return
+the same job function (`worker.run_job`: build the Program, `evaluate_program`, return
 `Evaluation.to_dict()`). Kinds (`make_executor(kind, **options)`):
 * 'local' (`LocalExecutor`): long-lived worker processes on this machine, one job each at a
   time, optionally pinned to GPUs; wall-clock and memory limits; a worker that times out,
   runs over memory, crashes or raises an unexpected error is replaced by a fresh one.
-* 'ray' (`RayExecutor`): one Ray task per job, for several machines/GPUs.
+* 'ray' (`ray_executor.RayExecutor`, imported on first use; also importable from here): one
+  Ray task per job, for several machines/GPUs.
 """
 from __future__ import annotations
 
 import abc
-import collections
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -21,21 +21,20 @@ import pathlib
 import queue
 import threading
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.worker import WorkerProcess, worker_env
+
+if TYPE_CHECKING:
+    from spark_jax.evaluation.ray_executor import RayExecutor
 
 __all__ = ['EvalJob', 'EvalResult', 'Executor', 'LocalExecutor', 'RayExecutor',
            'make_executor', 'worker_env', 'ERROR_TYPES']
 
 ERROR_TYPES = _eval_worker.ERROR_TYPES
 Future = concurrent.futures.Future
-_RAY_ERROR_CAP = 1500
-_RAY_MEMORY = ('OutOfMemoryError',)
-_RAY_CRASH = ('WorkerCrashedError', 'NodeDiedError', 'LocalRayletDiedError', 'ObjectLostError',
-              'TaskUnschedulableError', 'RaySystemError')
 
 
 # -- records and the contract -----------------------------------------------------------------
@@ -136,7 +135,7 @@ class Executor(abc.ABC):
 class LocalExecutor(Executor):
     """`num_workers` long-lived worker processes on this machine, one job each at a time.
 
-    Each worker is a fresh interpreter (`python -m spark_jax._eval_worker`) that imports
+    Each worker is a fresh interpreter (`python -m spark_jax.evaluation.worker`) that imports
     jax/CLRS once (~5-7 s on CPU, paid before its first job and never counted in a job's
     time or timeout). Jobs wait in one FIFO queue; each worker slot has a dispatcher thread
     that hands the next queued job to its worker as soon as the worker is free and ready.
@@ -155,8 +154,9 @@ class LocalExecutor(Executor):
     after 'program_error' or 'training_diverged' it keeps serving. A job's own limits
     override the executor's.
 
-    Worker stdout/stderr go to `log_dir/worker-SLOT.log` (appended across restarts) or to
-    /dev/null. `env` adds variables to the workers' environment.
+    Worker stdout/stderr go to `log_dir/worker-SLOT.log` (appended across restarts) or, without
+    a log_dir, into a bounded in-memory tail (quoted when a worker dies). `env` adds variables
+    to the workers' environment.
     """
 
     def __init__(self, num_workers: int = 1, devices: list[str] | None = None,
@@ -210,7 +210,7 @@ class LocalExecutor(Executor):
             if self._closed:
                 worker.kill()
                 return None, 'executor shut down'
-        why = worker.wait_ready(self.startup_timeout_s)
+        why = worker.await_ready(self.startup_timeout_s)
         return (worker, '') if not why else (None, why)
 
     def _serve(self, slot: int) -> None:
@@ -236,7 +236,11 @@ class LocalExecutor(Executor):
                 future.set_result(_failed(job, 'error', why or 'executor shut down',
                                           f'local:{slot}', 0.0))
                 continue
-            result, keep = self._run(worker, job)
+            try:
+                result, keep = self._run(worker, job)
+            except Exception as e:  # noqa: BLE001 - a bug here must not strand the future.
+                result, keep = _failed(job, 'error', _eval_worker.describe(e), worker.name,
+                                       0.0), False
             self._busy[slot] = False
             worker.jobs += 1
             future.set_result(result)
@@ -246,7 +250,7 @@ class LocalExecutor(Executor):
                 worker = None
                 self.restarts += 1
         if worker is not None:
-            worker.close()
+            worker.close(wait_s=5.0)
 
     def _run(self, worker: WorkerProcess, job: EvalJob) -> tuple[EvalResult, bool]:
         """Runs one job on `worker`; returns (result, whether the worker can be kept)."""
@@ -282,170 +286,22 @@ class LocalExecutor(Executor):
             t.join(timeout=None if wait else 15)
 
 
-# -- Ray --------------------------------------------------------------------------------------
-class RayExecutor(Executor):
-    """One Ray task per job (`_eval_worker.ray_job`), for clusters of machines and GPUs.
-
-    Connects with `ray.init(address=address, **init_kwargs)` unless Ray is already
-    initialized (address None starts a local instance; `shutdown()` stops Ray only if this
-    executor started it). Each job is a task with `num_cpus_per_job`/`num_gpus_per_job`
-    resources (Ray sets CUDA_VISIBLE_DEVICES for it) and `max_retries=0`. At most `capacity`
-    tasks are submitted at once (`max_concurrency`, else what the cluster's CPUs/GPUs allow),
-    the rest queue here FIFO, so a job's `timeout_s` counts from its submission to a free
-    slot, not from queueing. A thread waits on the tasks: past the deadline a task is
-    cancelled with force (its worker process killed) -> 'timeout'; a dead worker or node ->
-    'crash'; Ray's out-of-memory kill -> 'memory'. `memory_mb` is not enforced here (Ray's
-    memory monitor is). Workers must be able to import spark_jax (installed on every node,
-    or `init_kwargs=dict(runtime_env=...)`); their output stays off the driver by default
-    (log_to_driver=False).
-    """
-
-    def __init__(self, address: str | None = None, num_gpus_per_job: float = 0,
-                 num_cpus_per_job: float = 1, timeout_s: float | None = None,
-                 max_concurrency: int | None = None, init_kwargs: dict[str, Any] | None = None,
-                 poll_s: float = 0.2) -> None:
-        try:
-            import ray
-        except ImportError as e:
-            raise ImportError("RayExecutor needs Ray: pip install 'spark-jax[ray]'") from e
-        self._ray = ray
-        self._started_ray = False
-        if not ray.is_initialized():
-            kwargs = dict(log_to_driver=False)
-            kwargs.update(init_kwargs or {})
-            ray.init(address=address, **kwargs)
-            self._started_ray = True
-        self.timeout_s, self.poll_s = timeout_s, poll_s
-        self._task = ray.remote(_eval_worker.ray_job).options(
-            num_cpus=num_cpus_per_job, num_gpus=num_gpus_per_job, max_retries=0)
-        self.capacity = max_concurrency or self._cluster_capacity(num_cpus_per_job,
-                                                                 num_gpus_per_job)
-        self._pending: collections.deque = collections.deque()
-        self._running: dict[Any, tuple[EvalJob, Future, float, float]] = {}
-        self._cv = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._loop, daemon=True, name='spark-ray')
-        self._thread.start()
-
-    def _cluster_capacity(self, cpus: float, gpus: float) -> int:
-        resources = self._ray.cluster_resources()
-        caps = [int(resources.get(key, 0) // need)
-                for key, need in (('CPU', cpus), ('GPU', gpus)) if need > 0]
-        return max(1, min(caps)) if caps else 1
-
-    def submit(self, job: EvalJob) -> Future:
-        future: Future = Future()
-        with self._cv:
-            if self._closed:
-                raise RuntimeError('cannot submit to a RayExecutor that was shut down')
-            self._pending.append((job, future))
-            self._cv.notify()
-        return future
-
-    def _launch(self) -> None:
-        """Submits queued jobs while fewer than `capacity` run (caller holds the lock)."""
-        while self._pending and len(self._running) < self.capacity and not self._closed:
-            job, future = self._pending.popleft()
-            if not future.set_running_or_notify_cancel():
-                continue
-            timeout_s = job.timeout_s if job.timeout_s is not None else self.timeout_s
-            start = time.monotonic()
-            deadline = start + timeout_s if timeout_s is not None else float('inf')
-            self._running[self._task.remote(job.to_dict())] = (job, future, start, deadline)
-
-    def _loop(self) -> None:
-        try:
-            self._serve()
-        except Exception as e:  # noqa: BLE001 - Ray went away: fail what is left, loudly.
-            with self._cv:
-                self._closed = True
-                left = [(j, f) for j, f, *_ in self._running.values()] + list(self._pending)
-                self._running.clear()
-                self._pending.clear()
-            for job, future in left:
-                if future.running() or future.set_running_or_notify_cancel():
-                    future.set_result(_failed(job, 'error', f'Ray executor failed: '
-                                              f'{type(e).__name__}: {e}', 'ray', 0.0))
-
-    def _serve(self) -> None:
-        ray = self._ray
-        while True:
-            with self._cv:
-                self._launch()
-                while not self._running and not self._closed:
-                    self._cv.wait()
-                    self._launch()
-                if not self._running:
-                    return
-                refs = list(self._running)
-            ready, _ = ray.wait(refs, num_returns=1, timeout=self.poll_s)
-            now = time.monotonic()
-            for ref in refs:
-                with self._cv:
-                    entry = self._running.get(ref)
-                if entry is None:
-                    continue
-                job, future, start, deadline = entry
-                if ref in ready:
-                    result = self._resolve(ref, job, now - start)
-                elif now >= deadline:
-                    with contextlib.suppress(Exception):
-                        ray.cancel(ref, force=True)
-                    timeout_s = deadline - start
-                    result = _failed(job, 'timeout', f'no result within {timeout_s:g} s; '
-                                     'task cancelled (worker killed)', 'ray', now - start)
-                else:
-                    continue
-                with self._cv:
-                    self._running.pop(ref, None)
-                future.set_result(result)
-
-    def _resolve(self, ref: Any, job: EvalJob, seconds: float) -> EvalResult:
-        exc = self._ray.exceptions
-        memory = tuple(getattr(exc, n) for n in _RAY_MEMORY if hasattr(exc, n))
-        crash = tuple(getattr(exc, n) for n in _RAY_CRASH if hasattr(exc, n))
-
-        def failed(error_type: str, e: Exception) -> EvalResult:
-            text = f'{type(e).__name__}: {e}'[:_RAY_ERROR_CAP]  # Ray's text says it all.
-            return _failed(job, error_type, text, 'ray', seconds)
-
-        try:
-            out = self._ray.get(ref)
-        except memory as e:
-            return failed('memory', e)
-        except crash as e:
-            return failed('crash', e)
-        except Exception as e:  # noqa: BLE001 - RayTaskError, cancellation, ...
-            return failed('error', e)
-        return EvalResult(job.job_id, bool(out['ok']), out['evaluation'], out['error_type'],
-                          out['error'], out.get('worker', 'ray'), seconds)
-
-    def shutdown(self, wait: bool = True) -> None:
-        with self._cv:
-            if self._closed:
-                return
-            self._closed = True
-            while self._pending:
-                self._pending.popleft()[1].cancel()
-            running = dict(self._running)
-            self._cv.notify_all()
-        if not wait:
-            for ref in running:
-                with contextlib.suppress(Exception):
-                    self._ray.cancel(ref, force=True)
-        self._thread.join(timeout=None if wait else 30)
-        if self._started_ray:
-            self._ray.shutdown()
-
-
-_KINDS: dict[str, type[Executor]] = {'local': LocalExecutor, 'ray': RayExecutor}
+_KINDS = ('local', 'ray')
 
 
 def make_executor(kind: str, **options: Any) -> Executor:
     """An executor by kind ('local' or 'ray'), built with `options`."""
-    try:
-        cls = _KINDS[kind]
-    except KeyError:
+    if kind not in _KINDS:
         raise ValueError(f'Unknown executor kind {kind!r}; known kinds: '
-                         f'{", ".join(_KINDS)}') from None
+                         f'{", ".join(_KINDS)}')
+    cls = LocalExecutor if kind == 'local' else __getattr__('RayExecutor')
     return cls(**options)
+
+
+def __getattr__(name: str) -> Any:
+    """`RayExecutor`, imported from `ray_executor` on first use."""
+    if name == 'RayExecutor':
+        from spark_jax.evaluation.ray_executor import RayExecutor
+
+        return RayExecutor
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

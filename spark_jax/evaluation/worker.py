@@ -2,42 +2,35 @@
 
 `run_job` is the job function of every executor: it builds the `Program`, runs
 `evaluate.evaluate_program` and returns plain data (never raises because of the program).
-`executors.LocalExecutor` starts `python -m spark_jax._eval_worker`, which pre-imports
-jax/CLRS once and then serves one job at a time. Frames (4-byte length + UTF-8 JSON, the
-sandbox's framing) travel on private duplicates of fds 0/1; fd 0 is then /dev/null and fd 1
-points at fd 2 (the worker's log file), so prints never reach the protocol stream:
+`executors.LocalExecutor` starts `python -m spark_jax.evaluation.worker` (a
+`WorkerProcess`, i.e. a `workers.ChildProcess`), which pre-imports jax/CLRS once and then
+serves one job at a time through `workers.serve`; its stdout and stderr go to its log file:
   -> ready {pid, startup_s};  job {job} -> result {...};  exit
-`WorkerProcess` and `worker_env` are the parent's end (for `executors.LocalExecutor`);
-`ray_job` is the job function of `executors.RayExecutor`'s tasks. No jax import at module
-level: the parent imports this module.
+`worker_env` is the environment of a LocalExecutor's worker; `ray_job` is the job function
+of `ray_executor.RayExecutor`'s tasks. No jax import at module level: the parent imports this
+module.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any
 
-from spark_jax.feasibility.sandbox_child import (FrameEOF, FrameTimeout, _write_all, encode_frame,
-                                      read_frame, read_frame_from)
-from spark_jax.util import resources
-from spark_jax.feasibility.sandbox import _FATAL_SIGNALS, _rss_bytes
+from spark_jax import workers
 
 # How a job can fail (EvalResult.error_type).
 ERROR_TYPES = ('timeout', 'crash', 'memory', 'program_error', 'training_diverged', 'error')
 # Failures after which a worker process is kept (the interpreter is still trustworthy).
 KEEP_WORKER_AFTER = ('program_error', 'training_diverged')
-MEMORY_MARKERS = ('RESOURCE_EXHAUSTED', 'Out of memory', 'out of memory', 'bad_alloc',
-                  'Cannot allocate memory')
+# The supervisor's failure kinds in ERROR_TYPES.
+_ERROR_TYPE_OF_KIND = {'timeout': 'timeout', 'memory': 'memory', 'signal': 'crash',
+                       'error': 'crash'}
 _LINE_CAP = 300
 _TAIL_CAP = 1200
-_POLL_S = 0.05
 
 
 def describe(e: BaseException) -> str:
@@ -52,9 +45,7 @@ def classify(e: BaseException) -> str:
     from spark_jax.program.source import ProgramError
     from spark_jax.evaluation.train import TrainingError
 
-    chain = [e] + ([e.__cause__] if e.__cause__ is not None else [])
-    if any(isinstance(x, MemoryError) or any(m in str(x) for m in MEMORY_MARKERS)
-           for x in chain):
+    if workers.is_memory_error(e):
         return 'memory'
     if isinstance(e, ProgramError):
         return 'program_error'
@@ -109,85 +100,35 @@ def worker_env(slot: int, devices: list[str] | None = None,
                env: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a LocalExecutor's worker `slot`: ours + `env`, pinned to
     CUDA_VISIBLE_DEVICES=devices[slot % len(devices)] when devices are given."""
-    out = dict(os.environ)
-    out.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-    out['PYTHONDONTWRITEBYTECODE'] = '1'
-    out['PYTHONPATH'] = os.pathsep.join(
-        [str(resources.package_root())] + ([out['PYTHONPATH']] if out.get('PYTHONPATH') else []))
-    out.update(env or {})
+    out = workers.python_env(env)
     if devices:
         out['CUDA_VISIBLE_DEVICES'] = str(devices[slot % len(devices)])
     return out
 
 
-class WorkerDied(Exception):
-    """The worker process closed its pipe."""
-
-
-class WorkerTimeout(Exception):
-    """No result before the deadline."""
-
-
-class _OverMemory(Exception):
-    """The worker's RSS went above its job's cap."""
-
-
-class WorkerProcess:
-    """The parent's handle on one `python -m spark_jax._eval_worker` process (mutable)."""
+class WorkerProcess(workers.ChildProcess):
+    """The parent's handle on one evaluation worker process (mutable; see ChildProcess)."""
 
     def __init__(self, slot: int, env: dict[str, str], log_path: str | None) -> None:
-        self.slot, self.log_path = slot, log_path
-        log = open(log_path, 'ab') if log_path is not None else None  # noqa: SIM115
-        try:
-            if log is not None:
-                log.write(f'--- worker start {time.strftime("%Y-%m-%d %H:%M:%S")}\n'.encode())
-                log.flush()
-            self.proc = subprocess.Popen(
-                [sys.executable, '-m', 'spark_jax.evaluation.worker'],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=log if log is not None else subprocess.DEVNULL,
-                env=env, start_new_session=True, close_fds=True)
-        finally:
-            if log is not None:
-                log.close()  # The child has its own descriptor.
-        self.buffer = bytearray()
+        super().__init__([sys.executable, '-m', 'spark_jax.evaluation.worker'], env=env,
+                         log_path=log_path)
+        self.slot = slot
         self.jobs = 0
         self.abandoned = False  # Killed by its owner's shutdown, not by a job.
 
     @property
     def name(self) -> str:
-        return f'local:{self.slot}:{self.proc.pid}'
+        return f'local:{self.slot}:{self.pid}'
 
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(encode_frame(message))
-            self.proc.stdin.flush()
-        except (OSError, ValueError) as e:  # Broken pipe, or closed after a kill.
-            raise WorkerDied(str(e)) from None
-
-    def read(self, deadline: float, tick: Callable[[], None] | None = None) -> dict[str, Any]:
-        """The next frame; raises WorkerTimeout or WorkerDied (and whatever `tick` raises)."""
-        assert self.proc.stdout is not None
-        try:
-            return read_frame_from(self.proc.stdout.fileno(), self.buffer, deadline,
-                                   clock=time.monotonic, tick=tick, poll_s=_POLL_S)
-        except FrameTimeout:
-            raise WorkerTimeout() from None
-        except FrameEOF as e:
-            raise WorkerDied(str(e)) from None
-
-    def wait_ready(self, timeout_s: float) -> str:
+    def await_ready(self, timeout_s: float) -> str:
         """Waits for the 'ready' frame; returns '' or why it failed (the process is killed)."""
         try:
-            frame = self.read(time.monotonic() + timeout_s)
-            if frame.get('type') != 'ready':
-                raise WorkerDied(f'unexpected first frame {frame.get("type")!r}')
+            self.wait_ready(time.monotonic() + timeout_s)
             return ''
-        except (WorkerDied, WorkerTimeout, OSError, ValueError) as e:
+        except (workers.ChildFailed, OSError, ValueError) as e:
             rc = self.kill()
             return (f'worker failed to start ({type(e).__name__} {e}, status {rc}) '
-                    f'{self.log_tail()}').strip()
+                    f'{self.tail()}').strip()
 
     def run(self, job: dict[str, Any], timeout_s: float | None,
             memory_mb: int | None) -> dict[str, Any]:
@@ -195,18 +136,12 @@ class WorkerProcess:
 
         Past `timeout_s` (from now), or when the RSS grows by more than `memory_mb` over its
         value now, the process is killed ('timeout', 'memory'); if it dies, 'crash' (or
-        'memory' for a SIGKILL from outside, e.g. the OOM killer). Then it is unusable.
+        'memory' for an out-of-memory death, e.g. a SIGKILL from the OOM killer). Then it is
+        unusable.
         """
-        start = time.monotonic()
-        deadline = start + timeout_s if timeout_s is not None else float('inf')
-        baseline = _rss_bytes(self.proc.pid) or 0
+        deadline = time.monotonic() + timeout_s if timeout_s is not None else float('inf')
+        memory_cap = self.memory_cap(memory_mb) if memory_mb is not None else None
         name = self.name
-
-        def watchdog() -> None:
-            rss = _rss_bytes(self.proc.pid) if memory_mb is not None else None
-            if rss is not None and rss > baseline + memory_mb * 2**20:
-                raise _OverMemory(f'worker RSS {rss >> 20} MiB above the cap ({baseline >> 20} '
-                                  f'MiB at job start + memory_mb {memory_mb}); killed')
 
         def failed(error_type: str, error: str) -> dict[str, Any]:
             return dict(ok=False, evaluation=None, error_type=error_type, error=error,
@@ -214,60 +149,13 @@ class WorkerProcess:
 
         try:
             self.send({'type': 'job', 'job': job})
-            frame = self.read(deadline, watchdog)
-        except WorkerTimeout:
-            self.kill()
-            return failed('timeout', f'no result within {timeout_s:g} s; worker killed')
-        except _OverMemory as e:
-            self.kill()
-            return failed('memory', str(e))
-        except WorkerDied:
-            rc = self.kill()
-            how = (f'killed by {_FATAL_SIGNALS.get(-rc, f"signal {-rc}")}'
-                   if rc is not None and rc < 0 else f'exited with status {rc}')
-            tail = self.log_tail()
-            return failed('memory' if rc == -signal.SIGKILL else 'crash',
-                          f'worker {how}' + (f': ...{tail}' if tail else ''))
-        except (OSError, ValueError) as e:  # Garbled frame.
-            self.kill()
+            frame = self.read(deadline, memory_cap=memory_cap)
+        except workers.ChildFailed as e:  # Killed here, or it died.
+            late = '' if timeout_s is None else f'no result within {timeout_s:g} s; worker killed'
+            return failed(*e.failure.mapped(_ERROR_TYPE_OF_KIND, late))
+        except (OSError, ValueError) as e:  # Garbled frame (the child is dead).
             return failed('crash', f'lost the worker: {type(e).__name__}: {e}')
         return dict(frame, worker=name)
-
-    def terminate(self) -> None:
-        """SIGKILLs the worker's process group (safe from any thread; no cleanup)."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def kill(self) -> int | None:
-        """Kills the worker and closes its pipes (owner thread); returns its exit status."""
-        self.terminate()
-        try:
-            rc = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            rc = None
-        for stream in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError):
-                if stream is not None:
-                    stream.close()
-        return rc
-
-    def close(self) -> None:
-        with contextlib.suppress(WorkerDied):
-            self.send({'type': 'exit'})
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        self.kill()
-
-    def log_tail(self, limit: int = 600) -> str:
-        if self.log_path is None:
-            return ''
-        try:
-            with open(self.log_path, 'rb') as f:
-                f.seek(max(0, os.path.getsize(self.log_path) - limit))
-                return f.read().decode('utf-8', 'replace').strip()
-        except OSError:
-            return ''
 
 
 def _preimport() -> None:
@@ -281,33 +169,19 @@ def _preimport() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serves jobs until EOF or an 'exit' request."""
-    import faulthandler
-
+    """Serves jobs until EOF or an 'exit' request (`workers.serve`; prints go to the log)."""
     del argv
-    start = time.perf_counter()
-    proto_in, proto_out = os.fdopen(os.dup(0), 'rb'), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)  # Prints go to the log (fd 2), never into the protocol stream.
-    faulthandler.enable()  # Fatal-signal tracebacks go to the log too.
+    return workers.serve(_handle, prepare=_preimport, stdout_to_stderr=True)
 
-    def send(message: dict[str, Any]) -> None:
-        _write_all(proto_out, encode_frame(message))
 
-    _preimport()
-    send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
-    while True:
-        request = read_frame(proto_in)
-        if request is None or request.get('type') == 'exit':
-            return 0
-        job = request['job']
-        print(f'[eval-worker {os.getpid()}] job {job["job_id"]} ({job["program_name"]} on '
-              f'{job["task"]})', file=sys.stderr, flush=True)
-        result = run_job(job)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        send({'type': 'result', 'job_id': job['job_id'], **result})
+def _handle(request: dict[str, Any], send: workers.Send) -> None:
+    job = request['job']
+    print(f'[eval-worker {os.getpid()}] job {job["job_id"]} ({job["program_name"]} on '
+          f'{job["task"]})', file=sys.stderr, flush=True)
+    result = run_job(job)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    send({'type': 'result', 'job_id': job['job_id'], **result})
 
 
 if __name__ == '__main__':

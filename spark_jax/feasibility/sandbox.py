@@ -1,8 +1,8 @@
 """Isolation for candidate code: a warm, recyclable worker process.
 
-`SandboxWorker` runs `python -m spark_jax._sandbox_worker` (JAX_PLATFORMS=cpu, private
-working directory), which pre-imports jax/flax once and serves checks over a pipe; each
-candidate is loaded in a fresh module namespace. Limits and their failure types:
+`SandboxWorker` runs `python -m spark_jax.feasibility.sandbox_child` (JAX_PLATFORMS=cpu,
+private working directory) under a `workers.ChildProcess`; it pre-imports jax/flax once and
+serves checks over a pipe; each candidate is loaded in a fresh module namespace. Limits and their failure types:
 * wall clock, enforced here (kill) -> 'timeout'; start-up and the per-shape warm-up (a seed
   check) happen before the clock starts, so they are never a candidate's timeout.
 * memory -> 'memory': while candidate code runs the child lowers its soft RLIMIT_AS to its
@@ -10,7 +10,8 @@ candidate is loaded in a fresh module namespace. Limits and their failure types:
   headroom), and this side kills it when its RSS exceeds the pre-check RSS + `memory_mb`.
 * output -> 'output_too_large': candidate prints go to a bounded counting sink, fd 1 to
   /dev/null, fd 2 to a bounded tail kept here for crash reasons; frames are size-capped.
-* death by signal or exit -> 'crash' (or 'memory' when its stderr says so).
+* death by signal or exit -> 'crash' (or 'memory' when its stderr says so, or for a SIGKILL
+  from outside, e.g. the OOM killer).
 After a timeout, crash, memory failure, an exception from candidate code, or `max_checks`
 checks, the worker is killed and replaced (a warm standby is swapped in when there is one),
 so a poisoned interpreter never serves the next check. `check` never raises because of a
@@ -19,19 +20,15 @@ candidate; trouble with the sandbox itself is a 'sandbox_error'.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
-import pathlib
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from spark_jax.feasibility import sandbox_child as proto
+from spark_jax import workers
 from spark_jax.util import resources
 
 __all__ = ['SandboxWorker', 'default_worker', 'close_default_worker', 'WARM_KEYS']
@@ -39,124 +36,24 @@ __all__ = ['SandboxWorker', 'default_worker', 'close_default_worker', 'WARM_KEYS
 # Options that change the shapes a check compiles for (warm-up is per combination).
 WARM_KEYS = ('hidden_size', 'use_ln', 'nb_triplet_fts', 'batch', 'nodes', 'macs_nodes')
 _WARMUP_PROGRAM = resources.seed_program_path('triplet_gmpnn')
-_POLL_S = 0.05
 _STDERR_TAIL = 8192
 _MIN_FRAME_CAP = 1 << 16
-_FATAL_SIGNALS = {signal.SIGSEGV: 'SIGSEGV', signal.SIGBUS: 'SIGBUS', signal.SIGABRT: 'SIGABRT',
-                  signal.SIGILL: 'SIGILL', signal.SIGFPE: 'SIGFPE', signal.SIGKILL: 'SIGKILL'}
-_MEMORY_MARKERS = ('MemoryError', 'Out of memory', 'out of memory', 'bad_alloc',
-                   'RESOURCE_EXHAUSTED', 'Cannot allocate memory', 'failed to allocate')
+# The supervisor's failure kinds in this module's failure types.
+_FAILURE_TYPES = {'timeout': 'timeout', 'memory': 'memory', 'signal': 'crash', 'error': 'crash'}
 
 
-class _Died(Exception):
-    """The worker closed its pipe (exited or was killed)."""
-
-
-class _Timeout(Exception):
-    """No frame before the deadline."""
-
-
-class _TooLarge(Exception):
-    """A response frame above the output cap."""
-
-
-class _OverMemory(Exception):
-    """The worker's RSS went above the cap."""
-
-
-def _rss_bytes(pid: int) -> int | None:
-    try:
-        with open(f'/proc/{pid}/status', encoding='ascii') as f:
-            for line in f:
-                if line.startswith('VmRSS:'):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-class _Child:
-    """One worker process and its pipes (internal, mutable)."""
+class _Child(workers.ChildProcess):
+    """One sandbox worker process and the shapes it has been warmed for (internal, mutable)."""
 
     def __init__(self, cache_dir: str, work_dir: str) -> None:
-        env = dict(os.environ)
-        env['JAX_PLATFORMS'] = 'cpu'
-        env.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-        env['MALLOC_ARENA_MAX'] = '2'  # Fewer 64 MB malloc arenas under RLIMIT_AS.
-        env['PYTHONDONTWRITEBYTECODE'] = '1'
-        env['PYTHONPATH'] = os.pathsep.join(
-            [str(resources.package_root())] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
+        env = workers.python_env({'JAX_PLATFORMS': 'cpu',
+                                  'MALLOC_ARENA_MAX': '2'})  # Fewer malloc arenas under RLIMIT_AS.
+        super().__init__(
             [sys.executable, '-m', 'spark_jax.feasibility.sandbox_child', '--cache-dir', cache_dir],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=work_dir, env=env, start_new_session=True, close_fds=True)
-        self.buffer = bytearray()
-        self.tail = bytearray()
-        self.ready = False
-        self.startup_s: float | None = None
+            env=env, cwd=work_dir, tail_bytes=_STDERR_TAIL)
         self.warmed: set[tuple[Any, ...]] = set()
         self.pending_warm: tuple[Any, ...] | None = None
         self.checks = 0
-        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._drain.start()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _drain_stderr(self) -> None:
-        stream = self.proc.stderr
-        assert stream is not None
-        while True:
-            chunk = stream.read1(4096) if hasattr(stream, 'read1') else stream.read(4096)
-            if not chunk:
-                return
-            self.tail += chunk
-            del self.tail[:-_STDERR_TAIL]
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(proto.encode_frame(message))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as e:
-            raise _Died(str(e)) from None
-
-    def read(self, deadline: float, frame_cap: int,
-             tick: Callable[[], None] | None = None) -> dict[str, Any]:
-        """The next frame; raises _Timeout, _Died or _TooLarge (tick runs every poll)."""
-        assert self.proc.stdout is not None
-        try:
-            return proto.read_frame_from(self.proc.stdout.fileno(), self.buffer, deadline,
-                                         clock=time.perf_counter, tick=tick,
-                                         frame_cap=frame_cap, poll_s=_POLL_S)
-        except proto.FrameTimeout:
-            raise _Timeout() from None
-        except proto.FrameEOF as e:
-            raise _Died(str(e)) from None
-        except proto.FrameTooLarge as e:
-            raise _TooLarge(str(e)) from None
-
-    def kill(self) -> int | None:
-        """Kills the worker's process group; returns its exit status."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        try:
-            rc = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            rc = None
-        self._drain.join(timeout=2)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError):
-                if stream is not None:
-                    stream.close()
-        return rc
-
-    def stderr_tail(self, limit: int = 600) -> str:
-        text = bytes(self.tail).decode('utf-8', 'replace').strip()
-        return text[-limit:]
 
 
 def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -239,21 +136,15 @@ class SandboxWorker:
     def _ensure_child(self) -> _Child:
         if self._closed:
             raise RuntimeError('SandboxWorker is closed')
-        if self._child is None or self._child.proc.poll() is not None:
+        if self._child is None or self._child.poll() is not None:
             if self._child is not None:
                 self._child.kill()
             self._child = _Child(self._cache_dir, self._work_dir)
         return self._child
 
     def _await_ready(self, child: _Child) -> None:
-        if child.ready:
-            return
         deadline = child.started + self.startup_timeout_s
-        frame = child.read(max(deadline, time.perf_counter() + 1.0), _MIN_FRAME_CAP)
-        if frame.get('type') != 'ready':
-            raise _Died(f'unexpected first frame {frame.get("type")!r}')
-        child.ready = True
-        child.startup_s = time.perf_counter() - child.started
+        child.wait_ready(max(deadline, time.monotonic() + 1.0))
         if self.cold_start_s is None:
             self.cold_start_s = child.startup_s
 
@@ -274,8 +165,8 @@ class SandboxWorker:
             self._request_warm(child, options)
             if child.pending_warm is None:
                 continue
-            deadline = time.perf_counter() + self.startup_timeout_s
-            frame = child.read(deadline, _MIN_FRAME_CAP)
+            deadline = time.monotonic() + self.startup_timeout_s
+            frame = child.read(deadline, frame_cap=_MIN_FRAME_CAP)
             if frame.get('type') == 'warmed':
                 child.warmed.add(child.pending_warm)
                 child.pending_warm = None
@@ -296,8 +187,8 @@ class SandboxWorker:
                 child = self._ensure_child()
                 self._await_ready(child)
                 self._await_warm(child, options)
-            except (_Died, _Timeout, _TooLarge, OSError) as e:
-                tail = self._child.stderr_tail() if self._child else ''
+            except (workers.ChildFailed, OSError, ValueError) as e:
+                tail = self._child.tail() if self._child else ''
                 self._recycle(restart=False)
                 return _failure('syntax', 'sandbox_error',
                                 f'sandbox worker failed to start: {type(e).__name__} {e} '
@@ -315,16 +206,8 @@ class SandboxWorker:
     def _run(self, child: _Child, source: str, parent_source: str | None,
              options: dict[str, Any]) -> dict[str, Any]:
         timeout_s = float(options['timeout_s'])
-        memory_cap = int(options['memory_mb']) * 2 ** 20
         frame_cap = max(int(options['output_cap_bytes']), _MIN_FRAME_CAP)
-        baseline = _rss_bytes(child.pid) or 0
-
-        def watchdog() -> None:
-            rss = _rss_bytes(child.pid)
-            if rss is not None and rss > baseline + memory_cap:
-                raise _OverMemory(f'worker RSS {rss >> 20} MiB above the cap '
-                                  f'({baseline >> 20} MiB + memory_mb {memory_cap >> 20})')
-
+        memory_cap = child.memory_cap(int(options['memory_mb']))
         stages: list[str] = []
         stage_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -335,12 +218,12 @@ class SandboxWorker:
             return _failure(stage, failure_type, reason, stages_passed=stages[:-1],
                             timings=timings)
 
-        deadline = time.perf_counter() + timeout_s
+        deadline = time.monotonic() + timeout_s
         try:
             child.send({'type': 'check', 'source': source, 'parent_source': parent_source,
                         'options': options})
             while True:
-                frame = child.read(deadline, frame_cap, watchdog)
+                frame = child.read(deadline, frame_cap=frame_cap, memory_cap=memory_cap)
                 if frame.get('type') == 'stage':
                     now = time.perf_counter()
                     if stages:
@@ -349,32 +232,13 @@ class SandboxWorker:
                     stage_start = now
                 elif frame.get('type') == 'result':
                     return frame
-        except _Timeout:
-            child.kill()
-            return failed('timeout', f'no result within {timeout_s:g} s (killed)')
-        except _OverMemory as e:
-            child.kill()
-            return failed('memory', str(e))
-        except _TooLarge as e:
-            child.kill()
+        except workers.ChildFailed as e:  # Killed here, or it died.
+            return failed(*e.failure.mapped(_FAILURE_TYPES,
+                                            f'no result within {timeout_s:g} s (killed)'))
+        except workers.FrameTooLarge as e:  # The child is dead after any of these.
             return failed('output_too_large', str(e))
-        except _Died:
-            rc = child.kill()
-            return failed(*self._classify_death(child, rc))
-        except (OSError, ValueError) as e:  # Garbled frame, broken pipe.
-            child.kill()
+        except (OSError, ValueError) as e:  # Garbled frame.
             return failed('sandbox_error', f'{type(e).__name__}: {e}')
-
-    @staticmethod
-    def _classify_death(child: _Child, rc: int | None) -> tuple[str, str]:
-        tail = child.stderr_tail()
-        if rc is not None and rc < 0:
-            how = f'killed by {_FATAL_SIGNALS.get(-rc, f"signal {-rc}")}'
-        else:
-            how = f'exited with status {rc}'
-        memory = any(marker in tail for marker in _MEMORY_MARKERS) or rc == -signal.SIGKILL
-        reason = f'worker {how}' + (f': ...{tail[-400:]}' if tail else '')
-        return ('memory' if memory else 'crash'), reason
 
     def _recycle(self, restart: bool) -> None:
         child, self._child = self._child, None
@@ -385,7 +249,7 @@ class SandboxWorker:
             return
         try:
             spare, self._spare = self._spare, None
-            if spare is not None and spare.proc.poll() is None:
+            if spare is not None and spare.poll() is None:
                 self._child = spare
             else:
                 if spare is not None:
@@ -397,7 +261,7 @@ class SandboxWorker:
                 self._spare = _Child(self._cache_dir, self._work_dir)
                 if self._last_options is not None:
                     self._request_warm(self._spare, self._last_options)
-        except (OSError, _Died):
+        except (OSError, workers.ChildFailed):
             pass  # The next check starts a worker (or reports a sandbox_error).
 
     def close(self) -> None:
@@ -410,11 +274,7 @@ class SandboxWorker:
             self._child = self._spare = None
             for child in children:
                 if child is not None:
-                    try:
-                        child.send({'type': 'exit'})
-                    except _Died:
-                        pass
-                    child.kill()
+                    child.close()
             shutil.rmtree(self._root, ignore_errors=True)
 
     def __del__(self) -> None:

@@ -1,109 +1,36 @@
 """Child side of the feasibility sandbox: imports and runs candidate programs.
 
-Started by `sandbox.SandboxWorker` as `python -m spark_jax._sandbox_worker`; pre-imports
-jax/flax/numpy once, then serves one request at a time. Frames are a 4-byte big-endian
-length + UTF-8 JSON, on private duplicates of fds 0/1 (fds 0/1 then point at /dev/null;
-fd 2 goes to a bounded tail in the parent; candidate prints to a bounded counting sink):
+Started by `sandbox.SandboxWorker` as `python -m spark_jax.feasibility.sandbox_child`;
+pre-imports jax/flax/numpy once, then serves one request at a time through `workers.serve`
+(frames on private duplicates of fds 0/1, which then point at /dev/null; fd 2 goes to a
+bounded tail in the parent; candidate prints to a bounded counting sink):
   warmup {source, options} -> warmed;  exit
   check {source, parent_source, options} -> {'type': 'stage', 'stage'}* then a result
 Worker-side stages (the parent does template, locality, the static half of syntax and the
 budget comparison): syntax = exec in a fresh namespace (`program.load_module`); interface;
-semantic = `jax.eval_shape` of init + apply, then one concrete batch run eagerly (op
-compilations are shared by all candidates) for finiteness and the masking invariant;
-budget = params and MACs. No jax import at module level: the parent imports the framing.
+semantic (`stage_checks.check_semantic`) = `jax.eval_shape` of init + apply, then one
+concrete batch run eagerly (op compilations are shared by all candidates) for finiteness and
+the masking invariant; budget = params and MACs. jax is imported only in `_preimport`.
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
-import json
 import os
-import struct
 import sys
 import time
-from typing import Any, BinaryIO, Callable
+from typing import Any, Callable
 
-HEADER = struct.Struct('>I')
-REASON_CAP = 2000  # Characters of an exception text kept in a reason.
+from spark_jax import workers
+from spark_jax.feasibility.stage_checks import (CheckFailure, check_semantic,
+                                                failure_from_exception, guarded, macs_lib)
+
 CALL_PARAMS = ('self', 'node_fts', 'edge_fts', 'graph_fts', 'adj_mat', 'hidden')
 FACTORY_PARAMS = ('out_size', 'use_ln', 'nb_triplet_fts')
 _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
-MASK_RTOL = 1e-5
-MASK_ATOL = 1e-5
 # Modules whose attributes a candidate could monkeypatch to poison later checks.
 _WATCHED_MODULES = ('builtins', 'math', 'functools', 'numpy', 'jax', 'jax.numpy', 'jax.nn',
                     'jax.lax', 'jax.random', 'flax.linen', 'spark_jax.program.source',
                     'spark_jax.program.macs')
-
-
-def encode_frame(message: dict[str, Any]) -> bytes:
-    """A length-prefixed JSON frame."""
-    body = json.dumps(message).encode('utf-8')
-    return HEADER.pack(len(body)) + body
-
-
-class FrameTimeout(Exception):
-    """No complete frame before the deadline."""
-
-
-class FrameEOF(Exception):
-    """The other side closed its pipe."""
-
-
-class FrameTooLarge(Exception):
-    """A frame header announced more than the cap."""
-
-
-def read_frame_from(fd: int, buffer: bytearray, deadline: float, *,
-                    clock: Callable[[], float], tick: Callable[[], None] | None = None,
-                    frame_cap: int | None = None, poll_s: float = 0.05) -> dict[str, Any]:
-    """The next frame from a pipe, polling with `select` (the parent side of both workers).
-
-    `buffer` keeps bytes past the frame for the next call; `tick` runs every poll (watchdogs).
-    Raises FrameTimeout at `deadline` (on `clock`), FrameEOF, or FrameTooLarge.
-    """
-    import select
-
-    while True:
-        if len(buffer) >= HEADER.size:
-            size = HEADER.unpack(bytes(buffer[:HEADER.size]))[0]
-            if frame_cap is not None and size > frame_cap:
-                raise FrameTooLarge(f'response frame of {size} bytes (cap {frame_cap})')
-            end = HEADER.size + size
-            if len(buffer) >= end:
-                body = bytes(buffer[HEADER.size:end])
-                del buffer[:end]
-                return json.loads(body.decode('utf-8'))
-        remaining = deadline - clock()
-        if remaining <= 0:
-            raise FrameTimeout()
-        if tick is not None:
-            tick()
-        readable, _, _ = select.select([fd], [], [], min(remaining, poll_s))
-        if readable:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                raise FrameEOF('worker closed its pipe')
-            buffer += chunk
-
-
-def read_frame(stream: BinaryIO) -> dict[str, Any] | None:
-    """Blocks for one frame on a buffered binary stream; None at EOF."""
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        return None
-    size = HEADER.unpack(header)[0]
-    body = stream.read(size)
-    return json.loads(body.decode('utf-8')) if len(body) == size else None
-
-
-class CheckFailure(Exception):
-    """A classified failure of the check in progress."""
-
-    def __init__(self, stage: str, failure_type: str, reason: str, recycle: bool = False):
-        super().__init__(reason)
-        self.stage, self.failure_type, self.reason, self.recycle = (
-            stage, failure_type, reason[:REASON_CAP], recycle)
 
 
 class _MissingFactory(Exception):
@@ -128,37 +55,6 @@ class _BoundedSink:
 
     def isatty(self) -> bool:
         return False
-
-
-def _exc_text(e: BaseException) -> str:
-    text = str(e) or ('allocation refused by the memory cap' if isinstance(e, MemoryError)
-                      else 'no message')
-    return f'{type(e).__name__}: {text}'[:REASON_CAP]
-
-
-def _is_memory_error(e: BaseException) -> bool:
-    text = str(e)
-    return isinstance(e, MemoryError) or any(
-        marker in text for marker in ('RESOURCE_EXHAUSTED', 'Out of memory', 'out of memory',
-                                      'bad_alloc', 'Cannot allocate memory'))
-
-
-def _from_exception(stage: str, e: BaseException, default: str) -> CheckFailure:
-    """Classifies an exception raised by candidate code; the worker is then recycled."""
-    cause = e.__cause__ if e.__cause__ is not None else e
-    failure_type = 'memory' if _is_memory_error(cause) or _is_memory_error(e) else default
-    return CheckFailure(stage, failure_type, _exc_text(cause), recycle=True)
-
-
-@contextlib.contextmanager
-def _guarded(stage: str, default: str = 'runtime_error'):
-    """Turns an exception escaping candidate code into a classified CheckFailure."""
-    try:
-        yield
-    except CheckFailure:
-        raise
-    except BaseException as e:  # noqa: BLE001 - candidate code (SystemExit included).
-        raise _from_exception(stage, e, default) from None
 
 
 def _vm_size_bytes() -> int | None:
@@ -218,9 +114,9 @@ class _Runner:
         except program_lib.ProgramError as e:
             if e.__cause__ is None:  # Executed fine, but the factory is missing.
                 raise _MissingFactory(str(e)) from None
-            raise _from_exception('syntax', e, 'import_error') from None
+            raise failure_from_exception('syntax', e, 'import_error') from None
         except BaseException as e:  # noqa: BLE001 - candidate code (SystemExit included).
-            raise _from_exception('syntax', e, 'import_error') from None
+            raise failure_from_exception('syntax', e, 'import_error') from None
         self.loaded.append(module.__name__)
         return module
 
@@ -239,12 +135,12 @@ class _Runner:
         proc = self._interface(module)
         self._leave()
         self._enter('semantic')
-        self._semantic(module, proc)
+        check_semantic(module, proc, self.opts, self.info)
         self._check_watched(watched)
         self._leave()
         self._enter('budget')  # Measured here; the parent compares the caps.
         proc = self._build(module)
-        with _guarded('budget'):
+        with guarded('budget'):
             self.info['macs'] = int(macs_lib().flax_processor_macs(
                 proc, self.opts['macs_nodes'], self.opts['hidden_size']))
         self.timings['budget'] = time.perf_counter() - self.stage_start
@@ -258,7 +154,7 @@ class _Runner:
     def _build(self, module):
         from spark_jax import program as program_lib
 
-        with _guarded(self.stage, 'bad_factory' if self.stage == 'interface'
+        with guarded(self.stage, 'bad_factory' if self.stage == 'interface'
                       else 'runtime_error'):
             return program_lib.build_flax_processor(
                 module, self.opts['hidden_size'], self.opts['use_ln'],
@@ -307,67 +203,6 @@ class _Runner:
                                       f'not a Processor')
         return proc
 
-    # Semantic.
-    def _semantic(self, module, proc) -> None:
-        import jax
-        import numpy as np
-        from spark_jax import program as program_lib
-
-        b, n, h = self.opts['batch'], self.opts['nodes'], self.opts['hidden_size']
-        abstract = macs_lib().reference_inputs(n, h, batch=b)
-        key = jax.random.PRNGKey(0)
-        with _guarded('semantic'):
-            var_shapes = jax.eval_shape(lambda kw: proc.init(key, **kw), abstract)
-        extra = sorted(set(var_shapes) - {'params'})
-        if extra:
-            raise CheckFailure('semantic', 'mutable_collections',
-                               f'init creates variable collection(s) {extra} besides '
-                               f"'params' (e.g. BatchNorm state); CLRS's Haiku transform "
-                               f'cannot carry mutable state')
-        self.info['params'] = int(sum(
-            int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes)))
-        with _guarded('semantic'):
-            out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
-        _check_output_spec(out, b, n, h)
-
-        rng = np.random.RandomState(0)
-        adj = (rng.rand(b, n, n) < 0.5).astype(np.float32)
-        adj[:, np.arange(n), np.arange(n)] = 1.0  # Self-loops, as CLRS adds them.
-        if n > 1:
-            adj[:, 0, n - 1] = 0.0  # At least one non-edge per graph.
-        inputs = dict(
-            node_fts=rng.randn(b, n, h).astype(np.float32),
-            edge_fts=rng.randn(b, n, n, h).astype(np.float32),
-            graph_fts=rng.randn(b, h).astype(np.float32),
-            adj_mat=adj,
-            hidden=rng.randn(b, n, h).astype(np.float32),
-        )
-        with _guarded('semantic'):
-            variables = proc.init(key, **inputs)
-            node, edge = proc.apply(variables, **inputs)
-            node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
-        for name, value in (('node', node), ('edge', edge)):
-            if value is not None and not np.isfinite(value).all():
-                bad = int((~np.isfinite(value)).sum())
-                raise CheckFailure('semantic', 'non_finite',
-                                   f'{name} output has {bad} non-finite value(s) (NaN/Inf) '
-                                   f'on a random batch')
-        masks = program_lib.masks_non_edges(module)
-        self.info['masks_non_edges'] = masks
-        if not masks:
-            return
-        noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0
-        perturbed = dict(inputs, edge_fts=inputs['edge_fts'] + noise * (1.0 - adj)[..., None])
-        with _guarded('semantic'):
-            node2 = np.asarray(proc.apply(variables, **perturbed)[0])
-        if not np.allclose(node, node2, rtol=MASK_RTOL, atol=MASK_ATOL):
-            diff = float(np.max(np.abs(node - node2)))
-            raise CheckFailure('semantic', 'mask_leak',
-                               f'MASKS_NON_EDGES is True but perturbing edge features on '
-                               f'adjacency non-edges changed the node output '
-                               f'(max abs diff {diff:.3g})')
-
-
 def _signature(fn: Any) -> inspect.Signature | None:
     if fn is None or not callable(fn):
         return None
@@ -383,40 +218,6 @@ def _params(sig: inspect.Signature | None, with_defaults: bool = True) -> list[t
         return []
     return [(p.name, p.kind) + ((repr(p.default),) if with_defaults else ())
             for p in sig.parameters.values()]
-
-
-def macs_lib():
-    from spark_jax.program import macs
-
-    return macs
-
-
-def _check_output_spec(out: Any, b: int, n: int, h: int) -> None:
-    """Checks the abstract output against (float32[B,N,H], float[B,N,N,H'] | None)."""
-    import numpy as np
-
-    def fail(failure_type: str, reason: str) -> CheckFailure:
-        return CheckFailure('semantic', failure_type, reason)
-
-    if not isinstance(out, tuple) or len(out) != 2:
-        size = f' of length {len(out)}' if isinstance(out, (tuple, list)) else ''
-        raise fail('shape_mismatch', f'__call__ must return a tuple (nxt_hidden, '
-                                     f'nxt_edge | None), got a {type(out).__name__}{size}')
-    node, edge = out
-    for name, value in (('node', node), ('edge', edge)):
-        if value is not None and not (hasattr(value, 'shape') and hasattr(value, 'dtype')):
-            raise fail('shape_mismatch', f'{name} output is a {type(value).__name__}, '
-                                         f'not an array')
-    if tuple(node.shape) != (b, n, h):
-        raise fail('shape_mismatch', f'node output has shape {tuple(node.shape)}, expected '
-                                     f'{(b, n, h)} [B, N, H]')
-    if np.dtype(node.dtype) != np.float32:
-        raise fail('dtype_mismatch', f'node output has dtype {node.dtype}, expected float32')
-    if edge is not None and (len(edge.shape) != 4 or tuple(edge.shape[:3]) != (b, n, n)):
-        raise fail('shape_mismatch', f"edge output has shape {tuple(edge.shape)}, expected "
-                                     f"[B, N, N, H'] with B, N = {b}, {n}, or None")
-    if edge is not None and not np.issubdtype(np.dtype(edge.dtype), np.floating):
-        raise fail('dtype_mismatch', f'edge output has dtype {edge.dtype}, expected float')
 
 
 def run_check(source: str, parent_source: str | None, options: dict[str, Any],
@@ -443,7 +244,7 @@ def run_check(source: str, parent_source: str | None, options: dict[str, Any],
     except CheckFailure as e:
         failure = e
     except BaseException as e:  # noqa: BLE001 - never let a candidate end the worker.
-        failure = _from_exception(runner.stage, e, 'runtime_error')
+        failure = failure_from_exception(runner.stage, e, 'runtime_error')
     finally:
         sys.stdout, sys.stderr = saved_streams
         resource.setrlimit(resource.RLIMIT_AS, saved_limit)
@@ -484,42 +285,22 @@ def _preimport(cache_dir: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serves requests until EOF or an 'exit' request."""
-    import faulthandler
-
+    """Serves requests until EOF or an 'exit' request (`workers.serve`)."""
     argv = sys.argv[1:] if argv is None else argv
     cache_dir = argv[argv.index('--cache-dir') + 1] if '--cache-dir' in argv else None
-    start = time.perf_counter()
-    proto_in, proto_out = os.fdopen(os.dup(0), 'rb'), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    faulthandler.enable()  # Tracebacks of fatal signals go to fd 2 (the parent's tail).
-
-    def send(message: dict[str, Any]) -> None:
-        _write_all(proto_out, encode_frame(message))
-
-    _preimport(cache_dir)
-    send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
-    while True:
-        request = read_frame(proto_in)
-        if request is None or request.get('type') == 'exit':
-            return 0
-        if request['type'] == 'warmup':
-            begin = time.perf_counter()
-            result = run_check(request['source'], None, request['options'], lambda s: None)
-            send({'type': 'warmed', 'seconds': time.perf_counter() - begin,
-                  'ok': result['ok'], 'reason': result['reason']})
-            continue
-        progress = lambda stage: send({'type': 'stage', 'stage': stage})  # noqa: E731
-        send(run_check(request['source'], request.get('parent_source'),
-                       request['options'], progress))
+    return workers.serve(_handle, prepare=lambda: _preimport(cache_dir))
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _handle(request: dict[str, Any], send: workers.Send) -> None:
+    if request['type'] == 'warmup':
+        begin = time.perf_counter()
+        result = run_check(request['source'], None, request['options'], lambda s: None)
+        send({'type': 'warmed', 'seconds': time.perf_counter() - begin,
+              'ok': result['ok'], 'reason': result['reason']})
+        return
+    progress = lambda stage: send({'type': 'stage', 'stage': stage})  # noqa: E731
+    send(run_check(request['source'], request.get('parent_source'), request['options'],
+                   progress))
 
 
 if __name__ == '__main__':

@@ -1,0 +1,49 @@
+"""The child's side of a worker process: private frame pipes and the request loop.
+
+`serve` takes fds 0/1 for the frames (duplicated privately; fd 0 then reads /dev/null and
+fd 1 goes to /dev/null or to fd 2, so nothing the child prints can reach the frame stream),
+enables faulthandler (fatal-signal tracebacks go to fd 2, which the parent keeps), runs
+`prepare` (the slow imports), sends {'type': 'ready', 'pid', 'startup_s'} and then hands
+each request to `handle` until EOF or {'type': 'exit'}. Standard library only.
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import time
+from typing import Any, Callable
+
+from spark_jax.workers.frames import read_frame, write_frame
+
+__all__ = ['Send', 'serve']
+
+Send = Callable[[dict[str, Any]], None]
+
+
+def serve(handle: Callable[[dict[str, Any], Send], None], *,
+          prepare: Callable[[], None] | None = None, stdout_to_stderr: bool = False) -> int:
+    """Serves requests until EOF or an 'exit' request; returns the exit status (0).
+
+    Args:
+      handle: called with each request and a `send(message)` for the answer frame(s).
+      prepare: run once before 'ready' (its time is the startup_s reported).
+      stdout_to_stderr: point fd 1 at fd 2 (a log) instead of /dev/null.
+    """
+    start = time.perf_counter()
+    proto_in, proto_out = os.fdopen(os.dup(0), 'rb'), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2 if stdout_to_stderr else devnull, 1)
+    faulthandler.enable()
+
+    def send(message: dict[str, Any]) -> None:
+        write_frame(proto_out, message)
+
+    if prepare is not None:
+        prepare()
+    send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
+    while True:
+        request = read_frame(proto_in)
+        if request is None or request.get('type') == 'exit':
+            return 0
+        handle(request, send)
