@@ -1,4 +1,5 @@
-"""`spark-jax evaluate` end to end on the tiny preset, and its bad-input handling."""
+"""`spark-jax evaluate` end to end on the tiny preset; every command's bad-input handling and
+exit codes; the search command's wiring (no search is run here: see test_search.py)."""
 from __future__ import annotations
 
 import json
@@ -92,3 +93,46 @@ def test_console_script_usage_error_exit_code(seed_paths):
     proc = _run_cli("evaluate", "does/not/exist.py", cwd=seed_paths["mpnn"].parents[1])
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("error: program file not found")
+
+
+def test_no_command_prints_help_and_is_usage_error(capsys):
+    assert cli.main([]) == 2
+    assert "usage: spark-jax" in capsys.readouterr().out
+
+
+def test_commands_usage_errors(tmp_path, capsys):
+    assert cli.main(["search", "--resume", str(tmp_path), "--seed", "1"]) == 2
+    assert "do not combine it" in _error_line(capsys)
+    assert cli.main(["search", "--resume", str(tmp_path)]) == 2
+    assert "nothing to resume" in _error_line(capsys)
+    assert cli.main(["search", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "not found" in _error_line(capsys)
+    assert cli.main(["search", "--seed", "-1", "--run-dir", str(tmp_path / "run")]) == 2
+    assert "--seed" in _error_line(capsys)
+    assert not (tmp_path / "run").exists()
+    assert cli.main(["report", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in _error_line(capsys)
+    assert cli.main(["bench", "--steps", "0"]) == 2
+    assert "--steps" in _error_line(capsys)
+    assert cli.main(["check", str(tmp_path / "nope.py")]) == 2
+    assert "program file not found" in _error_line(capsys)
+
+
+def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
+    from spark_jax.config import search as search_config
+    from spark_jax.report import tables
+    from spark_jax.search import loop
+
+    seen = {}
+
+    def fake_run_search(cfg, run_dir, *, resume, command, on_progress):
+        seen.update(cfg=cfg, run_dir=run_dir, resume=resume, command=command)
+        return loop.SearchResult(str(run_dir), 3, 2, 0.5, 0.6, "p", f"{run_dir}/best.py")
+
+    monkeypatch.setattr(loop, "run_search", fake_run_search)
+    monkeypatch.setattr(tables, "write_report", lambda run_dir: None)
+    argv = ["search", "--seed", "7", "--run-dir", str(tmp_path / "run"), "--no-progress"]
+    assert cli.main(argv) == 0
+    assert seen["cfg"] == search_config.with_seed(search_config.default_config(), 7)
+    assert seen["command"] == ["spark-jax", *argv] and seen["resume"] is False
+    assert "beats the seed" in capsys.readouterr().out

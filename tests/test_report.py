@@ -1,4 +1,4 @@
-"""Tests for spark_jax.report (Markdown + PNG plots) and spark_jax.reference (paper CSVs).
+"""Tests for spark_jax.report: accounting, Markdown tables, PNG plots, paper reference CSVs.
 
 A synthetic run database is built with RunDB; every number checked below is computed by
 hand from the table in `_ATTEMPTS`.
@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-from spark_jax.report import reference
+from spark_jax.report import accounting, plots, reference
 from spark_jax.report import tables as report
 from spark_jax.search.rundb import EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB
 
@@ -84,7 +84,7 @@ def _build_full_run(run_dir: pathlib.Path) -> None:
 
 
 def _check_pngs(paths: report.ReportPaths, run_dir: pathlib.Path) -> None:
-    assert [p.name for p in paths.plots] == list(report.PLOT_FILES)
+    assert [p.name for p in paths.plots] == list(plots.PLOT_FILES)
     for p in paths.plots:
         assert p.parent == run_dir / 'plots'
         data = p.read_bytes()
@@ -100,7 +100,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 def test_accounting_matches_hand_computed(full_run: pathlib.Path):
     with RunDB.open(full_run / 'run.db') as db:
-        acc = report.summarize(db)
+        acc = accounting.summarize(db)
     assert (acc.attempts, acc.feasible, acc.infeasible, acc.failed) == (12, 8, 3, 1)
     assert (acc.evaluated, acc.eval_errors, acc.not_evaluated) == (6, 1, 1)
     assert acc.valid_rate == pytest.approx(8 / 12)
@@ -192,9 +192,9 @@ def test_seed_only_run_via_report_main(tmp_path: pathlib.Path, capsys):
     assert report.report_main(tmp_path) == 0
     out = capsys.readouterr().out.split()
     assert out == [str(tmp_path / 'report.md')] + [str(tmp_path / 'plots' / name)
-                                                   for name in report.PLOT_FILES]
+                                                   for name in plots.PLOT_FILES]
     paths = report.ReportPaths(tmp_path / 'report.md',
-                               tuple(tmp_path / 'plots' / name for name in report.PLOT_FILES))
+                               tuple(tmp_path / 'plots' / name for name in plots.PLOT_FILES))
     md = paths.report.read_text()
     assert 'Attempts (every proposal' in md and ": 0 (0 feasible" in md
     assert 'Valid rate (feasible / attempts): —.' in md

@@ -18,7 +18,6 @@ same seed under the preset; target >= 100x cheaper.
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 import time
 from typing import Any, Callable
 

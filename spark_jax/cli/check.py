@@ -1,6 +1,7 @@
-"""`spark-jax check PROGRAM [--parent P --factor F] [--task T] [--preset P] [--json]`.
+"""`spark-jax check PROGRAM [--parent P --factor F] [--task T] [--preset P] [--json]`: the
+staged feasibility check of one program, without training.
 
-Exit status: 0 feasible, 1 infeasible (the report is printed), 2 usage error (one
+Exit codes: 0 feasible, 1 infeasible (the report is printed), 2 usage error (one
 `error: ...` line on stderr).
 """
 from __future__ import annotations
@@ -8,20 +9,21 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 from typing import Any
 
+from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 from spark_jax.feasibility import checker as feasibility
-from spark_jax.program import regions
 from spark_jax.feasibility.sandbox import SandboxWorker
+from spark_jax.program import regions
 
-__all__ = ['add_arguments', 'run']
-
-EXIT_FEASIBLE, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
+__all__ = ['add_arguments', 'add_parser', 'run']
 
 
-class _UsageError(Exception):
-    """A bad command line (exit status 2)."""
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds the `check` subcommand to `sub`."""
+    p = sub.add_parser('check', help='feasibility check of a program (no training)')
+    add_arguments(p)
+    return p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,11 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _read(path: str, what: str) -> str:
     p = pathlib.Path(path)
     if not p.is_file():
-        raise _UsageError(f'{what} file not found: {p}')
+        raise UsageError(f'{what} file not found: {p}')
     try:
         return p.read_text(encoding='utf-8')
     except (OSError, UnicodeDecodeError) as e:
-        raise _UsageError(f'cannot read {what} {p}: {e}') from None
+        raise UsageError(f'cannot read {what} {p}: {e}') from None
 
 
 def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
@@ -60,14 +62,14 @@ def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
 
     factor = args.factor.upper() if args.factor else None
     if factor is not None and factor not in regions.FACTORS:
-        raise _UsageError(f'--factor must be one of {", ".join(regions.FACTORS)} '
+        raise UsageError(f'--factor must be one of {", ".join(regions.FACTORS)} '
                           f'(got {args.factor!r})')
     if factor is not None and args.parent is None:
-        raise _UsageError('--factor needs --parent')
+        raise UsageError('--factor needs --parent')
     try:
         cfg = config.get_preset(args.preset)
     except config.ConfigError as e:
-        raise _UsageError(str(e)) from None
+        raise UsageError(str(e)) from None
     _check_task(args.task)
     child = _read(args.program, 'program')
     parent = _read(args.parent, 'parent') if args.parent is not None else None
@@ -77,7 +79,7 @@ def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
     try:
         options = feasibility.CheckOptions.from_protocol(cfg, **overrides)
     except ValueError as e:
-        raise _UsageError(str(e)) from None
+        raise UsageError(str(e)) from None
     return child, parent, factor, options
 
 
@@ -87,16 +89,16 @@ def _check_task(task: str) -> None:
     try:
         data.check_task(task)
     except data.TaskError as e:
-        raise _UsageError(str(e)) from None
+        raise UsageError(str(e)) from None
 
 
 def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int:
-    """Runs `check`; returns the exit status. `worker` defaults to a fresh one."""
+    """Runs `check`; returns the exit code. `worker` (tests share a warm one) defaults to a
+    fresh single-use sandbox."""
     try:
         child, parent, factor, options = _parse(args)
-    except _UsageError as e:
-        print(f'error: {e}', file=sys.stderr)
-        return EXIT_USAGE
+    except UsageError as e:
+        return fail(str(e))
     if worker is None:
         # One check: no untimed warm-up, no spare process.
         with SandboxWorker(warmup=False, standby=False, eager_restart=False) as own:
@@ -115,4 +117,4 @@ def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int
               + (f', factor {factor}' if factor else ''))
         for line in report.summary_lines():
             print(f'  {line}')
-    return EXIT_FEASIBLE if report.feasible else EXIT_INFEASIBLE
+    return EXIT_OK if report.feasible else EXIT_FAILED

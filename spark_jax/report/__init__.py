@@ -1,7 +1,10 @@
 """Reports of a run: Markdown tables shaped like the paper's, plots, reference figures.
 
-  tables     `write_report(run_dir)`: the report and its plots
-  reference  the paper's tables (shipped CSVs), printed beside our runs
+  accounting  `summarize(db)` -> `RunAccounting`: the numbers and curves, by the paper's
+              metric definitions
+  plots       the PNGs drawn from those curves
+  tables      `write_report(run_dir)`: report.md and its plots; `report_main` (the CLI's)
+  reference   the paper's tables (shipped CSVs), printed beside our runs
 
 May import: `search`, `config`, `util`.
 """

@@ -1,4 +1,4 @@
-"""The seed paper's published figures (DESIGN §9), loaded from the repository's `reference/`.
+"""The seed paper's published figures, loaded from the shipped `reference/` tables.
 
 The CSVs are transcribed from the paper's tables (see `reference/README.md`). They were
 obtained on GPUs with DeepSeek-R1 (Qwen-Plus where a row says so) under the paper's
@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
-import pathlib
 import types
 from typing import Mapping, Sequence
 

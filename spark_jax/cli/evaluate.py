@@ -1,0 +1,80 @@
+"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--json] [--output F]`:
+train and score one program (or DeepMind's official processor `official:KIND`) on one task.
+
+Exit codes: 0 scored, 1 the program failed to build or training failed, 2 usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+
+__all__ = ['OFFICIAL_KINDS', 'add_parser', 'run']
+
+OFFICIAL_KINDS = ("triplet_gmpnn", "triplet_mpnn", "triplet_pgn", "gmpnn", "gpgn", "mpnn", "pgn",
+                  "pgn_mask", "deepsets", "gat", "gatv2", "gat_full", "gatv2_full")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds the `evaluate` subcommand to `sub`."""
+    p = sub.add_parser("evaluate", help="train and score one program on one CLRS task")
+    p.add_argument("program", help="path of a processor program (e.g. processors/triplet_gmpnn.py), "
+                                   "or official:KIND for DeepMind's Haiku processor KIND")
+    p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
+    p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--output", help="also write the JSON result to this file")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `evaluate`; returns the exit code."""
+    from spark_jax import program as program_lib
+    from spark_jax.config import protocol, tasks
+
+    official = args.program.startswith(program_lib.OFFICIAL_PREFIX)
+    try:
+        cfg = protocol.get_preset(args.preset)
+        tasks.check_task(args.task)
+        if official:
+            kind = args.program[len(program_lib.OFFICIAL_PREFIX):]
+            if kind not in OFFICIAL_KINDS:
+                raise UsageError(f"unknown official processor {kind!r}; "
+                                 f"known: {', '.join(OFFICIAL_KINDS)}")
+            name = args.program
+        else:
+            prog = program_lib.read_program(args.program)
+            name = prog.name
+    except (protocol.ConfigError, tasks.TaskError, program_lib.ProgramError, UsageError) as e:
+        return fail(str(e))
+
+    from spark_jax.cli.progress import step_progress
+    from spark_jax.evaluation import evaluate
+    from spark_jax.evaluation.train import TrainingError
+    from spark_jax.util.files import write_atomic
+
+    try:
+        with step_progress(f"{name} on {args.task} ({cfg.name})", cfg.train_steps,
+                           enabled=not args.no_progress) as progress:
+            if official:
+                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed,
+                                                    progress=progress)
+            else:
+                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed,
+                                                   progress=progress)
+    except program_lib.ProgramError as e:
+        return fail(str(e), EXIT_FAILED)
+    except TrainingError as e:
+        return fail(f"{name}: {e}", EXIT_FAILED)
+    record = result.to_dict()
+    if args.output:
+        write_atomic(args.output, json.dumps(record, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(record))
+    else:
+        for key, value in record.items():
+            print(f"{key:>16}: {value:.4f}" if isinstance(value, float) else f"{key:>16}: {value}")
+    return EXIT_OK
