@@ -9,7 +9,7 @@ The few names a researcher scripts against (imported lazily: `import spark_jax` 
     result = spark_jax.run_search(spark_jax.load_config('configs/tiny.yaml'), 'runs/x')
 
 The data path, one subpackage per stage (lower floors never import higher ones):
-`program` -> `feasibility` -> `operator` -> `evaluation` -> `search` -> `report` ->
+`program` -> `workers` -> `feasibility` -> `operator` -> `evaluation` -> `search` -> `report` ->
 `bench` / `cli`; `config` and `util` sit below them all.
 """
 from __future__ import annotations

@@ -12,7 +12,9 @@ import pytest
 
 from spark_jax.report import accounting, plots, reference
 from spark_jax.report import tables as report
-from spark_jax.search.rundb import EvaluationRecord, LLMCallRecord, ProposalRecord, RunDB
+from spark_jax.search.rundb import RunDB
+
+import records  # noqa: E402 - tests/records.py: record builders
 
 PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'
 T0 = 1_000_000.0
@@ -41,46 +43,68 @@ _ATTEMPTS = {
 _EVAL_ORDER = (0, 2, 5, 3, 7, 8, 10)
 
 
-def _seed_eval(pid: str, ood: float | None = 0.50, **kw) -> EvaluationRecord:
-    fields = dict(program_id=pid, status='ok', task='dfs', preset='smoke', seed=0,
-                  ood_score=ood, val_score=0.55, params=500, macs=1000, train_seconds=10.0,
-                  compile_seconds=2.0, created_at=T0 + 100)
-    fields.update(kw)
-    return EvaluationRecord(**fields)
+class _Clock:
+    """A settable clock: the database stamps each write with `now`."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _result(ood: float | None = 0.50, job_id: str = 'seed', **fields):
+    values = dict(val_score=0.55, params=500, macs=1000, train_seconds=10.0,
+                  compile_seconds=2.0)
+    values.update(fields)
+    return records.result(ood, job_id=job_id, **values)
+
+
+def _seed_eval(db: RunDB, pid: str, ood: float | None = 0.50, preset: str = 'smoke',
+               **fields) -> None:
+    db._clock.now = T0 + 100
+    db.record_evaluation(pid, None, records.job(preset=preset), _result(ood, **fields))
 
 
 def _new_db(run_dir: pathlib.Path, meta=META) -> RunDB:
-    return RunDB.create(run_dir / 'run.db', meta, clock=lambda: T0)
+    return RunDB.create(run_dir / 'run.db', meta, clock=_Clock())
+
+
+def _proposal(db: RunDB, attempt: int, status: str, parent_id=None, stage=None, ftype=None,
+              ent=None, calls=(), at=None) -> None:
+    db._clock.now = T0 if at is None else at
+    feasibility = None if status == 'failed' else records.report(
+        status == 'feasible', entanglement=ent, failure_stage=stage, failure_type=ftype)
+    db.record_proposal(records.proposal(
+        attempt, status, child_source=None if status == 'failed' else f'child = {attempt}\n',
+        parent_id=parent_id, failure_stage=stage, failure_type=ftype, feasibility=feasibility,
+        calls=tuple(calls), created_at=at))
 
 
 def _build_full_run(run_dir: pathlib.Path) -> None:
     with _new_db(run_dir) as db:
         seed_id = db.insert_program('seed = 0\n')
-        db.record_evaluation(_seed_eval(seed_id))
+        _seed_eval(db, seed_id)
         for a, (status, stage, ftype, ent, _) in _ATTEMPTS.items():
-            child = db.insert_program(f'child = {a}\n', seed_id) if status != 'failed' else None
-            calls = [LLMCallRecord(a, 'asr', backend='offline', is_llm=False, latency_s=0.001,
-                                   created_at=T0 + 200 + 100 * a),
-                     LLMCallRecord(a, 'sar', backend='openai', model='deepseek-r1',
-                                   prompt_tokens=100, completion_tokens=50, latency_s=2.0,
-                                   ok=a != 4, created_at=T0 + 200 + 100 * a)]
-            db.record_proposal(ProposalRecord(
-                attempt=a, status=status, parent_id=seed_id, factor='OPERATOR',
-                child_program_id=child, failure_stage=stage, failure_type=ftype,
-                entanglement=ent, created_at=T0 + 200 + 100 * a), calls)
+            calls = [records.call('asr', backend='offline', is_llm=False, latency_s=0.001),
+                     records.call('sar', backend='openai', model='deepseek-r1', is_llm=True,
+                                  prompt_tokens=100, completion_tokens=50, latency_s=2.0,
+                                  ok=a != 4)]
+            _proposal(db, a, status, seed_id, stage, ftype, ent, calls, at=T0 + 200 + 100 * a)
         for a in _EVAL_ORDER:
-            child = db.insert_program(f'child = {a}\n')
+            child = db.program_id(f'child = {a}\n')
             spec = _ATTEMPTS[a][4]
+            db._clock.now = T0 + 250 + 100 * a
+            job = records.job(str(a))
             if spec == 'error':
-                record = EvaluationRecord(child, 'error', a, 'dfs', 'smoke', 0,
-                                          train_seconds=30.0, error='TimeoutError: too long',
-                                          created_at=T0 + 250 + 100 * a)
+                result = records.replace(records.result(None, 'timeout', job_id=str(a)),
+                                         wall_seconds=30.0)
             else:
                 ood, macs, train, comp = spec
-                record = EvaluationRecord(child, 'ok', a, 'dfs', 'smoke', 0, ood, ood - 0.05,
-                                          None if macs is None else 10 * macs, macs, train,
-                                          comp, created_at=T0 + 250 + 100 * a)
-            db.record_evaluation(record)
+                result = _result(ood, str(a), val_score=ood - 0.05,
+                                 params=None if macs is None else 10 * macs, macs=macs,
+                                 train_seconds=train, compile_seconds=comp)
+            db.record_evaluation(child, a, job, result)
 
 
 def _check_pngs(paths: report.ReportPaths, run_dir: pathlib.Path) -> None:
@@ -152,7 +176,7 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     assert ranks == ['5', '8', '10', '2', '3', '0', 'seed']
     assert '| 3 | `' in top and '| 65.00 | 60.00 | — | — | — |' in top  # NULL fields
     fails = md.split('## Failures by stage')[1].split('##')[0]
-    for row in ('| editor | failed | 1 |', '| evaluation | TimeoutError | 1 |',
+    for row in ('| editor | failed | 1 |', '| evaluation | timeout | 1 |',
                 '| shape | ShapeError | 2 |', '| syntax | SyntaxError | 1 |'):
         assert row in fails, row
     ref = md.split('## Paper reference figures')[1]
@@ -174,12 +198,10 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
 def test_verdict_equals_and_below(tmp_path: pathlib.Path, ood: float, word: str, delta: str):
     with _new_db(tmp_path) as db:
         seed_id = db.insert_program('seed = 0\n')
-        db.record_evaluation(_seed_eval(seed_id))
-        child = db.insert_program('child = 0\n', seed_id)
-        db.record_proposal(ProposalRecord(0, 'feasible', child_program_id=child,
-                                          entanglement='operator'))
-        db.record_evaluation(EvaluationRecord(child, 'ok', 0, 'dfs', 'smoke', 0, ood,
-                                              macs=1000))
+        _seed_eval(db, seed_id)
+        _proposal(db, 0, 'feasible', seed_id, ent='operator')
+        db.record_evaluation(db.program_id('child = 0\n'), 0, records.job('0'),
+                             _result(ood, '0', macs=1000))
     md = report.write_report(tmp_path).report.read_text()
     assert f"attempt index 0) {word} the seed on this run's own protocol" in md
     assert f'({delta} pp)' in md
@@ -188,7 +210,7 @@ def test_verdict_equals_and_below(tmp_path: pathlib.Path, ood: float, word: str,
 
 def test_seed_only_run_via_report_main(tmp_path: pathlib.Path, capsys):
     with _new_db(tmp_path, {'task': 'dfs', 'preset': 'paper'}) as db:
-        db.record_evaluation(_seed_eval(db.insert_program('seed = 0\n'), preset='paper'))
+        _seed_eval(db, db.insert_program('seed = 0\n'), preset='paper')
     assert report.report_main(tmp_path) == 0
     out = capsys.readouterr().out.split()
     assert out == [str(tmp_path / 'report.md')] + [str(tmp_path / 'plots' / name)
@@ -208,11 +230,10 @@ def test_seed_only_run_via_report_main(tmp_path: pathlib.Path, capsys):
 def test_zero_feasible_proposals(tmp_path: pathlib.Path):
     with _new_db(tmp_path) as db:
         seed_id = db.insert_program('seed = 0\n')
-        db.record_evaluation(_seed_eval(seed_id))
-        db.record_proposal(ProposalRecord(0, 'infeasible', failure_stage='syntax',
-                                          failure_type='SyntaxError', entanglement='scaffold'))
-        db.record_proposal(ProposalRecord(1, 'failed', reason='LLM timeout'),
-                           [LLMCallRecord(1, 'sar', ok=False)])
+        _seed_eval(db, seed_id)
+        _proposal(db, 0, 'infeasible', seed_id, 'syntax', 'SyntaxError', 'scaffold')
+        _proposal(db, 1, 'failed', seed_id,
+                  calls=[records.call('sar', ok=False)])
     paths = report.write_report(tmp_path)
     md = paths.report.read_text()
     assert ': 2 (0 feasible, 1 infeasible, 1 editor failures)' in md
@@ -225,11 +246,13 @@ def test_zero_feasible_proposals(tmp_path: pathlib.Path):
 
 
 def test_null_fields_and_no_seed(tmp_path: pathlib.Path):
-    with RunDB.create(tmp_path / 'run.db') as db:  # no meta at all
-        child = db.insert_program('child = 0\n')
-        db.record_proposal(ProposalRecord(0, 'feasible', child_program_id=child))
-        db.record_evaluation(EvaluationRecord(child, 'ok', 0))  # every score NULL
-        db.record_llm_calls([LLMCallRecord(None, None)])  # type: ignore[arg-type]
+    with RunDB.create(tmp_path / 'run.db', clock=_Clock()) as db:  # no meta at all
+        _proposal(db, 0, 'feasible')
+        every_score_null = {k: None for k in ('ood_score', 'val_score', 'params', 'macs',
+                                               'train_seconds', 'compile_seconds')}
+        db.record_evaluation(db.program_id('child = 0\n'), 0, records.job('0'),
+                             records.result(0.0, job_id='0', **every_score_null))
+        db.record_llm_calls(None, [records.call('')])  # the role-less call
     paths = report.write_report(tmp_path)
     md = paths.report.read_text()
     assert '(no run metadata recorded)' in md

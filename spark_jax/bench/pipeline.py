@@ -11,7 +11,6 @@ candidate's result; the first proposal's LLM latency is thus counted as idle. Ta
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import tempfile
 from typing import Any
@@ -72,7 +71,7 @@ def bench_pipeline(task: str = "bfs", candidates: int = 6, llm_delay_s: float = 
         raise RuntimeError("pipeline bench: no candidate was evaluated")
     start = min(e["created_at"] for e in all_evals if e["proposal_attempt"] is None)
     end = max(e["created_at"] for e in evals)
-    busy = sum(json.loads(e["metrics_json"])["wall_seconds"] for e in evals)
+    busy = sum(e["wall_seconds"] for e in evals)
     llm_per_proposal = sum(c["latency_s"] or 0.0 for c in calls) / max(len(proposals), 1)
     train_per_candidate = busy / len(evals)
     return dict(candidates=len(evals), attempts=len(proposals), wall_s=end - start,

@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Mapping
 
 from spark_jax.evaluation import worker as _eval_worker
+from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.worker import WorkerProcess, worker_env
 
@@ -57,6 +58,7 @@ class EvalJob:
     seed: int
     timeout_s: float | None = None
     memory_mb: int | None = None
+    cascade: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -289,8 +291,17 @@ class LocalExecutor(Executor):
 _KINDS = ('local', 'ray')
 
 
-def make_executor(kind: str, **options: Any) -> Executor:
-    """An executor by kind ('local' or 'ray'), built with `options`."""
+def make_executor(kind: 'str | ExecutorConfig', **options: Any) -> Executor:
+    """An executor by kind ('local' or 'ray') built with `options`, or the one a search's
+    `config.sections.ExecutorConfig` describes (handed whole)."""
+    if isinstance(kind, ExecutorConfig):
+        e = kind
+        if e.kind == 'local':
+            return LocalExecutor(num_workers=e.num_workers, devices=list(e.devices or []) or None,
+                                 timeout_s=e.timeout_s, memory_mb=e.memory_mb, **options)
+        return make_executor('ray', address=e.address, num_gpus_per_job=e.num_gpus_per_job,
+                             num_cpus_per_job=e.num_cpus_per_job, timeout_s=e.timeout_s,
+                             **options)
     if kind not in _KINDS:
         raise ValueError(f'Unknown executor kind {kind!r}; known kinds: '
                          f'{", ".join(_KINDS)}')

@@ -78,7 +78,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
         program = program_lib.Program(source=job['source'], name=job['program_name'])
         cfg = config.from_dict(job['protocol'])
-        ev = evaluate.evaluate_program(program, job['task'], cfg, int(job['seed']))
+        cascade = job.get('cascade')
+        ev = evaluate.evaluate_program(program, job['task'], cfg, int(job['seed']),
+                                       cascade=None if cascade is None else tuple(cascade))
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error='')
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).
         if isinstance(e, KeyboardInterrupt):

@@ -5,8 +5,9 @@
   policy         the static safety policy (no os/subprocess/network/file writes)
   sandbox        `SandboxWorker`: the warm, recyclable process that runs candidate code
   sandbox_child  the worker-side stages (runs in the child process)
+  stage_checks   the semantic and budget stages' checks and failure helpers (child side)
 
-May import: `program`, `config`, `util`.
+May import: `workers`, `program`, `config`, `util`.
 """
 from spark_jax.feasibility.checker import (FAILURE_TYPES, STAGES, CheckOptions,
                                            FeasibilityReport, check_program)

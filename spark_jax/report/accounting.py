@@ -13,7 +13,8 @@ import dataclasses
 import sqlite3
 from typing import Any, Mapping
 
-from spark_jax.search.rundb import ProposalRecord, RunDB
+from spark_jax.operator.step import Proposal
+from spark_jax.search.rundb import RunDB
 
 __all__ = ['ENTANGLED_KINDS', 'RunAccounting', 'find_meta', 'is_scored', 'read_meta',
            'summarize']
@@ -111,7 +112,7 @@ def summarize(db: RunDB, meta: Mapping[str, Any] | None = None,
     """Computes every number and curve of the report from an open run database."""
     if meta is None:
         meta, created_at = read_meta(db)
-    props: list[ProposalRecord] = db.proposals()
+    props: list[Proposal] = db.proposals()
     evals = db.evaluations()
     by_attempt = {e['proposal_attempt']: e for e in evals if e['proposal_attempt'] is not None}
     baselines = [e for e in evals if e['proposal_attempt'] is None and is_scored(e)]
@@ -162,7 +163,9 @@ def summarize(db: RunDB, meta: Mapping[str, Any] | None = None,
     stamps = [s for s in stamps if s is not None]
     train = [e['train_seconds'] for e in cands if e['train_seconds'] is not None]
     comp = [e['compile_seconds'] for e in cands if e['compile_seconds'] is not None]
-    device_s = sum((e['train_seconds'] or 0.0) + (e['compile_seconds'] or 0.0) for e in evals)
+    # A scored evaluation costs its compile + train time; a failed one its wall time.
+    device_s = sum((e['train_seconds'] or 0.0) + (e['compile_seconds'] or 0.0)
+                   if e['status'] == 'ok' else (e['wall_seconds'] or 0.0) for e in evals)
     n = len(props)
     return RunAccounting(
         attempts=n, feasible=n_feasible,

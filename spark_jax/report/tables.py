@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
-from spark_jax.search.rundb import ProposalRecord, RunDB, RunDBError
+from spark_jax.operator.step import Proposal
+from spark_jax.search.rundb import RunDB, RunDBError
 
 __all__ = ['ReportPaths', 'report_main', 'write_report']
 
@@ -107,7 +108,7 @@ def _llm_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _markdown(run_dir: pathlib.Path, meta: Mapping[str, Any], acc: RunAccounting,
-              props: Sequence[ProposalRecord], evals: Sequence[Mapping[str, Any]],
+              props: Sequence[Proposal], evals: Sequence[Mapping[str, Any]],
               calls: Sequence[Mapping[str, Any]], plots: Sequence[pathlib.Path],
               top_k: int) -> str:
     anchor = acc.seed or acc.best_candidate or {}
@@ -181,8 +182,7 @@ def _markdown(run_dir: pathlib.Path, meta: Mapping[str, Any], acc: RunAccounting
             fails[stage, p.failure_type or p.status] += 1
     for e in evals:
         if e['status'] != 'ok':
-            head = (e['error'] or '').split(':')[0].strip()
-            fails['evaluation', head if 0 < len(head) <= 40 else 'error'] += 1
+            fails['evaluation', e['error_type'] or 'error'] += 1
     lines += ['', '## Failures by stage', '']
     lines += (_table(['stage', 'failure type', 'count'],
                      [[s, t, c] for (s, t), c in sorted(fails.items())])

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import yaml
 
-from spark_jax.evaluation.executors import EvalJob, EvalResult
+from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.operator.editors import Editor, ProgramView, StepContext, make_editor
@@ -76,17 +76,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def make_executor(cfg: SearchConfig):
-    from spark_jax.evaluation.executors import make_executor as _make
-
-    e = cfg.executor
-    if e.kind == "local":
-        return _make("local", num_workers=e.num_workers, devices=list(e.devices or []) or None,
-                     timeout_s=e.timeout_s, memory_mb=e.memory_mb)
-    return _make("ray", address=e.address, num_gpus_per_job=e.num_gpus_per_job,
-                 num_cpus_per_job=e.num_cpus_per_job, timeout_s=e.timeout_s)
-
-
 class _Run:
     """One search run's live state; all mutation happens on the event-loop thread."""
 
@@ -99,6 +88,8 @@ class _Run:
         self.history = SearchHistory(cfg.operator.stagnation_window,
                                      cfg.operator.failure_window)
         self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
+        cascade = cfg.cascade
+        self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
 
@@ -127,7 +118,7 @@ class _Run:
         return EvalJob(job_id=job_id, source=source, program_name=name, task=self.cfg.task,
                        protocol=self.cfg.protocol.to_dict(), seed=self.cfg.seed,
                        timeout_s=self.cfg.executor.timeout_s,
-                       memory_mb=self.cfg.executor.memory_mb)
+                       memory_mb=self.cfg.executor.memory_mb, cascade=self._cascade)
 
     def _add(self, program_id: str, source: str, ev: Evaluation, island: int,
              parent_id: str | None, iteration: int) -> None:
@@ -139,7 +130,7 @@ class _Run:
         source = pathlib.Path(self.cfg.seed_program).read_text(encoding="utf-8")
         program_id = self.db.insert_program(source)
         self.progress("evaluating seed")
-        job = self._job("seed", source, "seed")
+        job = dataclasses.replace(self._job("seed", source, "seed"), cascade=None)  # trains fully
         result = await asyncio.wrap_future(self.executor.submit(job))
         if not result.ok:
             raise SearchError(f"seed program failed to evaluate ({result.error_type}): "
@@ -290,7 +281,7 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
             return feasibility.check_program(child, parent_source=parent, factor=factor,
                                              options=options, worker=own_worker)
     editor = make_editor(cfg.editor, cfg.operator)
-    executor = executor if executor is not None else make_executor(cfg)
+    executor = executor if executor is not None else make_executor(cfg.executor)
     try:
         run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
 
