@@ -12,32 +12,44 @@ The data path, one subpackage per stage (lower floors never import higher ones):
 `program` -> `workers` -> `feasibility` -> `operator` -> `evaluation` -> `search` -> `report` ->
 `bench` / `cli`; `config` and `util` sit below them all.
 """
+
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
 __all__ = [
-    'CheckOptions', 'Evaluation', 'FeasibilityReport', 'Program', 'ProtocolConfig',
-    'SearchConfig', 'SearchResult', 'check_program', 'default_config', 'evaluate_program',
-    'get_preset', 'load_config', 'read_program', 'run_search',
+    "CheckOptions",
+    "Evaluation",
+    "FeasibilityReport",
+    "Program",
+    "ProtocolConfig",
+    "SearchConfig",
+    "SearchResult",
+    "check_program",
+    "default_config",
+    "evaluate_program",
+    "get_preset",
+    "load_config",
+    "read_program",
+    "run_search",
 ]
 
 _EXPORTS = {
-    'CheckOptions': 'spark_jax.feasibility.checker',
-    'FeasibilityReport': 'spark_jax.feasibility.checker',
-    'check_program': 'spark_jax.feasibility.checker',
-    'Evaluation': 'spark_jax.evaluation.record',
-    'evaluate_program': 'spark_jax.evaluation.evaluate',
-    'Program': 'spark_jax.program.source',
-    'read_program': 'spark_jax.program.source',
-    'ProtocolConfig': 'spark_jax.config.protocol',
-    'get_preset': 'spark_jax.config.protocol',
-    'SearchConfig': 'spark_jax.config.search',
-    'default_config': 'spark_jax.config.search',
-    'load_config': 'spark_jax.config.search',
-    'SearchResult': 'spark_jax.search.loop',
-    'run_search': 'spark_jax.search.loop',
+    "CheckOptions": "spark_jax.feasibility.checker",
+    "FeasibilityReport": "spark_jax.feasibility.checker",
+    "check_program": "spark_jax.feasibility.checker",
+    "Evaluation": "spark_jax.evaluation.record",
+    "evaluate_program": "spark_jax.evaluation.evaluate",
+    "Program": "spark_jax.program.source",
+    "read_program": "spark_jax.program.source",
+    "ProtocolConfig": "spark_jax.config.protocol",
+    "get_preset": "spark_jax.config.protocol",
+    "SearchConfig": "spark_jax.config.search",
+    "default_config": "spark_jax.config.search",
+    "load_config": "spark_jax.config.search",
+    "SearchResult": "spark_jax.search.loop",
+    "run_search": "spark_jax.search.loop",
 }
 
 
@@ -45,8 +57,8 @@ def __getattr__(name: str) -> Any:
     try:
         module = _EXPORTS[name]
     except KeyError:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}') from None
-    attr = 'load' if name == 'load_config' else name
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    attr = "load" if name == "load_config" else name
     value = getattr(importlib.import_module(module), attr)
     globals()[name] = value
     return value

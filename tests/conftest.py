@@ -1,4 +1,5 @@
 """Shared pytest fixtures: paths to the seed programs, small tasks, quiet logs."""
+
 from __future__ import annotations
 
 import os

@@ -1,15 +1,14 @@
 """The CLRS bridge: Flax programs train and evaluate inside the official BaselineModel."""
+
 from __future__ import annotations
 
 import jax
 import numpy as np
 import pytest
 
-from spark_jax.evaluation import bridge
-from spark_jax.config import protocol as config
-from spark_jax.evaluation import data
-from spark_jax.evaluation import evaluate
 from spark_jax import program as program_lib
+from spark_jax.config import protocol as config
+from spark_jax.evaluation import bridge, data, evaluate
 from spark_jax.evaluation.train import Trainer, count_params
 
 # Cheap but real: a couple of steps through encoders, processor, decoders, losses, evaluation.
@@ -25,8 +24,9 @@ def dfs_trainer(seed_paths):
     task_data = data.make_task_data("dfs", cfg, seed=0)
     fb = next(task_data.train)
     prog = program_lib.read_program(seed_paths["triplet_gmpnn"])
-    trainer = Trainer(task_data.spec, fb, bridge.processor_factory(prog, cfg.use_ln,
-                                                                    cfg.nb_triplet_fts), cfg)
+    trainer = Trainer(
+        task_data.spec, fb, bridge.processor_factory(prog, cfg.use_ln, cfg.nb_triplet_fts), cfg
+    )
     trainer.init(fb.features, seed=1)
     return trainer, task_data, fb
 
@@ -44,10 +44,16 @@ def test_processor_receives_gradients(dfs_trainer):
     metrics = trainer.step(jax.random.PRNGKey(0), fb)
     after = trainer.snapshot()
     assert np.isfinite(metrics["loss"]) and metrics["grad_norm"] > 0
-    changed = [k for k in before
-               if not all(np.array_equal(a, b) for a, b in
-                          zip(jax.tree_util.tree_leaves(before[k]),
-                              jax.tree_util.tree_leaves(after[k])))]
+    changed = [
+        k
+        for k in before
+        if not all(
+            np.array_equal(a, b)
+            for a, b in zip(
+                jax.tree_util.tree_leaves(before[k]), jax.tree_util.tree_leaves(after[k])
+            )
+        )
+    ]
     assert len(changed) == len(before), sorted(set(before) - set(changed))
 
 
@@ -60,7 +66,8 @@ def test_evaluate_returns_scores_in_range(dfs_trainer):
 def _train_task(task: str, path):
     prog = program_lib.read_program(path)
     metrics, _ = evaluate.train_and_score(
-        bridge.processor_factory(prog, FAST.use_ln, FAST.nb_triplet_fts), task, FAST, seed=0)
+        bridge.processor_factory(prog, FAST.use_ln, FAST.nb_triplet_fts), task, FAST, seed=0
+    )
     assert np.isfinite(metrics["final_loss"])
     assert 0.0 <= metrics["ood_score"] <= 1.0
     assert 0.0 <= metrics["val_score"] <= 1.0
@@ -83,15 +90,19 @@ def test_unknown_task_is_named():
 
 
 def test_wrong_output_width_is_a_clear_program_error(seed_paths, tmp_path):
-    src = seed_paths["pgn"].read_text().replace(
-        "self.o1 = linear(h)\n        self.o2 = linear(h)",
-        "self.o1 = linear(h + 1)\n        self.o2 = linear(h + 1)")
+    src = (
+        seed_paths["pgn"]
+        .read_text()
+        .replace(
+            "self.o1 = linear(h)\n        self.o2 = linear(h)",
+            "self.o1 = linear(h + 1)\n        self.o2 = linear(h + 1)",
+        )
+    )
     assert src != seed_paths["pgn"].read_text()
     bad = tmp_path / "wide.py"
     bad.write_text(src)
     with pytest.raises(program_lib.ProgramError, match="width 17, expected 16"):
-        evaluate.evaluate_program(program_lib.read_program(bad), "dfs",
-                                  config.get_preset("tiny"))
+        evaluate.evaluate_program(program_lib.read_program(bad), "dfs", config.get_preset("tiny"))
 
 
 def test_static_task_list_matches_clrs():

@@ -1,5 +1,6 @@
 """The cascade's first training stage: a candidate below the threshold stops there, and
 every evaluation says what its stage scored and whether it was promoted."""
+
 from __future__ import annotations
 
 import pytest

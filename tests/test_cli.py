@@ -1,5 +1,6 @@
 """`spark-jax evaluate` end to end on the tiny preset; every command's bad-input handling and
 exit codes; the search command's wiring (no search is run here: see test_search.py)."""
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,31 @@ REQUIRED = ("ood_score", "val_score", "params", "macs", "train_seconds", "compil
 
 def _run_cli(*argv: str, cwd) -> subprocess.CompletedProcess:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "spark_jax.cli", *argv], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "spark_jax.cli", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_evaluate_json_subprocess(seed_paths, tmp_path):
     root = seed_paths["triplet_gmpnn"].parents[1]
     out_file = tmp_path / "result.json"
-    proc = _run_cli("evaluate", "processors/triplet_gmpnn.py", "--task", "dfs", "--preset",
-                    "tiny", "--json", "--output", str(out_file), cwd=root)
+    proc = _run_cli(
+        "evaluate",
+        "processors/triplet_gmpnn.py",
+        "--task",
+        "dfs",
+        "--preset",
+        "tiny",
+        "--json",
+        "--output",
+        str(out_file),
+        cwd=root,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     for key in REQUIRED:
@@ -36,8 +53,18 @@ def test_evaluate_json_subprocess(seed_paths, tmp_path):
 
 @pytest.mark.parametrize("seed", ["mpnn", "pgn"])
 def test_evaluate_json_in_process(seed, seed_paths, capsys):
-    code = cli.main(["evaluate", str(seed_paths[seed]), "--task", "dfs", "--preset", "tiny",
-                     "--json", "--no-progress"])
+    code = cli.main(
+        [
+            "evaluate",
+            str(seed_paths[seed]),
+            "--task",
+            "dfs",
+            "--preset",
+            "tiny",
+            "--json",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert all(key in record for key in REQUIRED)
@@ -53,8 +80,9 @@ def _error_line(capsys) -> str:
 
 def test_missing_program_is_usage_error(tmp_path, capsys):
     out = tmp_path / "never.json"
-    code = cli.main(["evaluate", str(tmp_path / "nope.py"), "--preset", "tiny",
-                     "--output", str(out)])
+    code = cli.main(
+        ["evaluate", str(tmp_path / "nope.py"), "--preset", "tiny", "--output", str(out)]
+    )
     assert code == 2
     assert "program file not found" in _error_line(capsys)
     assert not out.exists()
@@ -79,11 +107,15 @@ def test_unknown_task_and_preset_are_usage_errors(capsys, seed_paths):
 
 def test_wrong_shape_program_fails_with_one_line(tmp_path, capsys, seed_paths):
     bad = tmp_path / "badshape.py"
-    bad.write_text(seed_paths["mpnn"].read_text().replace(
-        "        return ret, None\n", "        return ret[..., :-1], None\n"))
+    bad.write_text(
+        seed_paths["mpnn"]
+        .read_text()
+        .replace("        return ret, None\n", "        return ret[..., :-1], None\n")
+    )
     out = tmp_path / "never.json"
-    code = cli.main(["evaluate", str(bad), "--preset", "tiny", "--no-progress",
-                     "--output", str(out)])
+    code = cli.main(
+        ["evaluate", str(bad), "--preset", "tiny", "--no-progress", "--output", str(out)]
+    )
     assert code == 1
     assert "expected 16" in _error_line(capsys)
     assert not out.exists()

@@ -1,4 +1,5 @@
 """Protocol presets and config validation."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,15 +36,18 @@ def test_from_dict_rejects_unknown_key():
         config.from_dict({"name": "x", "trian_steps": 3})
 
 
-@pytest.mark.parametrize("key,value,match", [
-    ("train_steps", 0, "protocol.train_steps: must be a positive integer"),
-    ("train_steps", "10", "protocol.train_steps: expected int"),
-    ("use_ln", "yes", "protocol.use_ln: expected bool"),
-    ("hint_mode", "both", "protocol.hint_mode: must be one of"),
-    ("learning_rate", -1.0, "protocol.learning_rate: must be positive"),
-    ("train_lengths", [], "protocol.train_lengths"),
-    ("train_lengths", ["a"], "protocol.train_lengths: must be a list of integers"),
-])
+@pytest.mark.parametrize(
+    "key,value,match",
+    [
+        ("train_steps", 0, "protocol.train_steps: must be a positive integer"),
+        ("train_steps", "10", "protocol.train_steps: expected int"),
+        ("use_ln", "yes", "protocol.use_ln: expected bool"),
+        ("hint_mode", "both", "protocol.hint_mode: must be one of"),
+        ("learning_rate", -1.0, "protocol.learning_rate: must be positive"),
+        ("train_lengths", [], "protocol.train_lengths"),
+        ("train_lengths", ["a"], "protocol.train_lengths: must be a list of integers"),
+    ],
+)
 def test_bad_values_name_the_key(key, value, match):
     with pytest.raises(config.ConfigError, match=match):
         config.from_dict({key: value}, base=config.get_preset("tiny"))

@@ -3,6 +3,7 @@
 One LocalExecutor (one worker) serves the local tests in file order; each failure test checks
 that the next job is served by a fresh worker. The Ray test starts its own local instance.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -12,11 +13,19 @@ import time
 import pytest
 
 from spark_jax.config import protocol as config
-from spark_jax.evaluation.executors import (ERROR_TYPES, EvalJob, EvalResult, Executor, LocalExecutor,
-                                 make_executor, worker_env)
+from spark_jax.evaluation.executors import (
+    ERROR_TYPES,
+    EvalJob,
+    EvalResult,
+    Executor,
+    LocalExecutor,
+    make_executor,
+    worker_env,
+)
 
-FACTORY_LINE = ("    return Processor(out_size=out_size, use_ln=use_ln, "
-                "nb_triplet_fts=nb_triplet_fts)")
+FACTORY_LINE = (
+    "    return Processor(out_size=out_size, use_ln=use_ln, nb_triplet_fts=nb_triplet_fts)"
+)
 PROTOCOL = config.get_preset("tiny").replace(train_steps=2, eval_every=100)
 SEED = 0
 
@@ -36,13 +45,21 @@ def mpnn(seed_paths) -> str:
 @pytest.fixture(scope="module")
 def wrong_width(mpnn) -> str:
     """Outputs of width out_size + 1: a ProgramError before any training."""
-    return mpnn.replace(FACTORY_LINE, FACTORY_LINE.replace("out_size=out_size",
-                                                           "out_size=out_size + 1"))
+    return mpnn.replace(
+        FACTORY_LINE, FACTORY_LINE.replace("out_size=out_size", "out_size=out_size + 1")
+    )
 
 
 def _job(job_id: str, source: str, **limits) -> EvalJob:
-    return EvalJob(job_id=job_id, source=source, program_name=job_id, task="bfs",
-                   protocol=PROTOCOL.to_dict(), seed=SEED, **limits)
+    return EvalJob(
+        job_id=job_id,
+        source=source,
+        program_name=job_id,
+        task="bfs",
+        protocol=PROTOCOL.to_dict(),
+        seed=SEED,
+        **limits,
+    )
 
 
 def _result(executor: Executor, job: EvalJob) -> EvalResult:
@@ -79,8 +96,8 @@ def test_shutdown_cancels_queued_jobs(mpnn):
 
 
 def test_good_job_matches_in_process(local, mpnn):
-    from spark_jax.evaluation import evaluate
     from spark_jax import program
+    from spark_jax.evaluation import evaluate
 
     future = local.submit(_job("good", mpnn))
     expected = evaluate.evaluate_program(program.Program(mpnn, "good"), "bfs", PROTOCOL, SEED)
@@ -90,8 +107,16 @@ def test_good_job_matches_in_process(local, mpnn):
     assert result.worker.startswith("local:0:")
     ev = result.evaluation
     assert 0.0 <= ev.ood_score <= 1.0
-    for key in ("ood_score", "val_score", "final_loss", "params", "model_params", "macs",
-                "best_step", "program_sha256"):
+    for key in (
+        "ood_score",
+        "val_score",
+        "final_loss",
+        "params",
+        "model_params",
+        "macs",
+        "best_step",
+        "program_sha256",
+    ):
         assert getattr(ev, key) == getattr(expected, key), key
     assert result.wall_seconds > 0
     assert EvalResult(**result.to_dict()) == result

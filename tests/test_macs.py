@@ -1,4 +1,5 @@
 """MACs counted from the traced computation."""
+
 from __future__ import annotations
 
 import flax.linen as nn
@@ -6,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from spark_jax import program as program_lib
 from spark_jax.evaluation import bridge
 from spark_jax.program import macs
-from spark_jax import program as program_lib
 
 
 def test_dense_and_einsum_macs_by_hand():

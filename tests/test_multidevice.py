@@ -1,4 +1,5 @@
 """pjit training: 2 host devices give the same losses as 1 device."""
+
 from __future__ import annotations
 
 import json
@@ -40,14 +41,24 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_two_devices_match_one_device(seed_paths):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-               JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(
+        os.environ,
+        XLA_FLAGS="--xla_force_host_platform_device_count=2",
+        JAX_PLATFORMS="cpu",
+        TF_CPP_MIN_LOG_LEVEL="3",
+    )
     root = seed_paths["triplet_gmpnn"].parents[1]
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")][-1]
-    out = json.loads(line[len("RESULT"):])
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    out = json.loads(line[len("RESULT") :])
     one, two = out["1"], out["2"]
     np.testing.assert_allclose(two["losses"], one["losses"], rtol=1e-4, atol=1e-5)
     assert abs(two["val"] - one["val"]) < 1e-6

@@ -3,6 +3,7 @@
 Haiku weights are transferred into the Flax port, and both are applied to the same random
 inputs (with sparse adjacency); node and edge outputs must agree at float32 precision.
 """
+
 from __future__ import annotations
 
 import haiku as hk
@@ -71,7 +72,8 @@ def _transfer(hk_params, triplets: bool, gated: bool, use_ln: bool = True):
 def _run_both(kind: str, seed_paths, use_ln: bool = True, nb_triplet_fts: int = 8, seed: int = 0):
     x = _inputs(seed)
     hk_fn = hk.transform(
-        lambda **kw: official_processor_factory(kind, use_ln, nb_triplet_fts)(H)(**kw))
+        lambda **kw: official_processor_factory(kind, use_ln, nb_triplet_fts)(H)(**kw)
+    )
     hk_params = hk_fn.init(jax.random.PRNGKey(seed), **x)
     hk_out = hk_fn.apply(hk_params, None, **x)
 

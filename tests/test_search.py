@@ -1,4 +1,5 @@
 """The search end to end on the tiny config: determinism, kill -9 + resume, outputs, config."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,12 @@ import sys
 import time
 
 import pytest
+import records  # noqa: E402 - tests/records.py: record builders
 
-from spark_jax.search import loop as search
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
+from spark_jax.search import loop as search
 from spark_jax.search.rundb import RunDB
-
-import records  # noqa: E402 - tests/records.py: record builders
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny.yaml"
@@ -26,18 +26,42 @@ TINY = ROOT / "configs" / "tiny.yaml"
 def _summary(run_dir: pathlib.Path) -> dict:
     """Everything that must be identical between two runs of the same config and seed."""
     with RunDB.open(run_dir / search.DB_NAME) as db:
-        proposals = [(p.attempt, p.status, p.island, p.parent_id, p.factor, p.factor_source,
-                      p.directive, db.program_id(p.child_source or ""), p.failure_type,
-                      p.entanglement, p.diff)
-                     for p in db.proposals()]
-        evaluations = sorted((e["proposal_attempt"] if e["proposal_attempt"] is not None else -1,
-                              e["program_id"], e["status"], e["ood_score"], e["val_score"],
-                              e["macs"]) for e in db.evaluations())
+        proposals = [
+            (
+                p.attempt,
+                p.status,
+                p.island,
+                p.parent_id,
+                p.factor,
+                p.factor_source,
+                p.directive,
+                db.program_id(p.child_source or ""),
+                p.failure_type,
+                p.entanglement,
+                p.diff,
+            )
+            for p in db.proposals()
+        ]
+        evaluations = sorted(
+            (
+                e["proposal_attempt"] if e["proposal_attempt"] is not None else -1,
+                e["program_id"],
+                e["status"],
+                e["ood_score"],
+                e["val_score"],
+                e["macs"],
+            )
+            for e in db.evaluations()
+        )
         snapshot = db.latest_archive_snapshot()
         calls = [(c["attempt"], c["role"], c["prompt_sha256"]) for c in db.llm_calls()]
     archive = snapshot[1]["archive"]
-    return dict(proposals=proposals, evaluations=evaluations, calls=calls,
-                archive=json.dumps(archive, sort_keys=True))
+    return dict(
+        proposals=proposals,
+        evaluations=evaluations,
+        calls=calls,
+        archive=json.dumps(archive, sort_keys=True),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +95,23 @@ def test_kill9_then_resume_matches_uninterrupted_run(reference_run, tmp_path):
     run_dir = tmp_path / "killed"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "spark_jax.cli", "search", "--config", str(TINY),
-         "--run-dir", str(run_dir), "--no-progress"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "spark_jax.cli",
+            "search",
+            "--config",
+            str(TINY),
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     db_path = run_dir / search.DB_NAME
     deadline = time.time() + 600
     try:
@@ -97,8 +134,12 @@ def test_kill9_then_resume_matches_uninterrupted_run(reference_run, tmp_path):
         proc.wait()
     with RunDB.open(db_path) as db:
         assert db.attempt_count() >= 1
-    result = search.run_search(search_config.load(run_dir / "config.yaml"), run_dir,
-                               resume=True, command=["test", "--resume"])
+    result = search.run_search(
+        search_config.load(run_dir / "config.yaml"),
+        run_dir,
+        resume=True,
+        command=["test", "--resume"],
+    )
     assert _summary(run_dir) == _summary(ref_dir)
     assert result.evaluated == RunDB.open(db_path).evaluated_count()
 
@@ -121,37 +162,52 @@ class _ScriptedExecutor:
             raise KeyboardInterrupt("simulated kill")
         h = int(hashlib.sha256(job.source.encode()).hexdigest(), 16)
         future = concurrent.futures.Future()
-        future.set_result(EvalResult(
-            job_id=job.job_id, ok=True, error_type=None, error="", worker="scripted",
-            wall_seconds=0.0, evaluation=records.evaluation(
-                0.3 + (h % 7) / 100, val_score=0.5, macs=1000 + h % 5, params=10,
-                train_seconds=1.0, compile_seconds=1.0)))
+        future.set_result(
+            EvalResult(
+                job_id=job.job_id,
+                ok=True,
+                error_type=None,
+                error="",
+                worker="scripted",
+                wall_seconds=0.0,
+                evaluation=records.evaluation(
+                    0.3 + (h % 7) / 100,
+                    val_score=0.5,
+                    macs=1000 + h % 5,
+                    params=10,
+                    train_seconds=1.0,
+                    compile_seconds=1.0,
+                ),
+            )
+        )
         return future
 
     def shutdown(self):
         pass
 
 
-def test_interrupted_and_resumed_equals_uninterrupted_fast(tmp_path, sandbox_worker,
-                                                            check_options):
+def test_interrupted_and_resumed_equals_uninterrupted_fast(tmp_path, sandbox_worker, check_options):
     """Same check without training: proposals, calls and archive match exactly."""
     import dataclasses
 
     from spark_jax.feasibility import checker as feasibility
 
     def checker(child, parent, factor):
-        return feasibility.check_program(child, parent_source=parent, factor=factor,
-                                         options=check_options, worker=sandbox_worker)
+        return feasibility.check_program(
+            child, parent_source=parent, factor=factor, options=check_options, worker=sandbox_worker
+        )
 
     cfg = dataclasses.replace(search_config.load(TINY), budget=6, max_attempts=9)
     search.run_search(cfg, tmp_path / "a", executor=_ScriptedExecutor(), checker=checker)
     search.run_search(cfg, tmp_path / "b", executor=_ScriptedExecutor(), checker=checker)
     assert _summary(tmp_path / "a") == _summary(tmp_path / "b")  # deterministic
     with pytest.raises(KeyboardInterrupt):
-        search.run_search(cfg, tmp_path / "c", executor=_ScriptedExecutor(die_on="3"),
-                          checker=checker)
-    search.run_search(cfg, tmp_path / "c", resume=True, executor=_ScriptedExecutor(),
-                      checker=checker)
+        search.run_search(
+            cfg, tmp_path / "c", executor=_ScriptedExecutor(die_on="3"), checker=checker
+        )
+    search.run_search(
+        cfg, tmp_path / "c", resume=True, executor=_ScriptedExecutor(), checker=checker
+    )
     assert _summary(tmp_path / "c") == _summary(tmp_path / "a")
 
 
@@ -164,28 +220,38 @@ def test_resume_refuses_missing_and_existing(tmp_path):
         search.run_search(search_config.load(TINY), tmp_path / "old")
 
 
-@pytest.mark.parametrize("text,match", [
-    ("budgte: 3\n", "search: unknown key\\(s\\) budgte"),
-    ("executor: {kind: slurm}\n", "search.executor.kind: must be one of"),
-    ("executor: {in_fligth: 2}\n", "search.executor: unknown key\\(s\\) search.executor.in_fligth"),
-    ("executor: {timeout_s: abc}\n", "search.executor.timeout_s: must be a number"),
-    ("executor: {timeout_s: -5}\n", "search.executor.timeout_s: must be > 0"),
-    ("feasibility: {timeout_s: x}\n", "search.feasibility.timeout_s: must be a number"),
-    ("archive: {seed: 3}\n", "search.archive.seed: not a section key; set the top-level"),
-    ("editor: {kind: llm, llm: {kind: openai, base_url: u, model: m, temprature: 1}}\n",
-     "search.editor.llm.temprature"),
-    ("editor: {kind: llm, llm: {kind: ollama}}\n", "search.editor.llm.kind: must be one of"),
-    ("editor: {kind: llm, llm: {kind: openai, base_url: u}}\n",
-     "search.editor.llm.model: required"),
-    ("cascade: {fraction: 1.5}\n", "search.cascade.fraction: must be in"),
-    ("operator: {factor_choice: both}\n", "search.operator.factor_choice"),
-    ("task: dfz\n", "search.task: unknown CLRS task 'dfz'"),
-    ("protocol: {train_steps: -1}\n", "protocol.train_steps"),
-    ("budget: 0\n", "search.budget: must be an integer >= 1"),
-    ("editor: {kind: llm}\n", "search.editor.llm"),
-    ("archive: {num_islands: 0}\n", "search.archive"),
-    ("[1, 2\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("budgte: 3\n", "search: unknown key\\(s\\) budgte"),
+        ("executor: {kind: slurm}\n", "search.executor.kind: must be one of"),
+        (
+            "executor: {in_fligth: 2}\n",
+            "search.executor: unknown key\\(s\\) search.executor.in_fligth",
+        ),
+        ("executor: {timeout_s: abc}\n", "search.executor.timeout_s: must be a number"),
+        ("executor: {timeout_s: -5}\n", "search.executor.timeout_s: must be > 0"),
+        ("feasibility: {timeout_s: x}\n", "search.feasibility.timeout_s: must be a number"),
+        ("archive: {seed: 3}\n", "search.archive.seed: not a section key; set the top-level"),
+        (
+            "editor: {kind: llm, llm: {kind: openai, base_url: u, model: m, temprature: 1}}\n",
+            "search.editor.llm.temprature",
+        ),
+        ("editor: {kind: llm, llm: {kind: ollama}}\n", "search.editor.llm.kind: must be one of"),
+        (
+            "editor: {kind: llm, llm: {kind: openai, base_url: u}}\n",
+            "search.editor.llm.model: required",
+        ),
+        ("cascade: {fraction: 1.5}\n", "search.cascade.fraction: must be in"),
+        ("operator: {factor_choice: both}\n", "search.operator.factor_choice"),
+        ("task: dfz\n", "search.task: unknown CLRS task 'dfz'"),
+        ("protocol: {train_steps: -1}\n", "protocol.train_steps"),
+        ("budget: 0\n", "search.budget: must be an integer >= 1"),
+        ("editor: {kind: llm}\n", "search.editor.llm"),
+        ("archive: {num_islands: 0}\n", "search.archive"),
+        ("[1, 2\n", "not valid YAML"),
+    ],
+)
 def test_bad_config_names_the_key(tmp_path, text, match):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
@@ -196,7 +262,11 @@ def test_bad_config_names_the_key(tmp_path, text, match):
 def test_default_config_is_the_embedded_default():
     cfg = search_config.default_config()
     assert (cfg.task, cfg.protocol.name, cfg.editor.kind, cfg.executor.kind) == (
-        "dfs", "smoke", "offline", "local")
+        "dfs",
+        "smoke",
+        "offline",
+        "local",
+    )
     assert cfg.executor.in_flight == 1 and cfg.operator.variant == "SPARK (ASR+RC+SAR)"
     assert search_config.load(ROOT / "configs" / "default.yaml").to_dict() == cfg.to_dict()
 
@@ -212,10 +282,16 @@ def test_one_seed_derives_the_others(tmp_path):
 
 
 def test_loading_a_config_imports_no_stage_code():
-    code = ("import sys; from spark_jax.config import search; search.load(sys.argv[1]); "
-            "bad = [m for m in sys.modules if m == 'httpx' or m == 'jax' or "
-            "m.startswith(('spark_jax.feasibility', 'spark_jax.operator', "
-            "'spark_jax.evaluation', 'spark_jax.search'))]; print(bad); assert not bad")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "configs" / "llm-example.yaml")],
-                         cwd=ROOT, capture_output=True, text=True)
+    code = (
+        "import sys; from spark_jax.config import search; search.load(sys.argv[1]); "
+        "bad = [m for m in sys.modules if m == 'httpx' or m == 'jax' or "
+        "m.startswith(('spark_jax.feasibility', 'spark_jax.operator', "
+        "'spark_jax.evaluation', 'spark_jax.search'))]; print(bad); assert not bad"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "configs" / "llm-example.yaml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr

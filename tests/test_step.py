@@ -1,4 +1,5 @@
 """One SPARK step against a real OpenAI-compatible server on 127.0.0.1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,7 @@ KEY_ENV = "SPARK_TEST_LLM_KEY"
 SECRET = "sk-test-3f9c1d2e8b7a6054"
 
 ACTION_OLD = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]\n"
-ACTION_NEW = ("        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o1(hidden_msgs))\n")
+ACTION_NEW = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o1(hidden_msgs))\n"
 
 
 def _action_edit(parent: str) -> str:
@@ -31,14 +32,17 @@ def _action_edit(parent: str) -> str:
         ACTION_OLD,
         "        hidden_msgs = jnp.concatenate([jnp.mean(node_fts, axis=1, keepdims=True)\n"
         "                                       * jnp.ones_like(node_fts), hidden], axis=-1)\n"
-        + ACTION_NEW)
+        + ACTION_NEW,
+    )
 
 
 def _role(body) -> str:
     text = body["messages"][-1]["content"]
-    for marker, role in (("# Architecture Scope Router", "route"),
-                         ("# Refinement Compass", "directive"),
-                         ("# Scoped Architecture Refiner", "edit")):
+    for marker, role in (
+        ("# Architecture Scope Router", "route"),
+        ("# Refinement Compass", "directive"),
+        ("# Scoped Architecture Refiner", "edit"),
+    ):
         if text.startswith(marker):
             return role
     raise AssertionError("unknown prompt: " + text[:80])
@@ -47,17 +51,21 @@ def _role(body) -> str:
 def _parent_from(body) -> str:
     text = body["messages"][-1]["content"]
     start = text.index("```python\n", text.index("## Parent program")) + len("```python\n")
-    return text[start:text.index("\n```", start)] + "\n"
+    return text[start : text.index("\n```", start)] + "\n"
 
 
 def responder(body) -> Reply:
     role = _role(body)
     if role == "route":
-        return Reply("The aggregation wiring is the bottleneck.\nFACTOR: ACTION",
-                     reasoning_content="OPERATOR could widen layers, but wiring matters more.")
+        return Reply(
+            "The aggregation wiring is the bottleneck.\nFACTOR: ACTION",
+            reasoning_content="OPERATOR could widen layers, but wiring matters more.",
+        )
     if role == "directive":
-        return Reply("<think>keep it short</think>Add a global mean-context term to the node "
-                     "update while keeping shapes.\n```python\nx = 1\n```\nPreserve OPERATOR.")
+        return Reply(
+            "<think>keep it short</think>Add a global mean-context term to the node "
+            "update while keeping shapes.\n```python\nx = 1\n```\nPreserve OPERATOR."
+        )
     child = _action_edit(_parent_from(body))
     return Reply(f"Here is the edited program:\n```python\n{child}```\nThis adds context.")
 
@@ -71,19 +79,31 @@ def _ctx(seed_paths) -> StepContext:
     src = seed_paths["mpnn"].read_text()
     parent = ProgramView("p0", src, {"ood_score": 0.25, "val_score": 0.5, "macs": 1000})
     inspo = ProgramView("p1", src, {"ood_score": 0.2})
-    return StepContext(task="dfs", parent=parent, top=(inspo,), diverse=(),
-                       recent_outcomes="- attempt 0: ACTION edit infeasible (locality)",
-                       feasibility_summary="1 of 1 failed (locality)")
+    return StepContext(
+        task="dfs",
+        parent=parent,
+        top=(inspo,),
+        diverse=(),
+        recent_outcomes="- attempt 0: ACTION edit infeasible (locality)",
+        feasibility_summary="1 of 1 failed (locality)",
+    )
 
 
 def _operator(server, sandbox_worker, check_options, backend=None, **cfg):
-    backend = backend or OpenAIBackend(server.base_url, "loopback", api_key_env=KEY_ENV,
-                                       timeout_s=2.0, max_retries=3, backoff_base_s=0.01,
-                                       backoff_max_s=0.05)
+    backend = backend or OpenAIBackend(
+        server.base_url,
+        "loopback",
+        api_key_env=KEY_ENV,
+        timeout_s=2.0,
+        max_retries=3,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+    )
 
     def checker(child, parent, factor):
-        return feasibility.check_program(child, parent_source=parent, factor=factor,
-                                         options=check_options, worker=sandbox_worker)
+        return feasibility.check_program(
+            child, parent_source=parent, factor=factor, options=check_options, worker=sandbox_worker
+        )
 
     return SparkOperator(LLMEditor(backend), checker, OperatorConfig(**cfg)), backend
 
@@ -108,8 +128,12 @@ def test_one_spark_step(seed_paths, sandbox_worker, check_options, keyed):
 
 
 def test_router_garbage_falls_back_to_action(seed_paths, sandbox_worker, check_options, keyed):
-    script = [Reply("I cannot decide."), Fault("malformed_json"), Reply("Maybe later."),
-              Reply("neither")]
+    script = [
+        Reply("I cannot decide."),
+        Fault("malformed_json"),
+        Reply("Maybe later."),
+        Reply("neither"),
+    ]
     with LoopbackServer(script=script, responder=responder) as server:
         op, _ = _operator(server, sandbox_worker, check_options, asr_retries=3)
         proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=2))
@@ -148,8 +172,13 @@ def test_out_of_scope_edit_is_infeasible(seed_paths, sandbox_worker, check_optio
 
 
 def test_faults_retried_or_failed(seed_paths, sandbox_worker, check_options, keyed):
-    script = [Fault("429", retry_after=0), Reply("FACTOR: ACTION"), Fault("500"),
-              Reply("Keep masking."), Fault("400", message="context too long")]
+    script = [
+        Fault("429", retry_after=0),
+        Reply("FACTOR: ACTION"),
+        Fault("500"),
+        Reply("Keep masking."),
+        Fault("400", message="context too long"),
+    ]
     with LoopbackServer(script=script, responder=responder) as server:
         op, _ = _operator(server, sandbox_worker, check_options)
         proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=5))
@@ -161,8 +190,9 @@ def test_faults_retried_or_failed(seed_paths, sandbox_worker, check_options, key
 
 def test_ablation_configs(seed_paths, sandbox_worker, check_options, keyed):
     with LoopbackServer(responder=responder) as server:
-        op, _ = _operator(server, sandbox_worker, check_options, factor_choice="ACTION",
-                          use_rc=False)
+        op, _ = _operator(
+            server, sandbox_worker, check_options, factor_choice="ACTION", use_rc=False
+        )
         proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=6))
     assert [c.role for c in proposal.calls] == ["edit"]
     assert proposal.factor_source == "fixed" and proposal.directive == ""
@@ -172,13 +202,15 @@ def test_ablation_configs(seed_paths, sandbox_worker, check_options, keyed):
         OperatorConfig(factor_choice="both")
 
 
-def test_record_then_replay_is_identical(seed_paths, sandbox_worker, check_options, keyed,
-                                         tmp_path):
+def test_record_then_replay_is_identical(
+    seed_paths, sandbox_worker, check_options, keyed, tmp_path
+):
     cassette = tmp_path / "calls.jsonl"
     with LoopbackServer(responder=responder) as server:
         inner = OpenAIBackend(server.base_url, "loopback", api_key_env=KEY_ENV, timeout_s=2.0)
-        op, _ = _operator(server, sandbox_worker, check_options,
-                          backend=RecordBackend(inner, cassette))
+        op, _ = _operator(
+            server, sandbox_worker, check_options, backend=RecordBackend(inner, cassette)
+        )
         recorded = asyncio.run(op.step(_ctx(seed_paths), attempt=7))
     op2, _ = _operator(None, sandbox_worker, check_options, backend=ReplayBackend(cassette))
     replayed = asyncio.run(op2.step(_ctx(seed_paths), attempt=7))
@@ -203,15 +235,23 @@ def test_signals_window():
 def _render_all(prompts: PromptLibrary, ctx: StepContext) -> dict[str, str]:
     from spark_jax.operator.editors import _region_views
 
-    common = dict(task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
-                  parent_source=ctx.parent.source.rstrip(), recent_outcomes=ctx.recent_outcomes)
+    common = dict(
+        task=ctx.task,
+        parent_metrics=ctx.parent.metrics_text(),
+        parent_source=ctx.parent.source.rstrip(),
+        recent_outcomes=ctx.recent_outcomes,
+    )
     return {
         "route": prompts.render("route", feasibility_summary=ctx.feasibility_summary, **common),
-        "edit": prompts.render("edit", factor="ACTION", other_factor="OPERATOR",
-                               directive="Add a mean-context term.",
-                               top_inspirations=_region_views(ctx.top, "ACTION"),
-                               diverse_inspirations=_region_views(ctx.diverse, "ACTION"),
-                               **common),
+        "edit": prompts.render(
+            "edit",
+            factor="ACTION",
+            other_factor="OPERATOR",
+            directive="Add a mean-context term.",
+            top_inspirations=_region_views(ctx.top, "ACTION"),
+            diverse_inspirations=_region_views(ctx.diverse, "ACTION"),
+            **common,
+        ),
     }
 
 
@@ -229,5 +269,6 @@ def test_prompt_missing_field_is_named():
     from spark_jax.operator.prompts import PromptError
 
     with pytest.raises(PromptError, match="needs field 'task'"):
-        PromptLibrary.load().render("route", parent_metrics="", parent_source="",
-                                    recent_outcomes="", feasibility_summary="")
+        PromptLibrary.load().render(
+            "route", parent_metrics="", parent_source="", recent_outcomes="", feasibility_summary=""
+        )

@@ -8,6 +8,7 @@ as in the target's condition. Busy fraction = time the worker spent running cand
 wall time from the seed's result (when proposing starts, the evaluator idle) to the last
 candidate's result; the first proposal's LLM latency is thus counted as idle. Target >= 0.9.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,10 +17,10 @@ import tempfile
 from typing import Any
 
 from spark_jax.config import protocol as config_lib
-from spark_jax.search import loop as search
 from spark_jax.config import search as search_config
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
+from spark_jax.search import loop as search
 from spark_jax.search.rundb import RunDB
 
 
@@ -36,7 +37,7 @@ def _loopback_responder(seed: int):
             return Reply("Refine the selected region conservatively and keep all shapes.")
         factor = re.search(r"Change ONLY the lines inside the (\w+) region", text).group(1)
         start = text.index("```python\n", text.index("## Parent program")) + len("```python\n")
-        parent = text[start:text.index("\n```", start)] + "\n"
+        parent = text[start : text.index("\n```", start)] + "\n"
         try:
             child = editor.edit(parent, factor).source
         except NoApplicableTransform:
@@ -46,26 +47,47 @@ def _loopback_responder(seed: int):
     return respond
 
 
-def bench_pipeline(task: str = "bfs", candidates: int = 6, llm_delay_s: float = 1.0,
-                   train_steps: int = 40, seed: int = 0) -> dict[str, Any]:
+def bench_pipeline(
+    task: str = "bfs",
+    candidates: int = 6,
+    llm_delay_s: float = 1.0,
+    train_steps: int = 40,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Runs the pipeline measurement; returns the figures."""
     protocol = config_lib.get_preset("tiny").replace(train_steps=train_steps, eval_every=10)
-    with LoopbackServer(responder=_loopback_responder(seed), delay_s=llm_delay_s) as server, \
-            tempfile.TemporaryDirectory(prefix="spark-pipeline-") as tmp:
+    with (
+        LoopbackServer(responder=_loopback_responder(seed), delay_s=llm_delay_s) as server,
+        tempfile.TemporaryDirectory(prefix="spark-pipeline-") as tmp,
+    ):
         cfg = dataclasses.replace(
-            search_config.default_config(), task=task, preset="tiny", protocol=protocol,
-            seed=seed, budget=candidates + 1, max_attempts=4 * candidates,
+            search_config.default_config(),
+            task=task,
+            preset="tiny",
+            protocol=protocol,
+            seed=seed,
+            budget=candidates + 1,
+            max_attempts=4 * candidates,
             seed_program=search_config.DEFAULT_SEED_PROGRAM.replace("triplet_gmpnn", "mpnn"),
-            editor=search_config.EditorConfig(kind="llm", llm=dict(
-                kind="openai", base_url=server.base_url, model="loopback", api_key_env=None,
-                timeout_s=60.0)),
-            executor=search_config.ExecutorConfig(kind="local", num_workers=1, in_flight=2))
+            editor=search_config.EditorConfig(
+                kind="llm",
+                llm=dict(
+                    kind="openai",
+                    base_url=server.base_url,
+                    model="loopback",
+                    api_key_env=None,
+                    timeout_s=60.0,
+                ),
+            ),
+            executor=search_config.ExecutorConfig(kind="local", num_workers=1, in_flight=2),
+        )
         search.run_search(cfg, f"{tmp}/run", command=["bench", "pipeline"])
         with RunDB.open(f"{tmp}/run/{search.DB_NAME}") as db:
             proposals = db.proposals()
             all_evals = db.evaluations()
-            evals = [e for e in all_evals
-                     if e["proposal_attempt"] is not None and e["status"] == "ok"]
+            evals = [
+                e for e in all_evals if e["proposal_attempt"] is not None and e["status"] == "ok"
+            ]
             calls = db.llm_calls()
     if not evals:
         raise RuntimeError("pipeline bench: no candidate was evaluated")
@@ -74,8 +96,13 @@ def bench_pipeline(task: str = "bfs", candidates: int = 6, llm_delay_s: float = 
     busy = sum(e["wall_seconds"] for e in evals)
     llm_per_proposal = sum(c["latency_s"] or 0.0 for c in calls) / max(len(proposals), 1)
     train_per_candidate = busy / len(evals)
-    return dict(candidates=len(evals), attempts=len(proposals), wall_s=end - start,
-                evaluator_busy_s=busy, busy_fraction=busy / (end - start),
-                llm_latency_per_proposal_s=llm_per_proposal,
-                evaluation_per_candidate_s=train_per_candidate,
-                condition_llm_below_train=llm_per_proposal < train_per_candidate)
+    return dict(
+        candidates=len(evals),
+        attempts=len(proposals),
+        wall_s=end - start,
+        evaluator_busy_s=busy,
+        busy_fraction=busy / (end - start),
+        llm_latency_per_proposal_s=llm_per_proposal,
+        evaluation_per_candidate_s=train_per_candidate,
+        condition_llm_below_train=llm_per_proposal < train_per_candidate,
+    )

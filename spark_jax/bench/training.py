@@ -15,6 +15,7 @@ Feasibility: the median of several warm `check_program` runs of the seed (in the
 worker, at the preset's sizes) against the wall time of one full `evaluate_program` of the
 same seed under the preset; target >= 100x cheaper.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,10 +25,9 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from spark_jax.evaluation import bridge
-from spark_jax.evaluation import data
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation import bridge, data
 from spark_jax.evaluation.train import Trainer
 from spark_jax.util import resources
 
@@ -41,8 +41,12 @@ def _memory_mb(compiled) -> float | None:
         return None
     if m is None:
         return None
-    total = (m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes
-             - m.alias_size_in_bytes)
+    total = (
+        m.temp_size_in_bytes
+        + m.argument_size_in_bytes
+        + m.output_size_in_bytes
+        - m.alias_size_in_bytes
+    )
     return total / 2**20
 
 
@@ -72,11 +76,17 @@ def _setup_official(spec, warm, cfg: ProtocolConfig, seed: int) -> _Side:
 
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
     model = clrs.models.BaselineModel(
-        spec=spec, dummy_trajectory=warm[0], processor_factory=factory,
-        hidden_dim=cfg.hidden_size, encode_hints=cfg.encode_hints,
-        decode_hints=cfg.decode_hints, encoder_init=cfg.encoder_init,
-        learning_rate=cfg.learning_rate, grad_clip_max_norm=cfg.grad_clip_max_norm,
-        hint_repred_mode=cfg.hint_repred_mode)
+        spec=spec,
+        dummy_trajectory=warm[0],
+        processor_factory=factory,
+        hidden_dim=cfg.hidden_size,
+        encode_hints=cfg.encode_hints,
+        decode_hints=cfg.decode_hints,
+        encoder_init=cfg.encoder_init,
+        learning_rate=cfg.learning_rate,
+        grad_clip_max_norm=cfg.grad_clip_max_norm,
+        hint_repred_mode=cfg.hint_repred_mode,
+    )
     key = jax.random.PRNGKey(seed)
     start = time.perf_counter()
     model.init(warm[0].features, seed + 1)
@@ -85,12 +95,14 @@ def _setup_official(spec, warm, cfg: ProtocolConfig, seed: int) -> _Side:
     warm_s, _ = _timed_loop(model.feedback, warm, key)
 
     def memory() -> float | None:
-        compiled = model.jitted_feedback.lower(model._device_params, key, warm[-1],
-                                               model._device_opt_state, 0).compile()
+        compiled = model.jitted_feedback.lower(
+            model._device_params, key, warm[-1], model._device_opt_state, 0
+        ).compile()
         return _memory_mb(compiled)
 
-    return _Side(dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s),
-                 model.feedback, memory)
+    return _Side(
+        dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s), model.feedback, memory
+    )
 
 
 def _setup_trainer(spec, warm, factory, cfg: ProtocolConfig, seed: int) -> _Side:
@@ -100,12 +112,27 @@ def _setup_trainer(spec, warm, factory, cfg: ProtocolConfig, seed: int) -> _Side
     trainer.init(warm[0].features, seed + 1)
     jax.block_until_ready(trainer.params)
     init_s = time.perf_counter() - start
-    step = lambda k, fb: trainer.step(k, fb)["loss"]
+
+    def step(k, fb):
+        return trainer.step(k, fb)["loss"]
+
     warm_s, _ = _timed_loop(step, warm, key)
-    memory = lambda: max((m for m in map(_memory_mb, trainer._step_exes.values())
-                          if m is not None), default=None)
-    return _Side(dict(init_s=init_s, first_pass_s=warm_s, fixed_s=init_s + warm_s,
-                      compile_s=trainer.compile_stats.seconds), step, memory)
+
+    def memory():
+        return max(
+            (m for m in map(_memory_mb, trainer._step_exes.values()) if m is not None), default=None
+        )
+
+    return _Side(
+        dict(
+            init_s=init_s,
+            first_pass_s=warm_s,
+            fixed_s=init_s + warm_s,
+            compile_s=trainer.compile_stats.seconds,
+        ),
+        step,
+        memory,
+    )
 
 
 def _interleaved(sides: dict[str, _Side], timed, seed: int, round_steps: int) -> None:
@@ -113,19 +140,23 @@ def _interleaved(sides: dict[str, _Side], timed, seed: int, round_steps: int) ->
     shared machine hit all sides alike."""
     key = jax.random.PRNGKey(seed)
     for start in range(0, len(timed), round_steps):
-        block = timed[start:start + round_steps]
+        block = timed[start : start + round_steps]
         for side in sides.values():
             run_s, losses = _timed_loop(side.step, block, key)
             side.run_s += run_s
             side.steps += len(block)
             side.last_loss = losses[-1]
     for side in sides.values():
-        side.figures.update(steps_per_s=side.steps / side.run_s,
-                            step_memory_mb=side.memory_mb(), final_loss=side.last_loss)
+        side.figures.update(
+            steps_per_s=side.steps / side.run_s,
+            step_memory_mb=side.memory_mb(),
+            final_loss=side.last_loss,
+        )
 
 
-def bench_feasibility(task: str, cfg: ProtocolConfig, seed: int, repeats: int = 5
-                      ) -> dict[str, Any]:
+def bench_feasibility(
+    task: str, cfg: ProtocolConfig, seed: int, repeats: int = 5
+) -> dict[str, Any]:
     """Warm feasibility check vs one full evaluation of the seed program."""
     from spark_jax.evaluation import evaluate
     from spark_jax.feasibility import checker as feasibility
@@ -146,12 +177,22 @@ def bench_feasibility(task: str, cfg: ProtocolConfig, seed: int, repeats: int = 
     evaluate.evaluate_program(program, task, cfg, seed)
     eval_s = time.perf_counter() - start
     check_s = float(np.median(times))
-    return dict(check_s=check_s, check_runs=times, evaluation_s=eval_s,
-                ratio_evaluation_over_check=eval_s / check_s)
+    return dict(
+        check_s=check_s,
+        check_runs=times,
+        evaluation_s=eval_s,
+        ratio_evaluation_over_check=eval_s / check_s,
+    )
 
 
-def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
-              with_feasibility: bool = True, with_pipeline: bool = True) -> dict[str, Any]:
+def run_bench(
+    task: str,
+    cfg: ProtocolConfig,
+    steps: int = 30,
+    seed: int = 42,
+    with_feasibility: bool = True,
+    with_pipeline: bool = True,
+) -> dict[str, Any]:
     """Trains official and ours on identical batches; returns figures and ratios."""
     task_data = data.make_task_data(task, cfg, seed)
     n_lengths = len(cfg.train_lengths)
@@ -161,11 +202,20 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
     program = program_lib.read_program(SEED_PROGRAM)
     sides = {
         "official": _setup_official(task_data.spec, warm, cfg, seed),
-        "ours": _setup_trainer(task_data.spec, warm, bridge.processor_factory(
-            program, cfg.use_ln, cfg.nb_triplet_fts), cfg, seed),
+        "ours": _setup_trainer(
+            task_data.spec,
+            warm,
+            bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts),
+            cfg,
+            seed,
+        ),
         "control_haiku_in_our_trainer": _setup_trainer(
-            task_data.spec, warm, bridge.official_processor_factory(
-                "triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts), cfg, seed),
+            task_data.spec,
+            warm,
+            bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts),
+            cfg,
+            seed,
+        ),
     }
     _interleaved(sides, timed, seed, round_steps=10)
     official, ours, control = (sides[k].figures for k in sides)
@@ -175,13 +225,25 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
         throughput_flax_over_haiku_same_trainer=ours["steps_per_s"] / control["steps_per_s"],
     )
     if ours["step_memory_mb"] and official["step_memory_mb"]:
-        ratios["step_memory_ours_over_official"] = ours["step_memory_mb"] / official["step_memory_mb"]
-    report = dict(task=task, preset=cfg.name, steps=steps, backend=jax.default_backend(),
-                  devices=len(jax.local_devices()), official=official, ours=ours,
-                  control_haiku_in_our_trainer=control, ratios=ratios,
-                  targets=dict(throughput_ours_over_official=">= 1.0",
-                               fixed_cost_ours_over_official="<= 1.0",
-                               feasibility_evaluation_over_check=">= 100"))
+        ratios["step_memory_ours_over_official"] = (
+            ours["step_memory_mb"] / official["step_memory_mb"]
+        )
+    report = dict(
+        task=task,
+        preset=cfg.name,
+        steps=steps,
+        backend=jax.default_backend(),
+        devices=len(jax.local_devices()),
+        official=official,
+        ours=ours,
+        control_haiku_in_our_trainer=control,
+        ratios=ratios,
+        targets=dict(
+            throughput_ours_over_official=">= 1.0",
+            fixed_cost_ours_over_official="<= 1.0",
+            feasibility_evaluation_over_check=">= 100",
+        ),
+    )
     if with_pipeline:
         from spark_jax.bench.pipeline import bench_pipeline
 
@@ -190,28 +252,37 @@ def run_bench(task: str, cfg: ProtocolConfig, steps: int = 30, seed: int = 42,
         report["targets"]["pipeline_evaluator_busy_fraction"] = ">= 0.9"
     if with_feasibility:
         report["feasibility"] = bench_feasibility(task, cfg, seed)
-        ratios["feasibility_evaluation_over_check"] = (
-            report["feasibility"]["ratio_evaluation_over_check"])
+        ratios["feasibility_evaluation_over_check"] = report["feasibility"][
+            "ratio_evaluation_over_check"
+        ]
     return report
 
 
 def format_report(report: dict[str, Any]) -> str:
-    lines = [f"spark-jax bench: {report['task']} / {report['preset']} preset, "
-             f"{report['steps']} timed steps, backend {report['backend']}"]
+    lines = [
+        f"spark-jax bench: {report['task']} / {report['preset']} preset, "
+        f"{report['steps']} timed steps, backend {report['backend']}"
+    ]
     for side in ("official", "ours", "control_haiku_in_our_trainer"):
         r = report[side]
         mem = f"{r['step_memory_mb']:.1f} MB" if r.get("step_memory_mb") else "n/a"
-        lines.append(f"  {side:<30} steps/s {r['steps_per_s']:8.2f}   fixed {r['fixed_s']:7.2f} s "
-                     f"(init {r['init_s']:.2f} s)   step memory {mem}")
+        lines.append(
+            f"  {side:<30} steps/s {r['steps_per_s']:8.2f}   fixed {r['fixed_s']:7.2f} s "
+            f"(init {r['init_s']:.2f} s)   step memory {mem}"
+        )
     if "feasibility" in report:
         f = report["feasibility"]
-        lines.append(f"  {'feasibility check (warm, median)':<30} {f['check_s']:.3f} s   "
-                     f"one {report['preset']} evaluation {f['evaluation_s']:.1f} s")
+        lines.append(
+            f"  {'feasibility check (warm, median)':<30} {f['check_s']:.3f} s   "
+            f"one {report['preset']} evaluation {f['evaluation_s']:.1f} s"
+        )
     if "pipeline" in report:
         p = report["pipeline"]
-        lines.append(f"  {'pipeline (2 in flight, loopback LLM)':<30} {p['candidates']} candidates, "
-                     f"LLM {p['llm_latency_per_proposal_s']:.1f} s/proposal, evaluation "
-                     f"{p['evaluation_per_candidate_s']:.1f} s/candidate")
+        lines.append(
+            f"  {'pipeline (2 in flight, loopback LLM)':<30} {p['candidates']} candidates, "
+            f"LLM {p['llm_latency_per_proposal_s']:.1f} s/proposal, evaluation "
+            f"{p['evaluation_per_candidate_s']:.1f} s/candidate"
+        )
     for name, value in report["ratios"].items():
         target = report["targets"].get(name, "")
         lines.append(f"  {name:<42} {value:6.3f}  {target}")

@@ -4,6 +4,7 @@ training loop, feasibility checker and search pipeline against the official CLRS
 
 Exit codes: 0 measured, 2 usage error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,7 @@ import json
 
 from spark_jax.cli.errors import EXIT_OK, UsageError, fail
 
-__all__ = ['add_parser', 'run']
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -21,10 +22,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--preset", default="smoke")
     p.add_argument("--steps", type=int, default=100, help="timed training steps per side")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--skip-pipeline", action="store_true",
-                   help="skip the evaluator-busy figure (runs a short search on bfs)")
-    p.add_argument("--skip-feasibility", action="store_true",
-                   help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)")
+    p.add_argument(
+        "--skip-pipeline",
+        action="store_true",
+        help="skip the evaluator-busy figure (runs a short search on bfs)",
+    )
+    p.add_argument(
+        "--skip-feasibility",
+        action="store_true",
+        help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)",
+    )
     p.add_argument("--json", action="store_true")
     return p
 
@@ -42,8 +49,13 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e))
     from spark_jax.bench import training
 
-    report = training.run_bench(args.task, cfg, steps=args.steps, seed=args.seed,
-                                with_feasibility=not args.skip_feasibility,
-                                with_pipeline=not args.skip_pipeline)
+    report = training.run_bench(
+        args.task,
+        cfg,
+        steps=args.steps,
+        seed=args.seed,
+        with_feasibility=not args.skip_feasibility,
+        with_pipeline=not args.skip_pipeline,
+    )
     print(json.dumps(report) if args.json else training.format_report(report))
     return EXIT_OK

@@ -4,6 +4,7 @@ staged feasibility check of one program, without training.
 Exit codes: 0 feasible, 1 infeasible (the report is printed), 2 usage error (one
 `error: ...` line on stderr).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,66 +17,80 @@ from spark_jax.feasibility import checker as feasibility
 from spark_jax.feasibility.sandbox import SandboxWorker
 from spark_jax.program import regions
 
-__all__ = ['add_arguments', 'add_parser', 'run']
+__all__ = ["add_arguments", "add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `check` subcommand to `sub`."""
-    p = sub.add_parser('check', help='feasibility check of a program (no training)')
+    p = sub.add_parser("check", help="feasibility check of a program (no training)")
     add_arguments(p)
     return p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the `check` subcommand's arguments to `parser`."""
-    parser.add_argument('program', help='candidate program file (.py with region tags)')
-    parser.add_argument('--parent', default=None,
-                        help='parent program: enables entanglement and the interface '
-                             'comparison; with --factor, the locality stage')
-    parser.add_argument('--factor', default=None,
-                        help='OPERATOR or ACTION: the region the edit was scoped to '
-                             '(needs --parent)')
-    parser.add_argument('--task', default='dfs', help='CLRS task (default: dfs)')
-    parser.add_argument('--preset', default='smoke',
-                        help='protocol preset giving hidden size, use_ln, nb_triplet_fts '
-                             'and the MACs reference (default: smoke)')
-    parser.add_argument('--max-params', type=int, default=None, help='budget cap')
-    parser.add_argument('--max-macs', type=int, default=None, help='budget cap')
-    parser.add_argument('--timeout-s', type=float, default=None,
-                        help='wall clock of the sandboxed stages (default 60)')
-    parser.add_argument('--json', action='store_true', help='print one JSON object')
+    parser.add_argument("program", help="candidate program file (.py with region tags)")
+    parser.add_argument(
+        "--parent",
+        default=None,
+        help="parent program: enables entanglement and the interface "
+        "comparison; with --factor, the locality stage",
+    )
+    parser.add_argument(
+        "--factor",
+        default=None,
+        help="OPERATOR or ACTION: the region the edit was scoped to (needs --parent)",
+    )
+    parser.add_argument("--task", default="dfs", help="CLRS task (default: dfs)")
+    parser.add_argument(
+        "--preset",
+        default="smoke",
+        help="protocol preset giving hidden size, use_ln, nb_triplet_fts "
+        "and the MACs reference (default: smoke)",
+    )
+    parser.add_argument("--max-params", type=int, default=None, help="budget cap")
+    parser.add_argument("--max-macs", type=int, default=None, help="budget cap")
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=None,
+        help="wall clock of the sandboxed stages (default 60)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _read(path: str, what: str) -> str:
     p = pathlib.Path(path)
     if not p.is_file():
-        raise UsageError(f'{what} file not found: {p}')
+        raise UsageError(f"{what} file not found: {p}")
     try:
-        return p.read_text(encoding='utf-8')
+        return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f'cannot read {what} {p}: {e}') from None
+        raise UsageError(f"cannot read {what} {p}: {e}") from None
 
 
-def _parse(args: argparse.Namespace) -> tuple[str, str | None, str | None,
-                                              feasibility.CheckOptions]:
+def _parse(
+    args: argparse.Namespace,
+) -> tuple[str, str | None, str | None, feasibility.CheckOptions]:
     from spark_jax.config import protocol as config
 
     factor = args.factor.upper() if args.factor else None
     if factor is not None and factor not in regions.FACTORS:
-        raise UsageError(f'--factor must be one of {", ".join(regions.FACTORS)} '
-                          f'(got {args.factor!r})')
+        raise UsageError(
+            f"--factor must be one of {', '.join(regions.FACTORS)} (got {args.factor!r})"
+        )
     if factor is not None and args.parent is None:
-        raise UsageError('--factor needs --parent')
+        raise UsageError("--factor needs --parent")
     try:
         cfg = config.get_preset(args.preset)
     except config.ConfigError as e:
         raise UsageError(str(e)) from None
     _check_task(args.task)
-    child = _read(args.program, 'program')
-    parent = _read(args.parent, 'parent') if args.parent is not None else None
-    overrides: dict[str, Any] = {'max_params': args.max_params, 'max_macs': args.max_macs}
+    child = _read(args.program, "program")
+    parent = _read(args.parent, "parent") if args.parent is not None else None
+    overrides: dict[str, Any] = {"max_params": args.max_params, "max_macs": args.max_macs}
     if args.timeout_s is not None:
-        overrides['timeout_s'] = args.timeout_s
+        overrides["timeout_s"] = args.timeout_s
     try:
         options = feasibility.CheckOptions.from_protocol(cfg, **overrides)
     except ValueError as e:
@@ -102,19 +117,28 @@ def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int
     if worker is None:
         # One check: no untimed warm-up, no spare process.
         with SandboxWorker(warmup=False, standby=False, eager_restart=False) as own:
-            report = feasibility.check_program(child, parent_source=parent, factor=factor,
-                                               options=options, worker=own)
+            report = feasibility.check_program(
+                child, parent_source=parent, factor=factor, options=options, worker=own
+            )
     else:
-        report = feasibility.check_program(child, parent_source=parent, factor=factor,
-                                           options=options, worker=worker)
-    context = {'program': args.program, 'parent': args.parent, 'factor': factor,
-               'task': args.task, 'preset': args.preset}
+        report = feasibility.check_program(
+            child, parent_source=parent, factor=factor, options=options, worker=worker
+        )
+    context = {
+        "program": args.program,
+        "parent": args.parent,
+        "factor": factor,
+        "task": args.task,
+        "preset": args.preset,
+    }
     if args.json:
         print(json.dumps({**context, **report.to_dict()}))
     else:
-        print(f'{args.program}: task {args.task}, preset {args.preset}'
-              + (f', parent {args.parent}' if args.parent else '')
-              + (f', factor {factor}' if factor else ''))
+        print(
+            f"{args.program}: task {args.task}, preset {args.preset}"
+            + (f", parent {args.parent}" if args.parent else "")
+            + (f", factor {factor}" if factor else "")
+        )
         for line in report.summary_lines():
-            print(f'  {line}')
+            print(f"  {line}")
     return EXIT_OK if report.feasible else EXIT_FAILED

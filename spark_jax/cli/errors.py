@@ -6,11 +6,12 @@
 
 argparse itself exits with 2 on arguments it cannot parse, which matches.
 """
+
 from __future__ import annotations
 
 import sys
 
-__all__ = ['EXIT_FAILED', 'EXIT_OK', 'EXIT_USAGE', 'UsageError', 'fail']
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "fail"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -21,5 +22,5 @@ class UsageError(Exception):
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
     """Prints `error: message` on stderr and returns `code` (for `return fail(...)`)."""
-    print(f'error: {message}', file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr)
     return code

@@ -3,6 +3,7 @@ train and score one program (or DeepMind's official processor `official:KIND`) o
 
 Exit codes: 0 scored, 1 the program failed to build or training failed, 2 usage error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -10,17 +11,33 @@ import json
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 
-__all__ = ['OFFICIAL_KINDS', 'add_parser', 'run']
+__all__ = ["OFFICIAL_KINDS", "add_parser", "run"]
 
-OFFICIAL_KINDS = ("triplet_gmpnn", "triplet_mpnn", "triplet_pgn", "gmpnn", "gpgn", "mpnn", "pgn",
-                  "pgn_mask", "deepsets", "gat", "gatv2", "gat_full", "gatv2_full")
+OFFICIAL_KINDS = (
+    "triplet_gmpnn",
+    "triplet_mpnn",
+    "triplet_pgn",
+    "gmpnn",
+    "gpgn",
+    "mpnn",
+    "pgn",
+    "pgn_mask",
+    "deepsets",
+    "gat",
+    "gatv2",
+    "gat_full",
+    "gatv2_full",
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `evaluate` subcommand to `sub`."""
     p = sub.add_parser("evaluate", help="train and score one program on one CLRS task")
-    p.add_argument("program", help="path of a processor program (e.g. processors/triplet_gmpnn.py), "
-                                   "or official:KIND for DeepMind's Haiku processor KIND")
+    p.add_argument(
+        "program",
+        help="path of a processor program (e.g. processors/triplet_gmpnn.py), "
+        "or official:KIND for DeepMind's Haiku processor KIND",
+    )
     p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
     p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
     p.add_argument("--seed", type=int, default=42)
@@ -40,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
         cfg = protocol.get_preset(args.preset)
         tasks.check_task(args.task)
         if official:
-            kind = args.program[len(program_lib.OFFICIAL_PREFIX):]
+            kind = args.program[len(program_lib.OFFICIAL_PREFIX) :]
             if kind not in OFFICIAL_KINDS:
-                raise UsageError(f"unknown official processor {kind!r}; "
-                                 f"known: {', '.join(OFFICIAL_KINDS)}")
+                raise UsageError(
+                    f"unknown official processor {kind!r}; known: {', '.join(OFFICIAL_KINDS)}"
+                )
             name = args.program
         else:
             prog = program_lib.read_program(args.program)
@@ -57,14 +75,17 @@ def run(args: argparse.Namespace) -> int:
     from spark_jax.util.files import write_atomic
 
     try:
-        with step_progress(f"{name} on {args.task} ({cfg.name})", cfg.train_steps,
-                           enabled=not args.no_progress) as progress:
+        with step_progress(
+            f"{name} on {args.task} ({cfg.name})", cfg.train_steps, enabled=not args.no_progress
+        ) as progress:
             if official:
-                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed,
-                                                    progress=progress)
+                result = evaluate.evaluate_official(
+                    kind, args.task, cfg, args.seed, progress=progress
+                )
             else:
-                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed,
-                                                   progress=progress)
+                result = evaluate.evaluate_program(
+                    prog, args.task, cfg, args.seed, progress=progress
+                )
     except program_lib.ProgramError as e:
         return fail(str(e), EXIT_FAILED)
     except TrainingError as e:

@@ -9,6 +9,7 @@
 
 Command modules import their heavy dependencies (JAX, CLRS) only when run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,16 +23,22 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by cl
 from spark_jax.cli import bench, check, evaluate, report, search  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
-__all__ = ['COMMANDS', 'build_parser', 'main']
+__all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: dict[str, ModuleType] = {"search": search, "evaluate": evaluate, "check": check,
-                                   "report": report, "bench": bench}
+COMMANDS: dict[str, ModuleType] = {
+    "search": search,
+    "evaluate": evaluate,
+    "check": check,
+    "report": report,
+    "bench": bench,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `spark-jax` parser; `args.command` names the chosen entry of COMMANDS."""
     parser = argparse.ArgumentParser(
-        prog="spark-jax", description="SPARK architecture search over CLRS processors (JAX)")
+        prog="spark-jax", description="SPARK architecture search over CLRS processors (JAX)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(sub)

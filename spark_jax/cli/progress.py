@@ -1,4 +1,5 @@
 """Progress display for long work (rich, on stderr; silent when disabled or not a terminal)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -7,22 +8,35 @@ from typing import Callable, Iterator
 
 
 @contextlib.contextmanager
-def step_progress(description: str, total: int,
-                  enabled: bool = True) -> Iterator[Callable[[int, float], None]]:
+def step_progress(
+    description: str, total: int, enabled: bool = True
+) -> Iterator[Callable[[int, float], None]]:
     """Yields `update(step, loss)`; shows a bar with the latest loss while training."""
     if not enabled:
         yield lambda step, loss: None
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(file=sys.stderr)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(),
-               TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False,
-                  disable=not console.is_terminal) as bar:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(
+        *columns, console=console, transient=False, disable=not console.is_terminal
+    ) as bar:
         task = bar.add_task(description, total=total, loss="-")
 
         def update(step: int, loss: float) -> None:
@@ -42,20 +56,36 @@ def search_progress(budget: int, enabled: bool = True) -> Iterator[Callable]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(file=sys.stderr)
-    columns = (TextColumn("search"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("attempt {task.fields[attempt]} | valid {task.fields[valid]} | "
-                          "best OOD {task.fields[best]} | {task.fields[stage]}"),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("search"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "attempt {task.fields[attempt]} | valid {task.fields[valid]} | "
+            "best OOD {task.fields[best]} | {task.fields[stage]}"
+        ),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
-        task = bar.add_task("search", total=budget, attempt=0, valid="-", best="-",
-                            stage="starting")
+        task = bar.add_task(
+            "search", total=budget, attempt=0, valid="-", best="-", stage="starting"
+        )
 
         def update(p) -> None:
             best = "-" if p.best_ood is None else f"{p.best_ood:.4f}"
-            bar.update(task, completed=p.evaluated, attempt=p.attempt,
-                       valid=f"{p.valid_rate:.0%}", best=best, stage=p.stage)
+            bar.update(
+                task,
+                completed=p.evaluated,
+                attempt=p.attempt,
+                valid=f"{p.valid_rate:.0%}",
+                best=best,
+                stage=p.stage,
+            )
             if not console.is_terminal:
-                print(f"[search] attempt {p.attempt} evaluated {p.evaluated} "
-                      f"valid {p.valid_rate:.0%} best {best} | {p.stage}", file=sys.stderr)
+                print(
+                    f"[search] attempt {p.attempt} evaluated {p.evaluated} "
+                    f"valid {p.valid_rate:.0%} best {best} | {p.stage}",
+                    file=sys.stderr,
+                )
 
         yield update

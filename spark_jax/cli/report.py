@@ -2,11 +2,12 @@
 
 Exit codes: 0 written, 2 not a run directory or an unreadable database.
 """
+
 from __future__ import annotations
 
 import argparse
 
-__all__ = ['add_parser', 'run']
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ default config (see `spark_jax.config.search`).
 
 Exit codes: 0 the search finished, 1 it failed (`SearchError`), 2 usage error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,13 +14,16 @@ import time
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 
-__all__ = ['add_parser', 'run']
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `search` subcommand to `sub`."""
-    p = sub.add_parser("search", help="run (or resume) a SPARK search; no arguments: the "
-                                      "embedded default (dfs, smoke, offline editor, CPU)")
+    p = sub.add_parser(
+        "search",
+        help="run (or resume) a SPARK search; no arguments: the "
+        "embedded default (dfs, smoke, offline editor, CPU)",
+    )
     p.add_argument("--config", help="YAML search config (see spark_jax/config/search.py)")
     p.add_argument("--run-dir", help="where to write the run (default: runs/<task>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
@@ -34,8 +38,10 @@ def _resolve(args: argparse.Namespace):
 
     if args.resume:
         if args.config or args.run_dir or args.seed is not None:
-            raise UsageError("--resume takes the run's stored config: do not combine it "
-                             "with --config, --run-dir or --seed")
+            raise UsageError(
+                "--resume takes the run's stored config: do not combine it "
+                "with --config, --run-dir or --seed"
+            )
         stored = pathlib.Path(args.resume) / "config.yaml"
         if not stored.is_file():
             raise UsageError(f"nothing to resume: {stored} does not exist")
@@ -64,15 +70,23 @@ def run(args: argparse.Namespace) -> int:
     command = ["spark-jax", *(sys.argv[1:] if argv is None else argv)]
     try:
         with search_progress(cfg.budget, enabled=not args.no_progress) as on_progress:
-            result = loop.run_search(cfg, run_dir, resume=bool(args.resume), command=command,
-                                     on_progress=on_progress)
+            result = loop.run_search(
+                cfg, run_dir, resume=bool(args.resume), command=command, on_progress=on_progress
+            )
     except loop.SearchError as e:
         return fail(str(e), EXIT_FAILED)
-    verdict = ("beats" if result.best_ood > result.seed_ood else
-               "equals" if result.best_ood == result.seed_ood else "is below")
-    print(f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated}\n"
-          f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed)\n"
-          f"best program: {result.best_path}")
+    verdict = (
+        "beats"
+        if result.best_ood > result.seed_ood
+        else "equals"
+        if result.best_ood == result.seed_ood
+        else "is below"
+    )
+    print(
+        f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated}\n"
+        f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed)\n"
+        f"best program: {result.best_path}"
+    )
     tables.write_report(run_dir)
     print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
     return EXIT_OK

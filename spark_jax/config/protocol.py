@@ -4,6 +4,7 @@
 test set rebuilt from the samplers; `smoke` is the same code path sized for a 2-core CPU
 (minutes per candidate); `tiny` runs in seconds for tests.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -97,12 +98,27 @@ def _check(cfg: ProtocolConfig) -> None:
         if not ok:
             raise ConfigError(f"protocol.{key}: {why} (got {getattr(cfg, key)!r})")
 
-    need(len(cfg.train_lengths) > 0 and all(int(n) >= 2 for n in cfg.train_lengths),
-         "train_lengths", "needs one or more graph sizes >= 2")
-    for key in ("batch_size", "train_steps", "eval_every", "hidden_size", "val_samples",
-                "test_samples", "eval_batch_size", "macs_nodes", "test_length"):
-        need(isinstance(getattr(cfg, key), int) and getattr(cfg, key) > 0, key,
-             "must be a positive integer")
+    need(
+        len(cfg.train_lengths) > 0 and all(int(n) >= 2 for n in cfg.train_lengths),
+        "train_lengths",
+        "needs one or more graph sizes >= 2",
+    )
+    for key in (
+        "batch_size",
+        "train_steps",
+        "eval_every",
+        "hidden_size",
+        "val_samples",
+        "test_samples",
+        "eval_batch_size",
+        "macs_nodes",
+        "test_length",
+    ):
+        need(
+            isinstance(getattr(cfg, key), int) and getattr(cfg, key) > 0,
+            key,
+            "must be a positive integer",
+        )
     need(cfg.learning_rate > 0, "learning_rate", "must be positive")
     need(cfg.grad_clip_max_norm >= 0, "grad_clip_max_norm", "must be >= 0")
     need(cfg.hint_mode in HINT_MODES, "hint_mode", f"must be one of {HINT_MODES}")
@@ -118,14 +134,34 @@ PRESETS: Mapping[str, ProtocolConfig] = {
     # Same code path, sized for a 2-core CPU: minutes per candidate.
     # OOD at 4x the largest training size, as in the paper (16 -> 64).
     "smoke": ProtocolConfig(
-        name="smoke", train_lengths=(4, 8), batch_size=16, train_steps=300,
-        eval_every=50, hidden_size=64, val_length=8, val_samples=64,
-        test_length=32, test_samples=32, eval_batch_size=32),
+        name="smoke",
+        train_lengths=(4, 8),
+        batch_size=16,
+        train_steps=300,
+        eval_every=50,
+        hidden_size=64,
+        val_length=8,
+        val_samples=64,
+        test_length=32,
+        test_samples=32,
+        eval_batch_size=32,
+    ),
     # Seconds: for tests.
     "tiny": ProtocolConfig(
-        name="tiny", train_lengths=(4,), batch_size=4, train_steps=8, eval_every=4,
-        hidden_size=16, nb_triplet_fts=4, val_length=5, val_samples=8, test_length=8,
-        test_samples=8, eval_batch_size=8, macs_nodes=8),
+        name="tiny",
+        train_lengths=(4,),
+        batch_size=4,
+        train_steps=8,
+        eval_every=4,
+        hidden_size=16,
+        nb_triplet_fts=4,
+        val_length=5,
+        val_samples=8,
+        test_length=8,
+        test_samples=8,
+        eval_batch_size=8,
+        macs_nodes=8,
+    ),
 }
 
 
@@ -142,8 +178,9 @@ def from_dict(values: Mapping[str, Any], base: ProtocolConfig | None = None) -> 
     fields = {f.name: f for f in dataclasses.fields(ProtocolConfig)}
     unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise ConfigError(f"protocol: unknown key(s) {', '.join(unknown)}; "
-                          f"known keys: {', '.join(fields)}")
+        raise ConfigError(
+            f"protocol: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(fields)}"
+        )
     merged = dataclasses.asdict(base) if base is not None else {}
     merged.update(values)
     if "name" not in merged:
@@ -152,8 +189,10 @@ def from_dict(values: Mapping[str, Any], base: ProtocolConfig | None = None) -> 
         try:
             merged["train_lengths"] = tuple(int(n) for n in merged["train_lengths"])
         except (TypeError, ValueError):
-            raise ConfigError(f"protocol.train_lengths: must be a list of integers "
-                              f"(got {merged['train_lengths']!r})") from None
+            raise ConfigError(
+                f"protocol.train_lengths: must be a list of integers "
+                f"(got {merged['train_lengths']!r})"
+            ) from None
     for key, value in merged.items():
         f = fields[key]
         if f.type in ("int", "float", "bool") and not _type_ok(f.type, value):

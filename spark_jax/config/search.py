@@ -57,10 +57,23 @@ from spark_jax.config.tasks import TaskError, check_task
 from spark_jax.util import resources
 
 __all__ = [
-    "DEFAULT_SEED_PROGRAM", "EDITOR_KINDS", "EXECUTOR_KINDS", "ArchiveConfig", "CascadeConfig",
-    "CommandLLMConfig", "ConfigError", "EditorConfig", "ExecutorConfig", "FeasibilityConfig",
-    "OpenAILLMConfig", "OperatorConfig", "SearchConfig", "default_config", "from_dict",
-    "load", "with_seed",
+    "DEFAULT_SEED_PROGRAM",
+    "EDITOR_KINDS",
+    "EXECUTOR_KINDS",
+    "ArchiveConfig",
+    "CascadeConfig",
+    "CommandLLMConfig",
+    "ConfigError",
+    "EditorConfig",
+    "ExecutorConfig",
+    "FeasibilityConfig",
+    "OpenAILLMConfig",
+    "OperatorConfig",
+    "SearchConfig",
+    "default_config",
+    "from_dict",
+    "load",
+    "with_seed",
 ]
 
 DEFAULT_SEED_PROGRAM = str(resources.seed_program_path("triplet_gmpnn"))
@@ -85,7 +98,8 @@ class SearchConfig:
     task: str = "dfs"
     preset: str = "smoke"
     protocol: ProtocolConfig = dataclasses.field(
-        default_factory=lambda: protocol_lib.get_preset("smoke"))
+        default_factory=lambda: protocol_lib.get_preset("smoke")
+    )
     seed: int = 0
     seed_program: str = DEFAULT_SEED_PROGRAM
     budget: int = 4
@@ -126,9 +140,12 @@ def with_seed(cfg: SearchConfig, seed: int) -> SearchConfig:
     from it (what `--seed` does)."""
     _int("--seed", seed, 0)
     return dataclasses.replace(
-        cfg, seed=seed, archive=dataclasses.replace(cfg.archive, seed=seed),
+        cfg,
+        seed=seed,
+        archive=dataclasses.replace(cfg.archive, seed=seed),
         editor=dataclasses.replace(cfg.editor, seed=seed),
-        operator=dataclasses.replace(cfg.operator, seed=seed))
+        operator=dataclasses.replace(cfg.operator, seed=seed),
+    )
 
 
 def _section(cls, values: Any, path: str, **fixed: Any):
@@ -139,19 +156,23 @@ def _section(cls, values: Any, path: str, **fixed: Any):
         raise ConfigError(f"{path}: expected a mapping, got {type(values).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
     if "seed" in values and path.rpartition(".")[2] in _SEEDED_SECTIONS:
-        raise ConfigError(f"{path}.seed: not a section key; set the top-level `seed` (the "
-                          f"archive, editor and operator seeds derive from it)")
+        raise ConfigError(
+            f"{path}.seed: not a section key; set the top-level `seed` (the "
+            f"archive, editor and operator seeds derive from it)"
+        )
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}; "
-                          f"known keys: {', '.join(sorted(names - {'seed'}))}")
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}; "
+            f"known keys: {', '.join(sorted(names - {'seed'}))}"
+        )
     try:
         return cls(**{**dict(values), **fixed})
     except ConfigError as e:
         message = str(e)
         section = path.rpartition(".")[2]
         if message.startswith(f"{section}."):
-            message = message[len(section) + 1:]
+            message = message[len(section) + 1 :]
         raise ConfigError(f"{path}.{message}") from None
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{path}: {e}") from None
@@ -162,7 +183,7 @@ def _resolve_program(path: str) -> str:
     seed of that file name."""
     p = pathlib.Path(path)
     shipped = resources.asset_dir("processors") / p.name
-    for candidate in ([p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]):
+    for candidate in [p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]:
         if candidate.is_file():
             return str(candidate.resolve())
     raise ConfigError(f"search.seed_program: file not found: {path}")
@@ -190,8 +211,9 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     names = {f.name for f in dataclasses.fields(SearchConfig)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"search: unknown key(s) {', '.join(unknown)}; "
-                          f"known keys: {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"search: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(names))}"
+        )
     task = values.get("task", "dfs")
     try:
         check_task(task)
@@ -205,17 +227,20 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     protocol = protocol_lib.from_dict(dict(overrides), base=base) if overrides else base
     seed = _int("search.seed", values.get("seed", 0), 0)
     return SearchConfig(
-        task=task, preset=preset, protocol=protocol, seed=seed,
+        task=task,
+        preset=preset,
+        protocol=protocol,
+        seed=seed,
         seed_program=_resolve_program(str(values.get("seed_program", DEFAULT_SEED_PROGRAM))),
         budget=_int("search.budget", values.get("budget", 4), 1),
-        max_attempts=_int("search.max_attempts", values.get("max_attempts", 12), 1,
-                          optional=True),
+        max_attempts=_int("search.max_attempts", values.get("max_attempts", 12), 1, optional=True),
         editor=_editor(values.get("editor"), seed),
         operator=_section(OperatorConfig, values.get("operator"), "search.operator", seed=seed),
         archive=_section(ArchiveConfig, values.get("archive"), "search.archive", seed=seed),
         executor=_section(ExecutorConfig, values.get("executor"), "search.executor"),
         feasibility=_section(FeasibilityConfig, values.get("feasibility"), "search.feasibility"),
-        cascade=_section(CascadeConfig, values.get("cascade"), "search.cascade"))
+        cascade=_section(CascadeConfig, values.get("cascade"), "search.cascade"),
+    )
 
 
 def load(path: str | pathlib.Path) -> SearchConfig:

@@ -8,6 +8,7 @@ Each record is handed whole to the stage that consumes it: `ArchiveConfig` to
 Bad values raise `ConfigError` (a ValueError) naming the key. Pure Python: importing this
 module imports no stage code.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,10 +18,23 @@ from typing import Any, Mapping
 
 from spark_jax.config.protocol import ConfigError
 
-__all__ = ['ArchiveConfig', 'CascadeConfig', 'CommandLLMConfig', 'EditorConfig',
-           'ExecutorConfig', 'FACTOR_CHOICES', 'FeasibilityConfig', 'LLM_CONFIGS', 'MODES',
-           'OpenAILLMConfig', 'OperatorConfig', 'OperatorConfigError', 'EDITOR_KINDS',
-           'EXECUTOR_KINDS', 'llm_config_from_dict']
+__all__ = [
+    "ArchiveConfig",
+    "CascadeConfig",
+    "CommandLLMConfig",
+    "EditorConfig",
+    "ExecutorConfig",
+    "FACTOR_CHOICES",
+    "FeasibilityConfig",
+    "LLM_CONFIGS",
+    "MODES",
+    "OpenAILLMConfig",
+    "OperatorConfig",
+    "OperatorConfigError",
+    "EDITOR_KINDS",
+    "EXECUTOR_KINDS",
+    "llm_config_from_dict",
+]
 
 FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
 MODES = ("spark", "rewrite")
@@ -28,17 +42,26 @@ EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
 
 
-def _check_number(path: str, value: Any, *, minimum: float | None = None,
-                  positive: bool = False, optional: bool = False, integer: bool = False) -> None:
+def _check_number(
+    path: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    positive: bool = False,
+    optional: bool = False,
+    integer: bool = False,
+) -> None:
     """Raises ConfigError unless `value` is a number (an int if `integer`) in range."""
     if value is None and optional:
         return
     kind = numbers.Integral if integer else numbers.Real
     what = "an integer" if integer else "a number"
-    if not isinstance(value, kind) or isinstance(value, bool) or (
-            not integer and not math.isfinite(value)):
-        raise ConfigError(f"{path}: must be {what}{' or null' if optional else ''} "
-                          f"(got {value!r})")
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        or (not integer and not math.isfinite(value))
+    ):
+        raise ConfigError(f"{path}: must be {what}{' or null' if optional else ''} (got {value!r})")
     if positive and not value > 0:
         raise ConfigError(f"{path}: must be > 0 (got {value!r})")
     if minimum is not None and value < minimum:
@@ -70,7 +93,7 @@ class ArchiveConfig:
     num_islands: int = 5
     population_size: int = 100
     archive_size: int = 100
-    feature_dimensions: tuple[str, ...] = ('ood_acc', 'macs')
+    feature_dimensions: tuple[str, ...] = ("ood_acc", "macs")
     feature_bins: int | Mapping[str, int] = 10
     ood_acc_range: tuple[float, float] | None = (0.0, 1.0)
     macs_range: tuple[float, float] | None = None
@@ -84,33 +107,47 @@ class ArchiveConfig:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, 'feature_dimensions', tuple(self.feature_dimensions))
+        set_(self, "feature_dimensions", tuple(self.feature_dimensions))
         if isinstance(self.feature_bins, Mapping):
-            set_(self, 'feature_bins', dict(self.feature_bins))
-        for key, minimum in (('num_islands', 1), ('population_size', 1), ('archive_size', 1),
-                             ('migration_interval', 1), ('num_top_inspirations', 0),
-                             ('num_diverse_inspirations', 0), ('seed', 0)):
-            _check_int(f'ArchiveConfig.{key}', getattr(self, key), minimum)
+            set_(self, "feature_bins", dict(self.feature_bins))
+        for key, minimum in (
+            ("num_islands", 1),
+            ("population_size", 1),
+            ("archive_size", 1),
+            ("migration_interval", 1),
+            ("num_top_inspirations", 0),
+            ("num_diverse_inspirations", 0),
+            ("seed", 0),
+        ):
+            _check_int(f"ArchiveConfig.{key}", getattr(self, key), minimum)
         dims = self.feature_dimensions
         if not dims or len(set(dims)) != len(dims):
-            raise ValueError(f'ArchiveConfig.feature_dimensions: must be non-empty and '
-                             f'distinct (got {dims!r})')
+            raise ValueError(
+                f"ArchiveConfig.feature_dimensions: must be non-empty and distinct (got {dims!r})"
+            )
         for dim in dims:
             bins = self.feature_bins
-            _check_int(f'ArchiveConfig.feature_bins[{dim!r}]',
-                       bins.get(dim) if isinstance(bins, dict) else bins, 1)
-        for key in ('ood_acc_range', 'macs_range'):
+            _check_int(
+                f"ArchiveConfig.feature_bins[{dim!r}]",
+                bins.get(dim) if isinstance(bins, dict) else bins,
+                1,
+            )
+        for key in ("ood_acc_range", "macs_range"):
             value = getattr(self, key)
             if value is not None:
                 if len(value) != 2 or not float(value[0]) < float(value[1]):
-                    raise ValueError(f'ArchiveConfig.{key}: must be None or (low, high) with '
-                                     f'low < high (got {value!r})')
+                    raise ValueError(
+                        f"ArchiveConfig.{key}: must be None or (low, high) with "
+                        f"low < high (got {value!r})"
+                    )
                 set_(self, key, (float(value[0]), float(value[1])))
         ratios = (self.exploration_ratio, self.exploitation_ratio)
         if not 0.0 <= self.migration_rate <= 1.0 or min(ratios) < 0 or sum(ratios) > 1 + 1e-9:
-            raise ValueError('ArchiveConfig: migration_rate must be in [0, 1] and '
-                             'exploration_ratio/exploitation_ratio >= 0 with a sum <= 1 '
-                             f'(got {self.migration_rate!r}, {ratios})')
+            raise ValueError(
+                "ArchiveConfig: migration_rate must be in [0, 1] and "
+                "exploration_ratio/exploitation_ratio >= 0 with a sum <= 1 "
+                f"(got {self.migration_rate!r}, {ratios})"
+            )
 
     def bins(self, dim: str) -> int:
         """Number of bins of descriptor `dim`."""
@@ -120,12 +157,12 @@ class ArchiveConfig:
 
     def feature_range(self, dim: str) -> tuple[float, float] | None:
         """Fixed binning range of `dim`, or None for the observed min/max."""
-        return {'ood_acc': self.ood_acc_range, 'macs': self.macs_range}.get(dim)
+        return {"ood_acc": self.ood_acc_range, "macs": self.macs_range}.get(dim)
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        out['feature_dimensions'] = list(self.feature_dimensions)
-        for key in ('ood_acc_range', 'macs_range'):
+        out["feature_dimensions"] = list(self.feature_dimensions)
+        for key in ("ood_acc_range", "macs_range"):
             out[key] = None if out[key] is None else list(out[key])
         return out
 
@@ -136,7 +173,7 @@ class ArchiveConfig:
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f'{name}: must be an integer >= {minimum} (got {value!r})')
+        raise ValueError(f"{name}: must be an integer >= {minimum} (got {value!r})")
 
 
 class OperatorConfigError(ConfigError):
@@ -170,20 +207,27 @@ class OperatorConfig:
         if self.mode not in MODES:
             raise OperatorConfigError(f"operator.mode: must be one of {MODES} (got {self.mode!r})")
         if self.factor_choice not in FACTOR_CHOICES:
-            raise OperatorConfigError(f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
-                                      f"(got {self.factor_choice!r})")
+            raise OperatorConfigError(
+                f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
+                f"(got {self.factor_choice!r})"
+            )
         for key in ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise OperatorConfigError(f"operator.{key}: must be an integer >= 1 "
-                                          f"(got {getattr(self, key)!r})")
+                raise OperatorConfigError(
+                    f"operator.{key}: must be an integer >= 1 (got {getattr(self, key)!r})"
+                )
 
     @property
     def variant(self) -> str:
         """The paper's name for this configuration."""
         if self.mode == "rewrite":
             return "Global Rewrite"
-        scope = {"asr": "ASR", "random": "Random-Scope", "OPERATOR": "Fixed-OP",
-                 "ACTION": "Fixed-ACT"}[self.factor_choice]
+        scope = {
+            "asr": "ASR",
+            "random": "Random-Scope",
+            "OPERATOR": "Fixed-OP",
+            "ACTION": "Fixed-ACT",
+        }[self.factor_choice]
         if self.factor_choice == "asr":
             return "SPARK (ASR+RC+SAR)" if self.use_rc else "ASR+SAR"
         return f"{scope} RC+SAR" if self.use_rc else f"{scope} SAR"
@@ -213,17 +257,19 @@ class OpenAILLMConfig:
     def __post_init__(self) -> None:
         for key in ("base_url", "model"):
             if not isinstance(getattr(self, key), str) or not getattr(self, key):
-                raise ConfigError(f"{key}: required for an 'openai' backend "
-                                  f"(got {getattr(self, key)!r})")
+                raise ConfigError(
+                    f"{key}: required for an 'openai' backend (got {getattr(self, key)!r})"
+                )
         if self.api_key_env is not None and not isinstance(self.api_key_env, str):
-            raise ConfigError(f"api_key_env: must be an environment variable name or null "
-                              f"(got {self.api_key_env!r})")
+            raise ConfigError(
+                f"api_key_env: must be an environment variable name or null "
+                f"(got {self.api_key_env!r})"
+            )
         _check_number("temperature", self.temperature, minimum=0.0)
         _check_number("max_tokens", self.max_tokens, minimum=1, optional=True, integer=True)
         _check_number("timeout_s", self.timeout_s, positive=True)
         _check_number("max_retries", self.max_retries, minimum=0, integer=True)
-        _check_number("max_response_retries", self.max_response_retries, minimum=0,
-                      integer=True)
+        _check_number("max_response_retries", self.max_response_retries, minimum=0, integer=True)
         _check_number("backoff_base_s", self.backoff_base_s, minimum=0.0)
         _check_number("backoff_max_s", self.backoff_max_s, minimum=0.0)
         if self.extra_body is not None and not isinstance(self.extra_body, Mapping):
@@ -243,8 +289,7 @@ class CommandLLMConfig:
         if isinstance(self.command, (list, tuple)):
             object.__setattr__(self, "command", tuple(str(c) for c in self.command))
         if not self.command or not isinstance(self.command, (str, tuple)):
-            raise ConfigError(f"command: required for a 'command' backend "
-                              f"(got {self.command!r})")
+            raise ConfigError(f"command: required for a 'command' backend (got {self.command!r})")
         _check_number("timeout_s", self.timeout_s, positive=True)
 
 
@@ -262,8 +307,10 @@ def llm_config_from_dict(values: Any, path: str) -> OpenAILLMConfig | CommandLLM
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}"
-                          f"; known keys for kind {kind!r}: {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}"
+            f"; known keys for kind {kind!r}: {', '.join(sorted(names))}"
+        )
     try:
         return cls(**dict(values))
     except ConfigError as e:
@@ -292,8 +339,9 @@ class EditorConfig:
         if self.kind not in EDITOR_KINDS:
             raise ConfigError(f"kind: must be one of {EDITOR_KINDS} (got {self.kind!r})")
         if self.kind == "llm" and self.llm is None and self.replay is None:
-            raise ConfigError("llm: an 'llm' editor needs a backend config "
-                              "(or editor.replay: a cassette)")
+            raise ConfigError(
+                "llm: an 'llm' editor needs a backend config (or editor.replay: a cassette)"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,10 +376,10 @@ class ExecutorConfig:
         _check_number("num_gpus_per_job", self.num_gpus_per_job, minimum=0.0)
         _check_number("num_cpus_per_job", self.num_cpus_per_job, minimum=0.0)
         if self.devices is not None:
-            if isinstance(self.devices, (str, bytes)) or not isinstance(self.devices,
-                                                                         (list, tuple)):
-                raise ConfigError(f"devices: must be a list of device ids (got "
-                                  f"{self.devices!r})")
+            if isinstance(self.devices, (str, bytes)) or not isinstance(
+                self.devices, (list, tuple)
+            ):
+                raise ConfigError(f"devices: must be a list of device ids (got {self.devices!r})")
             object.__setattr__(self, "devices", tuple(str(d) for d in self.devices))
 
 

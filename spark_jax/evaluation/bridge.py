@@ -6,6 +6,7 @@ The adapter subclasses CLRS's `Processor` so its Haiku name carries the `_clrs_p
 (without it CLRS's gradient filtering drops the processor's gradients) and lifts the Flax
 module with `hk.experimental.flax.lift`, so Flax parameters live in the Haiku params tree.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -45,28 +46,36 @@ def check_processor_output(out, b: int, n: int, hidden: int | None = None):
     """Validates a processor's (nxt_hidden, nxt_edge) against the contract; returns it."""
     if not (isinstance(out, tuple) and len(out) == 2):
         raise ValueError(
-            f"processor must return (nxt_hidden, nxt_edge|None), got {type(out).__name__}")
+            f"processor must return (nxt_hidden, nxt_edge|None), got {type(out).__name__}"
+        )
     nxt_hidden, nxt_edge = out
     if nxt_hidden.ndim != 3 or nxt_hidden.shape[:2] != (b, n):
-        raise ValueError(f"processor node output has shape {nxt_hidden.shape}, expected ({b}, {n}, H)")
+        raise ValueError(
+            f"processor node output has shape {nxt_hidden.shape}, expected ({b}, {n}, H)"
+        )
     if nxt_edge is not None and (nxt_edge.ndim != 4 or nxt_edge.shape[:3] != (b, n, n)):
         raise ValueError(
-            f"processor edge output has shape {nxt_edge.shape}, expected ({b}, {n}, {n}, H) or None")
+            f"processor edge output has shape {nxt_edge.shape}, expected ({b}, {n}, {n}, H) or None"
+        )
     if hidden is not None and nxt_hidden.shape[-1] != hidden:
-        raise ValueError(f"processor node output has width {nxt_hidden.shape[-1]}, expected {hidden}")
+        raise ValueError(
+            f"processor node output has width {nxt_hidden.shape[-1]}, expected {hidden}"
+        )
     if not jnp.issubdtype(nxt_hidden.dtype, jnp.floating):
         raise ValueError(f"processor node output has dtype {nxt_hidden.dtype}, expected float")
     return nxt_hidden, nxt_edge
 
 
-def processor_factory(program: program_lib.Program, use_ln: bool,
-                      nb_triplet_fts: int) -> Callable[[int], FlaxProcessor]:
+def processor_factory(
+    program: program_lib.Program, use_ln: bool, nb_triplet_fts: int
+) -> Callable[[int], FlaxProcessor]:
     """A CLRS processor factory for a candidate program (loaded once, in its own namespace)."""
     return module_processor_factory(program_lib.load_module(program), use_ln, nb_triplet_fts)
 
 
-def module_processor_factory(module, use_ln: bool,
-                             nb_triplet_fts: int) -> Callable[[int], FlaxProcessor]:
+def module_processor_factory(
+    module, use_ln: bool, nb_triplet_fts: int
+) -> Callable[[int], FlaxProcessor]:
     """The same for a program module already loaded with `program.load_module`."""
 
     def _factory(out_size: int) -> FlaxProcessor:
@@ -76,8 +85,10 @@ def module_processor_factory(module, use_ln: bool,
     return _factory
 
 
-def official_processor_factory(kind: str, use_ln: bool, nb_triplet_fts: int,
-                               nb_heads: int = 1) -> Callable[[int], clrs_processors.Processor]:
+def official_processor_factory(
+    kind: str, use_ln: bool, nb_triplet_fts: int, nb_heads: int = 1
+) -> Callable[[int], clrs_processors.Processor]:
     """DeepMind's Haiku processor of the given kind (for baselines and equivalence tests)."""
-    return clrs_processors.get_processor_factory(kind, use_ln=use_ln,
-                                                 nb_triplet_fts=nb_triplet_fts, nb_heads=nb_heads)
+    return clrs_processors.get_processor_factory(
+        kind, use_ln=use_ln, nb_triplet_fts=nb_triplet_fts, nb_heads=nb_heads
+    )

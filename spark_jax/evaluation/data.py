@@ -9,6 +9,7 @@ then processed like run.py's test split (pred_as_input + permutations, no random
 One deliberate difference from run.py: validation and test use every sample of their fixed set
 exactly once (run.py draws random batches with replacement from the same set).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,21 +17,34 @@ import inspect
 from typing import Any, Iterator
 
 import clrs
-from clrs._src import samplers as clrs_samplers
 import jax
 import numpy as np
+from clrs._src import samplers as clrs_samplers
 
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.config.tasks import TASKS, TaskError, check_task  # noqa: F401 - re-exported
 
 # clrs/examples/run.py PRED_AS_INPUT_ALGOS.
-PRED_AS_INPUT_ALGOS = frozenset({
-    "binary_search", "minimum", "find_maximum_subarray", "find_maximum_subarray_kadane",
-    "matrix_chain_order", "lcs_length", "optimal_bst", "activity_selector", "task_scheduling",
-    "naive_string_matcher", "kmp_matcher", "jarvis_march"})
+PRED_AS_INPUT_ALGOS = frozenset(
+    {
+        "binary_search",
+        "minimum",
+        "find_maximum_subarray",
+        "find_maximum_subarray_kadane",
+        "matrix_chain_order",
+        "lcs_length",
+        "optimal_bst",
+        "activity_selector",
+        "task_scheduling",
+        "naive_string_matcher",
+        "kmp_matcher",
+        "jarvis_march",
+    }
+)
 STRING_MATCHERS = frozenset({"naive_string_matcher", "kmp_matcher"})
-SPARSE_GRAPH_ALGOS = frozenset({"articulation_points", "bridges", "mst_kruskal",
-                                "bipartite_matching"})
+SPARSE_GRAPH_ALGOS = frozenset(
+    {"articulation_points", "bridges", "mst_kruskal", "bipartite_matching"}
+)
 Feedback = clrs.Feedback
 
 
@@ -77,8 +91,9 @@ def _sampler_kwargs(task: str, cfg: ProtocolConfig, length: int) -> dict[str, An
     return {k: v for k, v in kwargs.items() if k in accepted}
 
 
-def _post_process(task: str, cfg: ProtocolConfig, spec, it: Iterator[Feedback],
-                  rng: np.random.RandomState | None):
+def _post_process(
+    task: str, cfg: ProtocolConfig, spec, it: Iterator[Feedback], rng: np.random.RandomState | None
+):
     if rng is not None and cfg.random_pos:
         it = clrs.process_random_pos(it, rng)
     if cfg.enforce_pred_as_input and task in PRED_AS_INPUT_ALGOS:
@@ -94,8 +109,13 @@ def _train_iterator(task: str, cfg: ProtocolConfig, rng: np.random.RandomState):
     iterators = []
     spec = None
     for length in lengths:
-        sampler, spec = clrs.build_sampler(task, seed=rng.randint(2**32), num_samples=-1,
-                                           length=length, **_sampler_kwargs(task, cfg, length))
+        sampler, spec = clrs.build_sampler(
+            task,
+            seed=rng.randint(2**32),
+            num_samples=-1,
+            length=length,
+            **_sampler_kwargs(task, cfg, length),
+        )
 
         def batches(s=sampler):
             while True:
@@ -112,10 +132,19 @@ def _train_iterator(task: str, cfg: ProtocolConfig, rng: np.random.RandomState):
     return spec, cycle()
 
 
-def _fixed_set(task: str, cfg: ProtocolConfig, *, seed: int, num_samples: int, length: int,
-               sampler_kwargs: dict[str, Any], rng: np.random.RandomState | None):
-    sampler, spec = clrs.build_sampler(task, seed=seed, num_samples=num_samples, length=length,
-                                       **sampler_kwargs)
+def _fixed_set(
+    task: str,
+    cfg: ProtocolConfig,
+    *,
+    seed: int,
+    num_samples: int,
+    length: int,
+    sampler_kwargs: dict[str, Any],
+    rng: np.random.RandomState | None,
+):
+    sampler, spec = clrs.build_sampler(
+        task, seed=seed, num_samples=num_samples, length=length, **sampler_kwargs
+    )
     full = sampler.next(None)  # the whole fixed dataset
     spec, it = _post_process(task, cfg, spec, iter([full]), rng)
     return spec, split_batches(next(it), cfg.eval_batch_size)
@@ -128,12 +157,16 @@ def split_batches(feedback: Feedback, batch_size: int) -> tuple[Feedback, ...]:
     for start in range(0, n, batch_size):
         sl = slice(start, min(start + batch_size, n))
         features = feedback.features
-        out.append(Feedback(
-            features=features._replace(
-                inputs=jax.tree_util.tree_map(lambda x: x[sl], features.inputs),
-                hints=jax.tree_util.tree_map(lambda x: x[:, sl], features.hints),
-                lengths=features.lengths[sl]),
-            outputs=jax.tree_util.tree_map(lambda x: x[sl], feedback.outputs)))
+        out.append(
+            Feedback(
+                features=features._replace(
+                    inputs=jax.tree_util.tree_map(lambda x, sl=sl: x[sl], features.inputs),
+                    hints=jax.tree_util.tree_map(lambda x, sl=sl: x[:, sl], features.hints),
+                    lengths=features.lengths[sl],
+                ),
+                outputs=jax.tree_util.tree_map(lambda x, sl=sl: x[sl], feedback.outputs),
+            )
+        )
     return tuple(out)
 
 
@@ -145,12 +178,29 @@ def make_task_data(task: str, cfg: ProtocolConfig, seed: int) -> TaskData:
     spec, train = _train_iterator(task, cfg, rng)
     mult = _multiplier(task)
     val_spec, val_batches = _fixed_set(
-        task, cfg, seed=rng.randint(2**32), num_samples=cfg.val_samples * mult,
+        task,
+        cfg,
+        seed=rng.randint(2**32),
+        num_samples=cfg.val_samples * mult,
         length=cfg.validation_length,
-        sampler_kwargs=_sampler_kwargs(task, cfg, cfg.validation_length), rng=rng)
+        sampler_kwargs=_sampler_kwargs(task, cfg, cfg.validation_length),
+        rng=rng,
+    )
     test_spec, test_batches = _fixed_set(
-        task, cfg, seed=cfg.test_seed, num_samples=cfg.test_samples * mult,
-        length=cfg.test_length, sampler_kwargs={}, rng=None)
+        task,
+        cfg,
+        seed=cfg.test_seed,
+        num_samples=cfg.test_samples * mult,
+        length=cfg.test_length,
+        sampler_kwargs={},
+        rng=None,
+    )
     assert spec == val_spec == test_spec, (spec, val_spec, test_spec)
-    return TaskData(task=task, spec=spec, train=train, val_batches=val_batches,
-                    test_batches=test_batches, rng_key=rng_key)
+    return TaskData(
+        task=task,
+        spec=spec,
+        train=train,
+        val_batches=val_batches,
+        test_batches=test_batches,
+        rng_key=rng_key,
+    )

@@ -4,6 +4,7 @@ The loop follows clrs/examples/run.py: cycle the training samplers, validate eve
 `eval_every` steps (and at step 0), keep the best-validation parameters in memory, and score
 them on the OOD test set. The result is an immutable `Evaluation`.
 """
+
 from __future__ import annotations
 
 import resource
@@ -13,13 +14,12 @@ from typing import Any, Callable
 
 import jax
 
-from spark_jax.evaluation import bridge
-from spark_jax.evaluation import data
-from spark_jax.program import macs
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation import bridge, data
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
+from spark_jax.program import macs
 
 
 def _peak_rss_mb() -> float | None:
@@ -47,10 +47,16 @@ def cascade_stage_steps(train_steps: int, fraction: float) -> int:
     return max(1, min(train_steps, round(fraction * train_steps)))
 
 
-def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig, seed: int = 42,
-                    *, devices=None, progress: Callable[[int, float], None] | None = None,
-                    cascade: tuple[float, float] | None = None
-                    ) -> tuple[dict[str, float], Trainer]:
+def train_and_score(
+    processor_factory: Callable,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int = 42,
+    *,
+    devices=None,
+    progress: Callable[[int, float], None] | None = None,
+    cascade: tuple[float, float] | None = None,
+) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
     `cascade` = (threshold, fraction): after the first `cascade_stage_steps` steps (validated
@@ -94,8 +100,11 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
             progress(step + 1, loss)
         if at_stage_end:
             promoted = bool(best_val >= cascade[0])
-            cascade_metrics = dict(cascade_steps=stage_end, cascade_val_score=float(best_val),
-                                   cascade_promoted=promoted)
+            cascade_metrics = dict(
+                cascade_steps=stage_end,
+                cascade_val_score=float(best_val),
+                cascade_promoted=promoted,
+            )
             if not promoted:
                 steps_run = step + 1
                 break
@@ -103,14 +112,22 @@ def train_and_score(processor_factory: Callable, task: str, cfg: ProtocolConfig,
     rng_key, test_key = jax.random.split(rng_key)
     test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
     metrics = dict(
-        ood_score=test["score"], val_score=best_val, best_step=best_step,
+        ood_score=test["score"],
+        val_score=best_val,
+        best_step=best_step,
         params=count_params(best_params, processor_only=True),
         model_params=count_params(best_params),
-        train_seconds=train_seconds, compile_seconds=trainer.compile_stats.seconds,
-        init_seconds=init_seconds, steps=steps_run, final_loss=loss,
+        train_seconds=train_seconds,
+        compile_seconds=trainer.compile_stats.seconds,
+        init_seconds=init_seconds,
+        steps=steps_run,
+        final_loss=loss,
         steps_per_second=steps_run / train_seconds if train_seconds > 0 else 0.0,
-        peak_rss_mb=_peak_rss_mb(), device_peak_mb=_device_peak_mb(trainer.devices),
-        n_devices=len(trainer.devices), **cascade_metrics)
+        peak_rss_mb=_peak_rss_mb(),
+        device_peak_mb=_device_peak_mb(trainer.devices),
+        n_devices=len(trainer.devices),
+        **cascade_metrics,
+    )
     return metrics, trainer
 
 
@@ -129,31 +146,50 @@ def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) 
         raise program_lib.ProgramError(f"processor breaks the CLRS contract: {e}") from e
 
 
-def evaluate_program(program: program_lib.Program, task: str, cfg: ProtocolConfig,
-                     seed: int = 42, *, devices=None,
-                     progress: Callable[[int, float], None] | None = None,
-                     cascade: tuple[float, float] | None = None) -> Evaluation:
+def evaluate_program(
+    program: program_lib.Program,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int = 42,
+    *,
+    devices=None,
+    progress: Callable[[int, float], None] | None = None,
+    cascade: tuple[float, float] | None = None,
+) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
     (threshold, fraction) of a first training stage, see `train_and_score`)."""
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
-    flax_proc = program_lib.build_flax_processor(module, cfg.hidden_size, cfg.use_ln,
-                                                 cfg.nb_triplet_fts)
+    flax_proc = program_lib.build_flax_processor(
+        module, cfg.hidden_size, cfg.use_ln, cfg.nb_triplet_fts
+    )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress,
-                                 cascade=cascade)
-    return Evaluation(task=task, preset=cfg.name, seed=seed, program=program.name,
-                      program_sha256=program.sha256, macs=step_macs,
-                      macs_nodes=cfg.macs_nodes, **metrics)
+    metrics, _ = train_and_score(
+        factory, task, cfg, seed, devices=devices, progress=progress, cascade=cascade
+    )
+    return Evaluation(
+        task=task,
+        preset=cfg.name,
+        seed=seed,
+        program=program.name,
+        program_sha256=program.sha256,
+        macs=step_macs,
+        macs_nodes=cfg.macs_nodes,
+        **metrics,
+    )
 
 
-
-
-def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42, *,
-                      devices=None,
-                      progress: Callable[[int, float], None] | None = None) -> Evaluation:
+def evaluate_official(
+    kind: str,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int = 42,
+    *,
+    devices=None,
+    progress: Callable[[int, float], None] | None = None,
+) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 
     Same data, seeds, trainer and scoring as `evaluate_program`: the reference row for a port
@@ -163,5 +199,13 @@ def evaluate_official(kind: str, task: str, cfg: ProtocolConfig, seed: int = 42,
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
     metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
-    return Evaluation(task=task, preset=cfg.name, seed=seed, program=program_lib.OFFICIAL_PREFIX + kind,
-                      program_sha256="", macs=step_macs, macs_nodes=cfg.macs_nodes, **metrics)
+    return Evaluation(
+        task=task,
+        preset=cfg.name,
+        seed=seed,
+        program=program_lib.OFFICIAL_PREFIX + kind,
+        program_sha256="",
+        macs=step_macs,
+        macs_nodes=cfg.macs_nodes,
+        **metrics,
+    )

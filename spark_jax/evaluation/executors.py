@@ -10,6 +10,7 @@ the same job function (`worker.run_job`: build the Program, `evaluate_program`, 
 * 'ray' (`ray_executor.RayExecutor`, imported on first use; also importable from here): one
   Ray task per job, for several machines/GPUs.
 """
+
 from __future__ import annotations
 
 import abc
@@ -23,16 +24,24 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Mapping
 
-from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.config.sections import ExecutorConfig
+from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.worker import WorkerProcess, worker_env
 
 if TYPE_CHECKING:
     from spark_jax.evaluation.ray_executor import RayExecutor
 
-__all__ = ['EvalJob', 'EvalResult', 'Executor', 'LocalExecutor', 'RayExecutor',
-           'make_executor', 'worker_env', 'ERROR_TYPES']
+__all__ = [
+    "EvalJob",
+    "EvalResult",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "make_executor",
+    "worker_env",
+    "ERROR_TYPES",
+]
 
 ERROR_TYPES = _eval_worker.ERROR_TYPES
 Future = concurrent.futures.Future
@@ -94,7 +103,7 @@ class EvalResult:
         assert self.ok == (self.error_type is None), (self.ok, self.error_type)
         assert self.error_type is None or self.error_type in ERROR_TYPES, self.error_type
         if isinstance(self.evaluation, Mapping):  # Plain data from a worker or Ray task.
-            object.__setattr__(self, 'evaluation', Evaluation.from_dict(self.evaluation))
+            object.__setattr__(self, "evaluation", Evaluation.from_dict(self.evaluation))
         assert self.ok == (self.evaluation is not None), (self.ok, self.evaluation)
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,8 +111,7 @@ class EvalResult:
         return dataclasses.asdict(self)
 
 
-def _failed(job: EvalJob, error_type: str, error: str, worker: str,
-            seconds: float) -> EvalResult:
+def _failed(job: EvalJob, error_type: str, error: str, worker: str, seconds: float) -> EvalResult:
     return EvalResult(job.job_id, False, None, error_type, error, worker, seconds)
 
 
@@ -126,7 +134,7 @@ class Executor(abc.ABC):
     def shutdown(self, wait: bool = True) -> None:
         """Cancels queued jobs; waits for running ones (wait) or abandons them (not wait)."""
 
-    def __enter__(self) -> 'Executor':
+    def __enter__(self) -> "Executor":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -161,13 +169,19 @@ class LocalExecutor(Executor):
     to the workers' environment.
     """
 
-    def __init__(self, num_workers: int = 1, devices: list[str] | None = None,
-                 timeout_s: float | None = None, memory_mb: int | None = None,
-                 env: dict[str, str] | None = None, log_dir: str | os.PathLike | None = None,
-                 max_jobs_per_worker: int | None = 50,
-                 startup_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        num_workers: int = 1,
+        devices: list[str] | None = None,
+        timeout_s: float | None = None,
+        memory_mb: int | None = None,
+        env: dict[str, str] | None = None,
+        log_dir: str | os.PathLike | None = None,
+        max_jobs_per_worker: int | None = 50,
+        startup_timeout_s: float = 300.0,
+    ) -> None:
         if num_workers < 1:
-            raise ValueError(f'num_workers must be >= 1 (got {num_workers})')
+            raise ValueError(f"num_workers must be >= 1 (got {num_workers})")
         if devices is not None and not devices:
             devices = None
         self.capacity = num_workers
@@ -185,9 +199,12 @@ class LocalExecutor(Executor):
         self._closed = False
         self._workers: list[WorkerProcess | None] = [None] * num_workers
         self._busy = [False] * num_workers
-        self._threads = [threading.Thread(target=self._serve, args=(slot,), daemon=True,
-                                          name=f'spark-executor-{slot}')
-                         for slot in range(num_workers)]
+        self._threads = [
+            threading.Thread(
+                target=self._serve, args=(slot,), daemon=True, name=f"spark-executor-{slot}"
+            )
+            for slot in range(num_workers)
+        ]
         for t in self._threads:
             t.start()
 
@@ -195,29 +212,29 @@ class LocalExecutor(Executor):
         future: Future = Future()
         with self._lock:
             if self._closed:
-                raise RuntimeError('cannot submit to a LocalExecutor that was shut down')
+                raise RuntimeError("cannot submit to a LocalExecutor that was shut down")
             self._queue.put((job, future))
         return future
 
     # -- worker slots --------------------------------------------------------------------
     def _start(self, slot: int) -> tuple[WorkerProcess | None, str]:
         """A ready worker for `slot`, or (None, why it failed to start)."""
-        log = None if self.log_dir is None else str(self.log_dir / f'worker-{slot}.log')
+        log = None if self.log_dir is None else str(self.log_dir / f"worker-{slot}.log")
         try:
             worker = WorkerProcess(slot, worker_env(slot, self.devices, self.env), log)
         except OSError as e:
-            return None, f'cannot start a worker: {e}'
+            return None, f"cannot start a worker: {e}"
         with self._lock:
             self._workers[slot] = worker
             if self._closed:
                 worker.kill()
-                return None, 'executor shut down'
+                return None, "executor shut down"
         why = worker.await_ready(self.startup_timeout_s)
-        return (worker, '') if not why else (None, why)
+        return (worker, "") if not why else (None, why)
 
     def _serve(self, slot: int) -> None:
         worker: WorkerProcess | None = None
-        why = ''
+        why = ""
         while True:
             if worker is None and not self._closed:
                 worker, why = self._start(slot)
@@ -235,19 +252,23 @@ class LocalExecutor(Executor):
                 continue
             if worker is None:
                 self._busy[slot] = False
-                future.set_result(_failed(job, 'error', why or 'executor shut down',
-                                          f'local:{slot}', 0.0))
+                future.set_result(
+                    _failed(job, "error", why or "executor shut down", f"local:{slot}", 0.0)
+                )
                 continue
             try:
                 result, keep = self._run(worker, job)
             except Exception as e:  # noqa: BLE001 - a bug here must not strand the future.
-                result, keep = _failed(job, 'error', _eval_worker.describe(e), worker.name,
-                                       0.0), False
+                result, keep = (
+                    _failed(job, "error", _eval_worker.describe(e), worker.name, 0.0),
+                    False,
+                )
             self._busy[slot] = False
             worker.jobs += 1
             future.set_result(result)
-            if not keep or (self.max_jobs_per_worker is not None
-                            and worker.jobs >= self.max_jobs_per_worker):
+            if not keep or (
+                self.max_jobs_per_worker is not None and worker.jobs >= self.max_jobs_per_worker
+            ):
                 worker.kill()
                 worker = None
                 self.restarts += 1
@@ -257,13 +278,22 @@ class LocalExecutor(Executor):
     def _run(self, worker: WorkerProcess, job: EvalJob) -> tuple[EvalResult, bool]:
         """Runs one job on `worker`; returns (result, whether the worker can be kept)."""
         start = time.monotonic()
-        out = worker.run(job.to_dict(),
-                         job.timeout_s if job.timeout_s is not None else self.timeout_s,
-                         job.memory_mb if job.memory_mb is not None else self.memory_mb)
-        if worker.abandoned and not out['ok']:
-            out.update(error_type='error', error='executor shut down while the job ran')
-        result = EvalResult(job.job_id, bool(out['ok']), out['evaluation'], out['error_type'],
-                            out['error'], out['worker'], time.monotonic() - start)
+        out = worker.run(
+            job.to_dict(),
+            job.timeout_s if job.timeout_s is not None else self.timeout_s,
+            job.memory_mb if job.memory_mb is not None else self.memory_mb,
+        )
+        if worker.abandoned and not out["ok"]:
+            out.update(error_type="error", error="executor shut down while the job ran")
+        result = EvalResult(
+            job.job_id,
+            bool(out["ok"]),
+            out["evaluation"],
+            out["error_type"],
+            out["error"],
+            out["worker"],
+            time.monotonic() - start,
+        )
         return result, result.ok or result.error_type in _eval_worker.KEEP_WORKER_AFTER
 
     def shutdown(self, wait: bool = True) -> None:
@@ -272,8 +302,11 @@ class LocalExecutor(Executor):
                 return
             self._closed = True
             # Starting or idle workers go now; busy ones finish their job unless not `wait`.
-            doomed = [w for w, busy in zip(self._workers, self._busy)
-                      if w is not None and (not busy or not wait)]
+            doomed = [
+                w
+                for w, busy in zip(self._workers, self._busy)
+                if w is not None and (not busy or not wait)
+            ]
         with contextlib.suppress(queue.Empty):
             while True:
                 item = self._queue.get_nowait()
@@ -288,31 +321,40 @@ class LocalExecutor(Executor):
             t.join(timeout=None if wait else 15)
 
 
-_KINDS = ('local', 'ray')
+_KINDS = ("local", "ray")
 
 
-def make_executor(kind: 'str | ExecutorConfig', **options: Any) -> Executor:
+def make_executor(kind: "str | ExecutorConfig", **options: Any) -> Executor:
     """An executor by kind ('local' or 'ray') built with `options`, or the one a search's
     `config.sections.ExecutorConfig` describes (handed whole)."""
     if isinstance(kind, ExecutorConfig):
         e = kind
-        if e.kind == 'local':
-            return LocalExecutor(num_workers=e.num_workers, devices=list(e.devices or []) or None,
-                                 timeout_s=e.timeout_s, memory_mb=e.memory_mb, **options)
-        return make_executor('ray', address=e.address, num_gpus_per_job=e.num_gpus_per_job,
-                             num_cpus_per_job=e.num_cpus_per_job, timeout_s=e.timeout_s,
-                             **options)
+        if e.kind == "local":
+            return LocalExecutor(
+                num_workers=e.num_workers,
+                devices=list(e.devices or []) or None,
+                timeout_s=e.timeout_s,
+                memory_mb=e.memory_mb,
+                **options,
+            )
+        return make_executor(
+            "ray",
+            address=e.address,
+            num_gpus_per_job=e.num_gpus_per_job,
+            num_cpus_per_job=e.num_cpus_per_job,
+            timeout_s=e.timeout_s,
+            **options,
+        )
     if kind not in _KINDS:
-        raise ValueError(f'Unknown executor kind {kind!r}; known kinds: '
-                         f'{", ".join(_KINDS)}')
-    cls = LocalExecutor if kind == 'local' else __getattr__('RayExecutor')
+        raise ValueError(f"Unknown executor kind {kind!r}; known kinds: {', '.join(_KINDS)}")
+    cls = LocalExecutor if kind == "local" else __getattr__("RayExecutor")
     return cls(**options)
 
 
 def __getattr__(name: str) -> Any:
     """`RayExecutor`, imported from `ray_executor` on first use."""
-    if name == 'RayExecutor':
+    if name == "RayExecutor":
         from spark_jax.evaluation.ray_executor import RayExecutor
 
         return RayExecutor
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

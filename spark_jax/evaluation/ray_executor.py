@@ -3,6 +3,7 @@
 Imported on first use by `executors` (`make_executor('ray', ...)`,
 `executors.RayExecutor`); Ray itself is imported when an executor is built.
 """
+
 from __future__ import annotations
 
 import collections
@@ -14,12 +15,18 @@ from typing import Any
 from spark_jax.evaluation import worker as eval_worker
 from spark_jax.evaluation.executors import EvalJob, EvalResult, Executor, Future, _failed
 
-__all__ = ['RayExecutor']
+__all__ = ["RayExecutor"]
 
 _RAY_ERROR_CAP = 1500
-_RAY_MEMORY = ('OutOfMemoryError',)
-_RAY_CRASH = ('WorkerCrashedError', 'NodeDiedError', 'LocalRayletDiedError', 'ObjectLostError',
-              'TaskUnschedulableError', 'RaySystemError')
+_RAY_MEMORY = ("OutOfMemoryError",)
+_RAY_CRASH = (
+    "WorkerCrashedError",
+    "NodeDiedError",
+    "LocalRayletDiedError",
+    "ObjectLostError",
+    "TaskUnschedulableError",
+    "RaySystemError",
+)
 
 
 class RayExecutor(Executor):
@@ -39,10 +46,16 @@ class RayExecutor(Executor):
     (log_to_driver=False).
     """
 
-    def __init__(self, address: str | None = None, num_gpus_per_job: float = 0,
-                 num_cpus_per_job: float = 1, timeout_s: float | None = None,
-                 max_concurrency: int | None = None, init_kwargs: dict[str, Any] | None = None,
-                 poll_s: float = 0.2) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        num_gpus_per_job: float = 0,
+        num_cpus_per_job: float = 1,
+        timeout_s: float | None = None,
+        max_concurrency: int | None = None,
+        init_kwargs: dict[str, Any] | None = None,
+        poll_s: float = 0.2,
+    ) -> None:
         try:
             import ray
         except ImportError as e:
@@ -56,27 +69,32 @@ class RayExecutor(Executor):
             self._started_ray = True
         self.timeout_s, self.poll_s = timeout_s, poll_s
         self._task = ray.remote(eval_worker.ray_job).options(
-            num_cpus=num_cpus_per_job, num_gpus=num_gpus_per_job, max_retries=0)
-        self.capacity = max_concurrency or self._cluster_capacity(num_cpus_per_job,
-                                                                 num_gpus_per_job)
+            num_cpus=num_cpus_per_job, num_gpus=num_gpus_per_job, max_retries=0
+        )
+        self.capacity = max_concurrency or self._cluster_capacity(
+            num_cpus_per_job, num_gpus_per_job
+        )
         self._pending: collections.deque = collections.deque()
         self._running: dict[Any, tuple[EvalJob, Future, float, float]] = {}
         self._cv = threading.Condition()
         self._closed = False
-        self._thread = threading.Thread(target=self._loop, daemon=True, name='spark-ray')
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="spark-ray")
         self._thread.start()
 
     def _cluster_capacity(self, cpus: float, gpus: float) -> int:
         resources = self._ray.cluster_resources()
-        caps = [int(resources.get(key, 0) // need)
-                for key, need in (('CPU', cpus), ('GPU', gpus)) if need > 0]
+        caps = [
+            int(resources.get(key, 0) // need)
+            for key, need in (("CPU", cpus), ("GPU", gpus))
+            if need > 0
+        ]
         return max(1, min(caps)) if caps else 1
 
     def submit(self, job: EvalJob) -> Future:
         future: Future = Future()
         with self._cv:
             if self._closed:
-                raise RuntimeError('cannot submit to a RayExecutor that was shut down')
+                raise RuntimeError("cannot submit to a RayExecutor that was shut down")
             self._pending.append((job, future))
             self._cv.notify()
         return future
@@ -89,7 +107,7 @@ class RayExecutor(Executor):
                 continue
             timeout_s = job.timeout_s if job.timeout_s is not None else self.timeout_s
             start = time.monotonic()
-            deadline = start + timeout_s if timeout_s is not None else float('inf')
+            deadline = start + timeout_s if timeout_s is not None else float("inf")
             self._running[self._task.remote(job.to_dict())] = (job, future, start, deadline)
 
     def _loop(self) -> None:
@@ -103,8 +121,15 @@ class RayExecutor(Executor):
                 self._pending.clear()
             for job, future in left:
                 if future.running() or future.set_running_or_notify_cancel():
-                    future.set_result(_failed(job, 'error', f'Ray executor failed: '
-                                              f'{type(e).__name__}: {e}', 'ray', 0.0))
+                    future.set_result(
+                        _failed(
+                            job,
+                            "error",
+                            f"Ray executor failed: {type(e).__name__}: {e}",
+                            "ray",
+                            0.0,
+                        )
+                    )
 
     def _serve(self) -> None:
         ray = self._ray
@@ -131,8 +156,13 @@ class RayExecutor(Executor):
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=True)
                     timeout_s = deadline - start
-                    result = _failed(job, 'timeout', f'no result within {timeout_s:g} s; '
-                                     'task cancelled (worker killed)', 'ray', now - start)
+                    result = _failed(
+                        job,
+                        "timeout",
+                        f"no result within {timeout_s:g} s; task cancelled (worker killed)",
+                        "ray",
+                        now - start,
+                    )
                 else:
                     continue
                 with self._cv:
@@ -145,19 +175,26 @@ class RayExecutor(Executor):
         crash = tuple(getattr(exc, n) for n in _RAY_CRASH if hasattr(exc, n))
 
         def failed(error_type: str, e: Exception) -> EvalResult:
-            text = f'{type(e).__name__}: {e}'[:_RAY_ERROR_CAP]  # Ray's text says it all.
-            return _failed(job, error_type, text, 'ray', seconds)
+            text = f"{type(e).__name__}: {e}"[:_RAY_ERROR_CAP]  # Ray's text says it all.
+            return _failed(job, error_type, text, "ray", seconds)
 
         try:
             out = self._ray.get(ref)
         except memory as e:
-            return failed('memory', e)
+            return failed("memory", e)
         except crash as e:
-            return failed('crash', e)
+            return failed("crash", e)
         except Exception as e:  # noqa: BLE001 - RayTaskError, cancellation, ...
-            return failed('error', e)
-        return EvalResult(job.job_id, bool(out['ok']), out['evaluation'], out['error_type'],
-                          out['error'], out.get('worker', 'ray'), seconds)
+            return failed("error", e)
+        return EvalResult(
+            job.job_id,
+            bool(out["ok"]),
+            out["evaluation"],
+            out["error_type"],
+            out["error"],
+            out.get("worker", "ray"),
+            seconds,
+        )
 
     def shutdown(self, wait: bool = True) -> None:
         with self._cv:

@@ -4,12 +4,13 @@ Pure data (no JAX import), so executors, the run database and reports can share 
 process boundaries: `Evaluation.to_dict()` crosses a pipe or a Ray task, `from_dict` rebuilds
 it on the other side.
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Mapping
 
-__all__ = ['Evaluation']
+__all__ = ["Evaluation"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,9 +72,8 @@ class Evaluation:
         """The record back from `to_dict()` (e.g. after a process or database boundary);
         raises ValueError naming missing or unknown fields."""
         names = {f.name for f in dataclasses.fields(cls)}
-        required = {f.name for f in dataclasses.fields(cls)
-                    if f.default is dataclasses.MISSING}
+        required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
         missing, unknown = sorted(required - set(data)), sorted(set(data) - names)
         if missing or unknown:
-            raise ValueError(f'not an Evaluation: missing {missing}, unknown {unknown}')
+            raise ValueError(f"not an Evaluation: missing {missing}, unknown {unknown}")
         return cls(**dict(data))

@@ -7,6 +7,7 @@ Feedback leaf sharded (axis 0 for inputs/outputs/lengths, axis 1 for time-major 
 Executables are compiled ahead of time once per input shape, so compile time is measured
 exactly and never mixed into step time.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +19,8 @@ import clrs
 import jax
 import numpy as np
 import optax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from spark_jax.config.protocol import ProtocolConfig
 
@@ -52,8 +54,14 @@ class Trainer:
       devices: devices to shard the batch over (default: all local devices).
     """
 
-    def __init__(self, spec, dummy_feedback: Feedback, processor_factory: Callable,
-                 cfg: ProtocolConfig, devices: Sequence[Any] | None = None):
+    def __init__(
+        self,
+        spec,
+        dummy_feedback: Feedback,
+        processor_factory: Callable,
+        cfg: ProtocolConfig,
+        devices: Sequence[Any] | None = None,
+    ):
         self.cfg = cfg
         self.devices = list(devices if devices is not None else jax.local_devices())
         self.mesh = Mesh(np.array(self.devices), (BATCH_AXIS,))
@@ -61,20 +69,28 @@ class Trainer:
         self._rows = NamedSharding(self.mesh, P(BATCH_AXIS))
         self._time_rows = NamedSharding(self.mesh, P(None, BATCH_AXIS))
         self.model = clrs.models.BaselineModel(
-            spec=spec, dummy_trajectory=dummy_feedback, processor_factory=processor_factory,
-            hidden_dim=cfg.hidden_size, encode_hints=cfg.encode_hints,
-            decode_hints=cfg.decode_hints, encoder_init=cfg.encoder_init,
-            learning_rate=cfg.learning_rate, grad_clip_max_norm=cfg.grad_clip_max_norm,
+            spec=spec,
+            dummy_trajectory=dummy_feedback,
+            processor_factory=processor_factory,
+            hidden_dim=cfg.hidden_size,
+            encode_hints=cfg.encode_hints,
+            decode_hints=cfg.decode_hints,
+            encoder_init=cfg.encoder_init,
+            learning_rate=cfg.learning_rate,
+            grad_clip_max_norm=cfg.grad_clip_max_norm,
             hint_repred_mode=cfg.hint_repred_mode,
-            checkpoint_path=tempfile.gettempdir())  # unused: checkpoints stay in memory
+            checkpoint_path=tempfile.gettempdir(),
+        )  # unused: checkpoints stay in memory
         self.params = None
         self.opt_state = None
         self.compile_stats = CompileStats()
         self._step_exes: dict = {}
         self._predict_exes: dict = {}
-        self._step_fn = jax.jit(self._train_step, donate_argnums=(0, 1),
-                                out_shardings=(self._replicated, self._replicated,
-                                               self._replicated))
+        self._step_fn = jax.jit(
+            self._train_step,
+            donate_argnums=(0, 1),
+            out_shardings=(self._replicated, self._replicated, self._replicated),
+        )
         self._predict_fn = jax.jit(self._predict)
 
     # -- pure functions ---------------------------------------------------------------------
@@ -91,8 +107,9 @@ class Trainer:
     # -- placement --------------------------------------------------------------------------
     def _check_batch(self, n: int):
         if n % len(self.devices):
-            raise TrainingError(f"batch of {n} does not split evenly over "
-                                f"{len(self.devices)} devices")
+            raise TrainingError(
+                f"batch of {n} does not split evenly over {len(self.devices)} devices"
+            )
 
     def shard_features(self, features):
         self._check_batch(int(features.lengths.shape[0]))
@@ -101,14 +118,17 @@ class Trainer:
         return features._replace(
             inputs=jax.device_put(features.inputs, self._rows),
             hints=jax.device_put(features.hints, self._time_rows),
-            lengths=jax.device_put(features.lengths, self._rows))
+            lengths=jax.device_put(features.lengths, self._rows),
+        )
 
     def shard_feedback(self, feedback: Feedback) -> Feedback:
         if len(self.devices) == 1:
             self._check_batch(int(feedback.features.lengths.shape[0]))
             return feedback
-        return Feedback(features=self.shard_features(feedback.features),
-                        outputs=jax.device_put(feedback.outputs, self._rows))
+        return Feedback(
+            features=self.shard_features(feedback.features),
+            outputs=jax.device_put(feedback.outputs, self._rows),
+        )
 
     def _compiled(self, cache: dict, fn, *args):
         # Parameter and optimizer-state shapes never change: key on the data (last arg) only.
@@ -125,9 +145,11 @@ class Trainer:
     # -- public API -------------------------------------------------------------------------
     def init(self, features, seed: int) -> None:
         """Initializes parameters like `BaselineModel.init` (seed: run.py uses seed + 1)."""
-        init = jax.jit(lambda key, feats: self.model.net_fn.init(
-            key, [feats], True, algorithm_index=-1, return_hints=False,
-            return_all_outputs=False))
+        init = jax.jit(
+            lambda key, feats: self.model.net_fn.init(
+                key, [feats], True, algorithm_index=-1, return_hints=False, return_all_outputs=False
+            )
+        )
         params = init(jax.random.PRNGKey(seed), features)
         self.params = jax.device_put(params, self._replicated)
         self.opt_state = jax.device_put(self.model.opt.init(params), self._replicated)
@@ -136,8 +158,9 @@ class Trainer:
         """One optimizer step; returns host metrics and raises on a non-finite loss."""
         fb = self.shard_feedback(feedback)
         rng_key = jax.device_put(rng_key, self._replicated)
-        exe = self._compiled(self._step_exes, self._step_fn, self.params, self.opt_state,
-                             rng_key, fb)
+        exe = self._compiled(
+            self._step_exes, self._step_fn, self.params, self.opt_state, rng_key, fb
+        )
         self.params, self.opt_state, metrics = exe(self.params, self.opt_state, rng_key, fb)
         metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
         if not np.isfinite(metrics["loss"]):
@@ -159,9 +182,13 @@ class Trainer:
             rng_key, sub = jax.random.split(rng_key)
             preds.append(self.predict(sub, fb.features, params))
             outputs.append(fb.outputs)
-        concat = lambda *xs: np.concatenate(xs, axis=0)
-        out = clrs.evaluate(jax.tree_util.tree_map(concat, *outputs),
-                            jax.tree_util.tree_map(concat, *preds))
+
+        def concat(*xs):
+            return np.concatenate(xs, axis=0)
+
+        out = clrs.evaluate(
+            jax.tree_util.tree_map(concat, *outputs), jax.tree_util.tree_map(concat, *preds)
+        )
         return {k: float(v) for k, v in out.items()}
 
     def snapshot(self):

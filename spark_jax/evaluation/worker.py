@@ -10,6 +10,7 @@ serves one job at a time through `workers.serve`; its stdout and stderr go to it
 of `ray_executor.RayExecutor`'s tasks. No jax import at module level: the parent imports this
 module.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,43 +24,48 @@ from typing import Any
 from spark_jax import workers
 
 # How a job can fail (EvalResult.error_type).
-ERROR_TYPES = ('timeout', 'crash', 'memory', 'program_error', 'training_diverged', 'error')
+ERROR_TYPES = ("timeout", "crash", "memory", "program_error", "training_diverged", "error")
 # Failures after which a worker process is kept (the interpreter is still trustworthy).
-KEEP_WORKER_AFTER = ('program_error', 'training_diverged')
+KEEP_WORKER_AFTER = ("program_error", "training_diverged")
 # The supervisor's failure kinds in ERROR_TYPES.
-_ERROR_TYPE_OF_KIND = {'timeout': 'timeout', 'memory': 'memory', 'signal': 'crash',
-                       'error': 'crash'}
+_ERROR_TYPE_OF_KIND = {
+    "timeout": "timeout",
+    "memory": "memory",
+    "signal": "crash",
+    "error": "crash",
+}
 _LINE_CAP = 300
 _TAIL_CAP = 1200
 
 
 def describe(e: BaseException) -> str:
     """One line 'Type: message', then the tail of the traceback (bounded)."""
-    line = f'{type(e).__name__}: {e}'.replace('\n', ' ')[:_LINE_CAP]
-    tail = ''.join(traceback.format_exception(type(e), e, e.__traceback__)[-4:])
-    return f'{line}\n{tail[-_TAIL_CAP:]}'.rstrip()
+    line = f"{type(e).__name__}: {e}".replace("\n", " ")[:_LINE_CAP]
+    tail = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-4:])
+    return f"{line}\n{tail[-_TAIL_CAP:]}".rstrip()
 
 
 def classify(e: BaseException) -> str:
     """The EvalResult error type of an exception raised while evaluating a program."""
-    from spark_jax.program.source import ProgramError
     from spark_jax.evaluation.train import TrainingError
+    from spark_jax.program.source import ProgramError
 
     if workers.is_memory_error(e):
-        return 'memory'
+        return "memory"
     if isinstance(e, ProgramError):
-        return 'program_error'
+        return "program_error"
     if isinstance(e, TrainingError):
-        return 'training_diverged'
-    return 'error'
+        return "training_diverged"
+    return "error"
 
 
 def _plain(value: Any) -> Any:
     """JSON-safe copy (numpy scalars -> Python numbers)."""
+
     def default(x: Any) -> Any:
-        if hasattr(x, 'item'):
+        if hasattr(x, "item"):
             return x.item()
-        raise TypeError(f'not JSON-serializable: {type(x).__name__}')
+        raise TypeError(f"not JSON-serializable: {type(x).__name__}")
 
     return json.loads(json.dumps(value, default=default))
 
@@ -72,39 +78,45 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """
     start = time.perf_counter()
     try:
+        from spark_jax import program as program_lib
         from spark_jax.config import protocol as config
         from spark_jax.evaluation import evaluate
-        from spark_jax import program as program_lib
 
-        program = program_lib.Program(source=job['source'], name=job['program_name'])
-        cfg = config.from_dict(job['protocol'])
-        cascade = job.get('cascade')
-        ev = evaluate.evaluate_program(program, job['task'], cfg, int(job['seed']),
-                                       cascade=None if cascade is None else tuple(cascade))
-        out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error='')
+        program = program_lib.Program(source=job["source"], name=job["program_name"])
+        cfg = config.from_dict(job["protocol"])
+        cascade = job.get("cascade")
+        ev = evaluate.evaluate_program(
+            program,
+            job["task"],
+            cfg,
+            int(job["seed"]),
+            cascade=None if cascade is None else tuple(cascade),
+        )
+        out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).
         if isinstance(e, KeyboardInterrupt):
             raise
         out = dict(ok=False, evaluation=None, error_type=classify(e), error=describe(e))
-    out['seconds'] = time.perf_counter() - start
+    out["seconds"] = time.perf_counter() - start
     return out
 
 
 def ray_job(job: dict[str, Any]) -> dict[str, Any]:
     """`run_job` inside a Ray task, tagged with where it ran."""
-    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     out = run_job(job)
-    out['worker'] = f'ray:{socket.gethostname()}:{os.getpid()}'
+    out["worker"] = f"ray:{socket.gethostname()}:{os.getpid()}"
     return out
 
 
-def worker_env(slot: int, devices: list[str] | None = None,
-               env: dict[str, str] | None = None) -> dict[str, str]:
+def worker_env(
+    slot: int, devices: list[str] | None = None, env: dict[str, str] | None = None
+) -> dict[str, str]:
     """The environment of a LocalExecutor's worker `slot`: ours + `env`, pinned to
     CUDA_VISIBLE_DEVICES=devices[slot % len(devices)] when devices are given."""
     out = workers.python_env(env)
     if devices:
-        out['CUDA_VISIBLE_DEVICES'] = str(devices[slot % len(devices)])
+        out["CUDA_VISIBLE_DEVICES"] = str(devices[slot % len(devices)])
     return out
 
 
@@ -112,28 +124,31 @@ class WorkerProcess(workers.ChildProcess):
     """The parent's handle on one evaluation worker process (mutable; see ChildProcess)."""
 
     def __init__(self, slot: int, env: dict[str, str], log_path: str | None) -> None:
-        super().__init__([sys.executable, '-m', 'spark_jax.evaluation.worker'], env=env,
-                         log_path=log_path)
+        super().__init__(
+            [sys.executable, "-m", "spark_jax.evaluation.worker"], env=env, log_path=log_path
+        )
         self.slot = slot
         self.jobs = 0
         self.abandoned = False  # Killed by its owner's shutdown, not by a job.
 
     @property
     def name(self) -> str:
-        return f'local:{self.slot}:{self.pid}'
+        return f"local:{self.slot}:{self.pid}"
 
     def await_ready(self, timeout_s: float) -> str:
         """Waits for the 'ready' frame; returns '' or why it failed (the process is killed)."""
         try:
             self.wait_ready(time.monotonic() + timeout_s)
-            return ''
+            return ""
         except (workers.ChildFailed, OSError, ValueError) as e:
             rc = self.kill()
-            return (f'worker failed to start ({type(e).__name__} {e}, status {rc}) '
-                    f'{self.tail()}').strip()
+            return (
+                f"worker failed to start ({type(e).__name__} {e}, status {rc}) {self.tail()}"
+            ).strip()
 
-    def run(self, job: dict[str, Any], timeout_s: float | None,
-            memory_mb: int | None) -> dict[str, Any]:
+    def run(
+        self, job: dict[str, Any], timeout_s: float | None, memory_mb: int | None
+    ) -> dict[str, Any]:
         """Runs one job here: `run_job`'s dict plus 'worker'; never raises.
 
         Past `timeout_s` (from now), or when the RSS grows by more than `memory_mb` over its
@@ -141,29 +156,29 @@ class WorkerProcess(workers.ChildProcess):
         'memory' for an out-of-memory death, e.g. a SIGKILL from the OOM killer). Then it is
         unusable.
         """
-        deadline = time.monotonic() + timeout_s if timeout_s is not None else float('inf')
+        deadline = time.monotonic() + timeout_s if timeout_s is not None else float("inf")
         memory_cap = self.memory_cap(memory_mb) if memory_mb is not None else None
         name = self.name
 
         def failed(error_type: str, error: str) -> dict[str, Any]:
-            return dict(ok=False, evaluation=None, error_type=error_type, error=error,
-                        worker=name)
+            return dict(ok=False, evaluation=None, error_type=error_type, error=error, worker=name)
 
         try:
-            self.send({'type': 'job', 'job': job})
+            self.send({"type": "job", "job": job})
             frame = self.read(deadline, memory_cap=memory_cap)
         except workers.ChildFailed as e:  # Killed here, or it died.
-            late = '' if timeout_s is None else f'no result within {timeout_s:g} s; worker killed'
+            late = "" if timeout_s is None else f"no result within {timeout_s:g} s; worker killed"
             return failed(*e.failure.mapped(_ERROR_TYPE_OF_KIND, late))
         except (OSError, ValueError) as e:  # Garbled frame (the child is dead).
-            return failed('crash', f'lost the worker: {type(e).__name__}: {e}')
+            return failed("crash", f"lost the worker: {type(e).__name__}: {e}")
         return dict(frame, worker=name)
 
 
 def _preimport() -> None:
+    import clrs  # noqa: F401 - TensorFlow and the CLRS samplers: the slow part.
     import jax
     import jax.numpy as jnp
-    import clrs  # noqa: F401 - TensorFlow and the CLRS samplers: the slow part.
+
     from spark_jax.evaluation import evaluate  # noqa: F401
 
     jnp.ones((2, 2)).block_until_ready()  # Starts the backend client (a GPU context too).
@@ -177,14 +192,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _handle(request: dict[str, Any], send: workers.Send) -> None:
-    job = request['job']
-    print(f'[eval-worker {os.getpid()}] job {job["job_id"]} ({job["program_name"]} on '
-          f'{job["task"]})', file=sys.stderr, flush=True)
+    job = request["job"]
+    print(
+        f"[eval-worker {os.getpid()}] job {job['job_id']} ({job['program_name']} on {job['task']})",
+        file=sys.stderr,
+        flush=True,
+    )
     result = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()
-    send({'type': 'result', 'job_id': job['job_id'], **result})
+    send({"type": "result", "job_id": job["job_id"], **result})
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

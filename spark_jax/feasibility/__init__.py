@@ -9,9 +9,21 @@
 
 May import: `workers`, `program`, `config`, `util`.
 """
-from spark_jax.feasibility.checker import (FAILURE_TYPES, STAGES, CheckOptions,
-                                           FeasibilityReport, check_program)
+
+from spark_jax.feasibility.checker import (
+    FAILURE_TYPES,
+    STAGES,
+    CheckOptions,
+    FeasibilityReport,
+    check_program,
+)
 from spark_jax.feasibility.sandbox import SandboxWorker
 
-__all__ = ['FAILURE_TYPES', 'STAGES', 'CheckOptions', 'FeasibilityReport', 'SandboxWorker',
-           'check_program']
+__all__ = [
+    "FAILURE_TYPES",
+    "STAGES",
+    "CheckOptions",
+    "FeasibilityReport",
+    "SandboxWorker",
+    "check_program",
+]

@@ -16,6 +16,7 @@ Everything from `syntax` on runs candidate code only in the sandbox worker
 (`spark_jax.sandbox`), so hangs, crashes and memory bombs become classified failures.
 `check_program` never raises because of a candidate.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,30 +24,52 @@ import json
 import time
 from typing import Any, Iterator, Mapping
 
-from spark_jax.program import regions
-
-from spark_jax.program import locality
 from spark_jax.feasibility import policy as safety
 from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
+from spark_jax.program import locality, regions
 
-__all__ = ['STAGES', 'FAILURE_TYPES', 'RUNTIME_FAILURES', 'CheckOptions', 'Timings',
-           'FeasibilityReport', 'check_program']
+__all__ = [
+    "STAGES",
+    "FAILURE_TYPES",
+    "RUNTIME_FAILURES",
+    "CheckOptions",
+    "Timings",
+    "FeasibilityReport",
+    "check_program",
+]
 
-STAGES: tuple[str, ...] = ('template', 'locality', 'syntax', 'interface', 'semantic',
-                           'budget')
+STAGES: tuple[str, ...] = ("template", "locality", "syntax", "interface", "semantic", "budget")
 # Failures of the sandbox itself; any worker stage can end with one of these.
-RUNTIME_FAILURES: tuple[str, ...] = ('timeout', 'crash', 'memory', 'output_too_large',
-                                     'runtime_error', 'sandbox_error')
+RUNTIME_FAILURES: tuple[str, ...] = (
+    "timeout",
+    "crash",
+    "memory",
+    "output_too_large",
+    "runtime_error",
+    "sandbox_error",
+)
 # Stage -> the failure types it reports besides RUNTIME_FAILURES.
 FAILURE_TYPES: Mapping[str, tuple[str, ...]] = {
-    'template': ('template', 'parent_template'),
-    'locality': ('no_change', 'locality', 'scaffold_edit'),
-    'syntax': ('syntax_error', 'unsafe_code', 'import_error'),
-    'interface': ('missing_name', 'bad_base_class', 'signature_mismatch', 'bad_factory',
-                  'parent_error', 'unsafe_code'),
-    'semantic': ('shape_mismatch', 'dtype_mismatch', 'mutable_collections', 'non_finite',
-                 'mask_leak', 'unsafe_code'),
-    'budget': ('over_budget',),
+    "template": ("template", "parent_template"),
+    "locality": ("no_change", "locality", "scaffold_edit"),
+    "syntax": ("syntax_error", "unsafe_code", "import_error"),
+    "interface": (
+        "missing_name",
+        "bad_base_class",
+        "signature_mismatch",
+        "bad_factory",
+        "parent_error",
+        "unsafe_code",
+    ),
+    "semantic": (
+        "shape_mismatch",
+        "dtype_mismatch",
+        "mutable_collections",
+        "non_finite",
+        "mask_leak",
+        "unsafe_code",
+    ),
+    "budget": ("over_budget",),
 }
 
 
@@ -78,38 +101,46 @@ class CheckOptions:
     output_cap_bytes: int = 1 << 16
 
     def __post_init__(self) -> None:
-        for key in ('hidden_size', 'batch', 'nodes', 'macs_nodes', 'memory_mb',
-                    'output_cap_bytes'):
+        for key in ("hidden_size", "batch", "nodes", "macs_nodes", "memory_mb", "output_cap_bytes"):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f'CheckOptions.{key}: must be a positive integer '
-                                 f'(got {value!r})')
+                raise ValueError(f"CheckOptions.{key}: must be a positive integer (got {value!r})")
         if not isinstance(self.nb_triplet_fts, int) or self.nb_triplet_fts < 0:
-            raise ValueError(f'CheckOptions.nb_triplet_fts: must be an integer >= 0 '
-                             f'(got {self.nb_triplet_fts!r})')
-        for key in ('max_params', 'max_macs'):
+            raise ValueError(
+                f"CheckOptions.nb_triplet_fts: must be an integer >= 0 "
+                f"(got {self.nb_triplet_fts!r})"
+            )
+        for key in ("max_params", "max_macs"):
             value = getattr(self, key)
             if value is not None and (not isinstance(value, int) or value < 0):
-                raise ValueError(f'CheckOptions.{key}: must be None or an integer >= 0 '
-                                 f'(got {value!r})')
+                raise ValueError(
+                    f"CheckOptions.{key}: must be None or an integer >= 0 (got {value!r})"
+                )
         if not self.timeout_s > 0:
-            raise ValueError(f'CheckOptions.timeout_s: must be positive '
-                             f'(got {self.timeout_s!r})')
+            raise ValueError(f"CheckOptions.timeout_s: must be positive (got {self.timeout_s!r})")
 
     @classmethod
-    def from_protocol(cls, cfg: Any, **overrides: Any) -> 'CheckOptions':
+    def from_protocol(cls, cfg: Any, **overrides: Any) -> "CheckOptions":
         """Options with the processor settings of a `config.ProtocolConfig`."""
-        values = dict(hidden_size=cfg.hidden_size, use_ln=cfg.use_ln,
-                      nb_triplet_fts=cfg.nb_triplet_fts, macs_nodes=cfg.macs_nodes)
+        values = dict(
+            hidden_size=cfg.hidden_size,
+            use_ln=cfg.use_ln,
+            nb_triplet_fts=cfg.nb_triplet_fts,
+            macs_nodes=cfg.macs_nodes,
+        )
         values.update(overrides)
         return cls(**values)
 
     @classmethod
-    def from_config(cls, protocol: Any, feasibility: Any, **overrides: Any) -> 'CheckOptions':
+    def from_config(cls, protocol: Any, feasibility: Any, **overrides: Any) -> "CheckOptions":
         """Options for a search: the processor settings of a `ProtocolConfig` and the caps
         and limits of a `config.sections.FeasibilityConfig`."""
-        values = dict(max_params=feasibility.max_params, max_macs=feasibility.max_macs,
-                      timeout_s=feasibility.timeout_s, memory_mb=feasibility.memory_mb)
+        values = dict(
+            max_params=feasibility.max_params,
+            max_macs=feasibility.max_macs,
+            timeout_s=feasibility.timeout_s,
+            memory_mb=feasibility.memory_mb,
+        )
         values.update(overrides)
         return cls.from_protocol(protocol, **values)
 
@@ -120,15 +151,14 @@ class CheckOptions:
 class Timings(Mapping[str, float]):
     """An immutable, picklable stage -> seconds mapping, in stage order."""
 
-    __slots__ = ('_items',)
+    __slots__ = ("_items",)
 
-    def __init__(self, items: Mapping[str, float] | tuple[tuple[str, float], ...] = ()
-                 ) -> None:
+    def __init__(self, items: Mapping[str, float] | tuple[tuple[str, float], ...] = ()) -> None:
         pairs = tuple(items.items()) if isinstance(items, Mapping) else tuple(items)
-        object.__setattr__(self, '_items', tuple((str(k), float(v)) for k, v in pairs))
+        object.__setattr__(self, "_items", tuple((str(k), float(v)) for k, v in pairs))
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError('Timings is immutable')
+        raise AttributeError("Timings is immutable")
 
     def __getitem__(self, key: str) -> float:
         for k, v in self._items:
@@ -149,7 +179,7 @@ class Timings(Mapping[str, float]):
         return isinstance(other, Mapping) and dict(self) == dict(other)
 
     def __repr__(self) -> str:
-        return f'Timings({dict(self._items)!r})'
+        return f"Timings({dict(self._items)!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Timings, (self._items,)
@@ -185,31 +215,43 @@ class FeasibilityReport:
     params: int | None = None
     macs: int | None = None
     masks_non_edges: bool | None = None
-    diff: str = ''
+    diff: str = ""
 
     @property
     def total_seconds(self) -> float:
         return sum(self.timings.values())
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'FeasibilityReport':
+    def from_dict(cls, data: Mapping[str, Any]) -> "FeasibilityReport":
         """The report back from `to_dict()` (e.g. read from the run database)."""
         return cls(
-            feasible=bool(data['feasible']), stages_passed=tuple(data['stages_passed']),
-            failure_stage=data.get('failure_stage'), failure_type=data.get('failure_type'),
-            reason=data.get('reason', ''), timings=Timings(data.get('timings') or {}),
-            entanglement=data.get('entanglement'), params=data.get('params'),
-            macs=data.get('macs'), masks_non_edges=data.get('masks_non_edges'),
-            diff=data.get('diff', ''))
+            feasible=bool(data["feasible"]),
+            stages_passed=tuple(data["stages_passed"]),
+            failure_stage=data.get("failure_stage"),
+            failure_type=data.get("failure_type"),
+            reason=data.get("reason", ""),
+            timings=Timings(data.get("timings") or {}),
+            entanglement=data.get("entanglement"),
+            params=data.get("params"),
+            macs=data.get("macs"),
+            masks_non_edges=data.get("masks_non_edges"),
+            diff=data.get("diff", ""),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            'feasible': self.feasible, 'stages_passed': list(self.stages_passed),
-            'failure_stage': self.failure_stage, 'failure_type': self.failure_type,
-            'reason': self.reason, 'timings': dict(self.timings),
-            'total_s': self.total_seconds, 'entanglement': self.entanglement,
-            'params': self.params, 'macs': self.macs,
-            'masks_non_edges': self.masks_non_edges, 'diff': self.diff,
+            "feasible": self.feasible,
+            "stages_passed": list(self.stages_passed),
+            "failure_stage": self.failure_stage,
+            "failure_type": self.failure_type,
+            "reason": self.reason,
+            "timings": dict(self.timings),
+            "total_s": self.total_seconds,
+            "entanglement": self.entanglement,
+            "params": self.params,
+            "macs": self.macs,
+            "masks_non_edges": self.masks_non_edges,
+            "diff": self.diff,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -218,20 +260,24 @@ class FeasibilityReport:
     def summary_lines(self) -> list[str]:
         """Human-readable lines (what `spark-jax check` prints)."""
         if self.feasible:
-            lines = ['feasible']
+            lines = ["feasible"]
         else:
-            lines = [f'infeasible: {self.failure_stage}/{self.failure_type}',
-                     f'reason: {self.reason}']
-        lines.append('stages passed: ' + (', '.join(self.stages_passed) or '-'))
+            lines = [
+                f"infeasible: {self.failure_stage}/{self.failure_type}",
+                f"reason: {self.reason}",
+            ]
+        lines.append("stages passed: " + (", ".join(self.stages_passed) or "-"))
         if self.entanglement is not None:
-            lines.append(f'entanglement: {self.entanglement}')
+            lines.append(f"entanglement: {self.entanglement}")
         if self.params is not None:
-            lines.append(f'params: {self.params:,}')
+            lines.append(f"params: {self.params:,}")
         if self.macs is not None:
-            lines.append(f'MACs: {self.macs:,}')
-        lines.append('timings: ' + ', '.join(f'{k} {v * 1e3:.0f} ms'
-                                              for k, v in self.timings.items())
-                     + f' (total {self.total_seconds * 1e3:.0f} ms)')
+            lines.append(f"MACs: {self.macs:,}")
+        lines.append(
+            "timings: "
+            + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in self.timings.items())
+            + f" (total {self.total_seconds * 1e3:.0f} ms)"
+        )
         return lines
 
 
@@ -242,7 +288,7 @@ class _Run:
         self.passed: list[str] = []
         self.timings: dict[str, float] = {}
         self.entanglement: str | None = None
-        self.diff = ''
+        self.diff = ""
         self.info: dict[str, Any] = {}
 
     def passes(self, stage: str, seconds: float) -> None:
@@ -250,23 +296,31 @@ class _Run:
         self.timings[stage] = self.timings.get(stage, 0.0) + seconds
 
     def report(self, failure: tuple[str, str, str] | None = None) -> FeasibilityReport:
-        stage, failure_type, reason = failure if failure else (None, None, '')
+        stage, failure_type, reason = failure if failure else (None, None, "")
         order = {s: i for i, s in enumerate(STAGES)}
         timings = Timings(tuple(sorted(self.timings.items(), key=lambda kv: order[kv[0]])))
         return FeasibilityReport(
-            feasible=failure is None, stages_passed=tuple(self.passed),
-            failure_stage=stage, failure_type=failure_type, reason=reason, timings=timings,
-            entanglement=self.entanglement, diff=self.diff, params=self.info.get('params'),
-            macs=self.info.get('macs'), masks_non_edges=self.info.get('masks_non_edges'))
+            feasible=failure is None,
+            stages_passed=tuple(self.passed),
+            failure_stage=stage,
+            failure_type=failure_type,
+            reason=reason,
+            timings=timings,
+            entanglement=self.entanglement,
+            diff=self.diff,
+            params=self.info.get("params"),
+            macs=self.info.get("macs"),
+            masks_non_edges=self.info.get("masks_non_edges"),
+        )
 
-    def fail(self, stage: str, failure_type: str, reason: str, seconds: float
-             ) -> FeasibilityReport:
+    def fail(self, stage: str, failure_type: str, reason: str, seconds: float) -> FeasibilityReport:
         self.timings[stage] = self.timings.get(stage, 0.0) + seconds
         return self.report((stage, failure_type, reason))
 
 
-def _static_stages(run: _Run, child: str, parent: str | None, factor: str | None
-                   ) -> FeasibilityReport | None:
+def _static_stages(
+    run: _Run, child: str, parent: str | None, factor: str | None
+) -> FeasibilityReport | None:
     """template, locality and the static half of syntax; a report on failure.
 
     Each program is parsed once and the parent -> child diff computed once; locality,
@@ -276,41 +330,55 @@ def _static_stages(run: _Run, child: str, parent: str | None, factor: str | None
     try:
         child_regions = regions.parse_regions(child)
     except regions.TemplateError as e:
-        return run.fail('template', 'template', e.reason, time.perf_counter() - start)
+        return run.fail("template", "template", e.reason, time.perf_counter() - start)
     diff = None
     if parent is not None:
         try:
             parent_regions = regions.parse_regions(parent)
         except regions.TemplateError as e:
-            return run.fail('template', 'parent_template', f'parent: {e.reason}',
-                            time.perf_counter() - start)
+            return run.fail(
+                "template", "parent_template", f"parent: {e.reason}", time.perf_counter() - start
+            )
         diff = locality.diff_parsed(parent_regions, child_regions)
         run.entanglement = locality.entanglement_of(diff).kind
         run.diff = diff.unified
-    run.passes('template', time.perf_counter() - start)
+    run.passes("template", time.perf_counter() - start)
 
     if diff is not None and factor is not None:
         start = time.perf_counter()
         result = locality.locality_of(diff, factor, parent_regions, child_regions)
         if not result.ok:
-            failure_type = ('no_change' if result.diff.empty else 'scaffold_edit'
-                            if regions.SCAFFOLD in result.diff.changed else 'locality')
-            return run.fail('locality', failure_type, result.reason,
-                            time.perf_counter() - start)
-        run.passes('locality', time.perf_counter() - start)
+            failure_type = (
+                "no_change"
+                if result.diff.empty
+                else "scaffold_edit"
+                if regions.SCAFFOLD in result.diff.changed
+                else "locality"
+            )
+            return run.fail("locality", failure_type, result.reason, time.perf_counter() - start)
+        run.passes("locality", time.perf_counter() - start)
 
     start = time.perf_counter()
     verdict = safety.check_source_safety(child)
     if not verdict.ok:
-        return run.fail('syntax', 'syntax_error' if verdict.syntax_error else 'unsafe_code',
-                        verdict.reason, time.perf_counter() - start)
-    run.timings['syntax'] = time.perf_counter() - start  # Passed once it imports.
+        return run.fail(
+            "syntax",
+            "syntax_error" if verdict.syntax_error else "unsafe_code",
+            verdict.reason,
+            time.perf_counter() - start,
+        )
+    run.timings["syntax"] = time.perf_counter() - start  # Passed once it imports.
     return None
 
 
-def check_program(child_source: str, *, parent_source: str | None = None,
-                  factor: str | None = None, options: CheckOptions | None = None,
-                  worker: SandboxWorker | None = None) -> FeasibilityReport:
+def check_program(
+    child_source: str,
+    *,
+    parent_source: str | None = None,
+    factor: str | None = None,
+    options: CheckOptions | None = None,
+    worker: SandboxWorker | None = None,
+) -> FeasibilityReport:
     """Runs the feasibility stages on a candidate program.
 
     Args:
@@ -329,10 +397,9 @@ def check_program(child_source: str, *, parent_source: str | None = None,
     """
     if factor is not None:
         if factor not in regions.FACTORS:
-            raise ValueError(f'Unexpected factor {factor!r}; expected one of '
-                             f'{regions.FACTORS}')
+            raise ValueError(f"Unexpected factor {factor!r}; expected one of {regions.FACTORS}")
         if parent_source is None:
-            raise ValueError('factor given without parent_source')
+            raise ValueError("factor given without parent_source")
     options = options if options is not None else CheckOptions()
     run = _Run()
     failed = _static_stages(run, child_source, parent_source, factor)
@@ -344,23 +411,25 @@ def check_program(child_source: str, *, parent_source: str | None = None,
     try:
         result = worker.check(child_source, options.to_dict(), parent_source=parent_source)
     except Exception as e:  # noqa: BLE001 - the check must never crash the caller.
-        return run.fail('syntax', 'sandbox_error', f'{type(e).__name__}: {e}',
-                        time.perf_counter() - start)
-    run.info = {k: result.get(k) for k in ('params', 'macs', 'masks_non_edges')}
-    for stage, seconds in result.get('timings', {}).items():
+        return run.fail(
+            "syntax", "sandbox_error", f"{type(e).__name__}: {e}", time.perf_counter() - start
+        )
+    run.info = {k: result.get(k) for k in ("params", "macs", "masks_non_edges")}
+    for stage, seconds in result.get("timings", {}).items():
         run.timings[stage] = run.timings.get(stage, 0.0) + float(seconds)
-    run.passed.extend(s for s in result.get('stages_passed', []) if s not in run.passed)
-    if not result.get('ok'):
-        return run.report((result['failure_stage'], result['failure_type'],
-                           result.get('reason', '')))
+    run.passed.extend(s for s in result.get("stages_passed", []) if s not in run.passed)
+    if not result.get("ok"):
+        return run.report(
+            (result["failure_stage"], result["failure_type"], result.get("reason", ""))
+        )
 
     start = time.perf_counter()
     over = []
-    if options.max_params is not None and (run.info['params'] or 0) > options.max_params:
-        over.append(f'params {run.info["params"]:,} > max_params {options.max_params:,}')
-    if options.max_macs is not None and (run.info['macs'] or 0) > options.max_macs:
-        over.append(f'MACs {run.info["macs"]:,} > max_macs {options.max_macs:,}')
+    if options.max_params is not None and (run.info["params"] or 0) > options.max_params:
+        over.append(f"params {run.info['params']:,} > max_params {options.max_params:,}")
+    if options.max_macs is not None and (run.info["macs"] or 0) > options.max_macs:
+        over.append(f"MACs {run.info['macs']:,} > max_macs {options.max_macs:,}")
     if over:
-        return run.fail('budget', 'over_budget', '; '.join(over), time.perf_counter() - start)
-    run.passes('budget', time.perf_counter() - start)
+        return run.fail("budget", "over_budget", "; ".join(over), time.perf_counter() - start)
+    run.passes("budget", time.perf_counter() - start)
     return run.report()

@@ -21,59 +21,170 @@ import dataclasses
 import re
 from typing import Iterable
 
-__all__ = ['DEFAULT_ALLOWED', 'SafetyResult', 'check_source_safety']
+__all__ = ["DEFAULT_ALLOWED", "SafetyResult", "check_source_safety"]
 
-DEFAULT_ALLOWED: frozenset[str] = frozenset({
-    'jax', 'flax', 'numpy', 'math', 'functools', 'typing', 'chex', 'optax', 'dataclasses',
-    'einops', 'itertools', 'operator', 'collections', '__future__', 'abc', 'enum',
-    'numbers',
-})
+DEFAULT_ALLOWED: frozenset[str] = frozenset(
+    {
+        "jax",
+        "flax",
+        "numpy",
+        "math",
+        "functools",
+        "typing",
+        "chex",
+        "optax",
+        "dataclasses",
+        "einops",
+        "itertools",
+        "operator",
+        "collections",
+        "__future__",
+        "abc",
+        "enum",
+        "numbers",
+    }
+)
 
 # Builtins refused wherever they are referenced (called, aliased, passed, rebound).
-_FORBIDDEN_BUILTINS = frozenset({
-    'open', 'eval', 'exec', 'compile', '__import__', 'globals', 'locals', 'vars',
-    'breakpoint', 'input', 'exit', 'quit', 'memoryview', 'help',
-})
+_FORBIDDEN_BUILTINS = frozenset(
+    {
+        "open",
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "input",
+        "exit",
+        "quit",
+        "memoryview",
+        "help",
+    }
+)
 # Builtins allowed only as a direct call with a constant, non-dunder attribute name.
-_ATTR_BUILTINS = frozenset({'getattr', 'setattr', 'delattr', 'hasattr'})
+_ATTR_BUILTINS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 
-_ALLOWED_DUNDER_ATTRS = frozenset({
-    '__init__', '__call__', '__name__', '__qualname__', '__doc__', '__post_init__',
-})
-_ALLOWED_DUNDER_NAMES = frozenset({'__name__', '__doc__', '__all__'})
-_ALLOWED_DUNDER_STRINGS = _ALLOWED_DUNDER_ATTRS | _ALLOWED_DUNDER_NAMES | {'__main__'}
-_DUNDER_RE = re.compile(r'__[A-Za-z0-9_]+?__')
+_ALLOWED_DUNDER_ATTRS = frozenset(
+    {"__init__", "__call__", "__name__", "__qualname__", "__doc__", "__post_init__"}
+)
+_ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__all__"})
+_ALLOWED_DUNDER_STRINGS = _ALLOWED_DUNDER_ATTRS | _ALLOWED_DUNDER_NAMES | {"__main__"}
+_DUNDER_RE = re.compile(r"__[A-Za-z0-9_]+?__")
 
 # Attribute names refused on any receiver, by category.
 _ATTR_CATEGORIES: dict[str, frozenset[str]] = {
-    'host callback': frozenset({
-        'pure_callback', 'io_callback', 'host_callback', 'callback', 'ffi',
-        'profiler', 'distributed',
-    }),
-    'file IO': frozenset({
-        'load', 'loads', 'save', 'savez', 'savez_compressed', 'savetxt', 'loadtxt',
-        'genfromtxt', 'fromfile', 'fromregex', 'tofile', 'memmap', 'dump', 'dumps',
-        'DataSource', 'lib', 'ctypeslib', 'f2py', 'distutils', 'testing', 'checkpoints',
-    }),
-    'frame introspection': frozenset({
-        'gi_frame', 'gi_code', 'cr_frame', 'cr_code', 'ag_frame', 'ag_code', 'f_globals',
-        'f_locals', 'f_builtins', 'f_back', 'f_code', 'tb_frame', 'tb_next', 'co_code',
-        'func_globals',
-    }),
-    'module escape': frozenset({
-        'os', 'sys', 'subprocess', 'builtins', 'importlib', 'shutil', 'pathlib',
-        'socket', 'ctypes', 'pickle', 'marshal', 'shelve', 'tempfile', 'signal', 'io',
-        'threading', 'multiprocessing', 'urllib', 'http', 'requests', 'httpx', 'inspect',
-        'gc', 'code', 'runpy', 'types', 'system', 'popen', '_sys', '_os', '_src', '_imp',
-        '_io', '_thread', '_bootstrap', 'attrgetter', 'methodcaller', 'get_type_hints',
-        'ForwardRef',
-    }),
+    "host callback": frozenset(
+        {
+            "pure_callback",
+            "io_callback",
+            "host_callback",
+            "callback",
+            "ffi",
+            "profiler",
+            "distributed",
+        }
+    ),
+    "file IO": frozenset(
+        {
+            "load",
+            "loads",
+            "save",
+            "savez",
+            "savez_compressed",
+            "savetxt",
+            "loadtxt",
+            "genfromtxt",
+            "fromfile",
+            "fromregex",
+            "tofile",
+            "memmap",
+            "dump",
+            "dumps",
+            "DataSource",
+            "lib",
+            "ctypeslib",
+            "f2py",
+            "distutils",
+            "testing",
+            "checkpoints",
+        }
+    ),
+    "frame introspection": frozenset(
+        {
+            "gi_frame",
+            "gi_code",
+            "cr_frame",
+            "cr_code",
+            "ag_frame",
+            "ag_code",
+            "f_globals",
+            "f_locals",
+            "f_builtins",
+            "f_back",
+            "f_code",
+            "tb_frame",
+            "tb_next",
+            "co_code",
+            "func_globals",
+        }
+    ),
+    "module escape": frozenset(
+        {
+            "os",
+            "sys",
+            "subprocess",
+            "builtins",
+            "importlib",
+            "shutil",
+            "pathlib",
+            "socket",
+            "ctypes",
+            "pickle",
+            "marshal",
+            "shelve",
+            "tempfile",
+            "signal",
+            "io",
+            "threading",
+            "multiprocessing",
+            "urllib",
+            "http",
+            "requests",
+            "httpx",
+            "inspect",
+            "gc",
+            "code",
+            "runpy",
+            "types",
+            "system",
+            "popen",
+            "_sys",
+            "_os",
+            "_src",
+            "_imp",
+            "_io",
+            "_thread",
+            "_bootstrap",
+            "attrgetter",
+            "methodcaller",
+            "get_type_hints",
+            "ForwardRef",
+        }
+    ),
 }
 # Dotted paths (after resolving import aliases) refused with everything below them.
 _FORBIDDEN_PATHS: tuple[str, ...] = (
-    'jax.config', 'jax.extend', 'jax.experimental.compilation_cache',
-    'jax.experimental.serialize_executable', 'jax.experimental.jax2tf',
-    'flax.io', 'flax.metrics', 'flax.training.checkpoints',
+    "jax.config",
+    "jax.extend",
+    "jax.experimental.compilation_cache",
+    "jax.experimental.serialize_executable",
+    "jax.experimental.jax2tf",
+    "flax.io",
+    "flax.metrics",
+    "flax.training.checkpoints",
 )
 
 
@@ -92,7 +203,7 @@ class SafetyResult:
     """
 
     ok: bool
-    reason: str = ''
+    reason: str = ""
     lineno: int | None = None
     syntax_error: bool = False
     violations: tuple[str, ...] = ()
@@ -107,20 +218,20 @@ def _attr_category(name: str) -> str | None:
 
 def _member_problem(path: str) -> str | None:
     """Why the last member of a dotted path is refused, or None."""
-    last = path.rsplit('.', 1)[-1]
-    if '.' in path and last.startswith('_') and not last.startswith('__'):
-        return 'private member'
+    last = path.rsplit(".", 1)[-1]
+    if "." in path and last.startswith("_") and not last.startswith("__"):
+        return "private member"
     category = _attr_category(last)
     if category is not None:
         return category
-    return 'forbidden member' if path in _FORBIDDEN_PATHS else None
+    return "forbidden member" if path in _FORBIDDEN_PATHS else None
 
 
 def _path_problem(path: str) -> str | None:
     """Why a dotted module path (or any of its prefixes) is refused, or None."""
-    parts = path.split('.')
+    parts = path.split(".")
     for stop in range(2, len(parts) + 1):
-        problem = _member_problem('.'.join(parts[:stop]))
+        problem = _member_problem(".".join(parts[:stop]))
         if problem is not None:
             return problem
     return None
@@ -135,18 +246,18 @@ class _Checker(ast.NodeVisitor):
         self.violations: list[tuple[int, str]] = []
 
     def _refuse(self, node: ast.AST, what: str) -> None:
-        line = getattr(node, 'lineno', 0)
-        self.violations.append((line, f'{what} at line {line}'))
+        line = getattr(node, "lineno", 0)
+        self.violations.append((line, f"{what} at line {line}"))
 
     # Imports.
     def _check_module(self, node: ast.AST, path: str) -> bool:
-        top = path.split('.')[0]
+        top = path.split(".")[0]
         if top not in self.allowed:
-            self._refuse(node, f'forbidden import {top!r}')
+            self._refuse(node, f"forbidden import {top!r}")
             return False
         problem = _path_problem(path)
         if problem is not None:
-            self._refuse(node, f'forbidden import {path!r} ({problem})')
+            self._refuse(node, f"forbidden import {path!r} ({problem})")
             return False
         return True
 
@@ -156,42 +267,44 @@ class _Checker(ast.NodeVisitor):
                 if alias.asname:
                     self.aliases[alias.asname] = alias.name
                 else:
-                    top = alias.name.split('.')[0]
+                    top = alias.name.split(".")[0]
                     self.aliases[top] = top
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            self._refuse(node, f"forbidden relative import {'.' * node.level}"
-                               f"{node.module or ''}")
+            self._refuse(node, f"forbidden relative import {'.' * node.level}{node.module or ''}")
             return
-        module = node.module or ''
+        module = node.module or ""
         if not self._check_module(node, module):
             return
         for alias in node.names:
-            if alias.name == '*':
+            if alias.name == "*":
                 self._refuse(node, f"forbidden star import 'from {module} import *'")
                 continue
-            if module == '__future__':
+            if module == "__future__":
                 continue
-            if self._check_module(node, f'{module}.{alias.name}'):
-                self._check_dunder(node, alias.name, 'import')
-                self.aliases[alias.asname or alias.name] = f'{module}.{alias.name}'
+            if self._check_module(node, f"{module}.{alias.name}"):
+                self._check_dunder(node, alias.name, "import")
+                self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
 
     # Names and attributes.
     def _check_dunder(self, node: ast.AST, name: str, kind: str) -> None:
-        allowed = _ALLOWED_DUNDER_ATTRS if kind != 'name' else _ALLOWED_DUNDER_NAMES
+        allowed = _ALLOWED_DUNDER_ATTRS if kind != "name" else _ALLOWED_DUNDER_NAMES
         if _DUNDER_RE.fullmatch(name) and name not in allowed:
-            self._refuse(node, f'forbidden dunder {kind} {name!r}')
+            self._refuse(node, f"forbidden dunder {kind} {name!r}")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in _FORBIDDEN_BUILTINS:
-            self._refuse(node, f'forbidden builtin {node.id!r}')
+            self._refuse(node, f"forbidden builtin {node.id!r}")
         elif node.id in _ATTR_BUILTINS:
             # Direct calls are checked (and this Name skipped) in visit_Call.
-            self._refuse(node, f'forbidden reference to {node.id!r} (call it directly '
-                               'with a constant attribute name)')
+            self._refuse(
+                node,
+                f"forbidden reference to {node.id!r} (call it directly "
+                "with a constant attribute name)",
+            )
         else:
-            self._check_dunder(node, node.id, 'name')
+            self._check_dunder(node, node.id, "name")
 
     def _dotted(self, node: ast.Attribute) -> str | None:
         parts = [node.attr]
@@ -200,29 +313,29 @@ class _Checker(ast.NodeVisitor):
             parts.append(base.attr)
             base = base.value
         if isinstance(base, ast.Name) and base.id in self.aliases:
-            return '.'.join([self.aliases[base.id]] + parts[::-1])
+            return ".".join([self.aliases[base.id]] + parts[::-1])
         return None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)  # Inner attributes first: report a chain at its root.
-        self._check_dunder(node, node.attr, 'attribute')
+        self._check_dunder(node, node.attr, "attribute")
         path = self._dotted(node)
         problem = _member_problem(path) if path else _attr_category(node.attr)
         if problem is not None:
-            self._refuse(node, f'forbidden attribute {path or node.attr!r} ({problem})')
+            self._refuse(node, f"forbidden attribute {path or node.attr!r} ({problem})")
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name) and func.id in _ATTR_BUILTINS:
             name_arg = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
-                self._refuse(node, f'forbidden {func.id} with non-constant attribute name')
+                self._refuse(node, f"forbidden {func.id} with non-constant attribute name")
             else:
                 attr = name_arg.value
-                self._check_dunder(node, attr, f'{func.id}')
+                self._check_dunder(node, attr, f"{func.id}")
                 category = _attr_category(attr)
                 if category is not None:
-                    self._refuse(node, f'forbidden {func.id} of {attr!r} ({category})')
+                    self._refuse(node, f"forbidden {func.id} of {attr!r} ({category})")
             for child in [*node.args, *node.keywords]:
                 self.visit(child)
             return
@@ -232,19 +345,18 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node.value, str):
             for match in _DUNDER_RE.finditer(node.value):
                 if match.group(0) not in _ALLOWED_DUNDER_STRINGS:
-                    self._refuse(node, f'forbidden dunder string {match.group(0)!r}')
+                    self._refuse(node, f"forbidden dunder string {match.group(0)!r}")
                     break
 
     # Bindings of forbidden builtins (e.g. `def f(open=...)`) are refused too.
     def visit_arg(self, node: ast.arg) -> None:
         if node.arg in _FORBIDDEN_BUILTINS | _ATTR_BUILTINS:
-            self._refuse(node, f'forbidden builtin {node.arg!r} rebound as argument')
+            self._refuse(node, f"forbidden builtin {node.arg!r} rebound as argument")
         self.generic_visit(node)
 
-    def _check_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-                   ) -> None:
+    def _check_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         if node.name in _FORBIDDEN_BUILTINS | _ATTR_BUILTINS:
-            self._refuse(node, f'forbidden builtin {node.name!r} redefined')
+            self._refuse(node, f"forbidden builtin {node.name!r} redefined")
         self.generic_visit(node)
 
     visit_FunctionDef = _check_def
@@ -252,8 +364,9 @@ class _Checker(ast.NodeVisitor):
     visit_ClassDef = _check_def
 
 
-def check_source_safety(source: str, allowed_modules: Iterable[str] = DEFAULT_ALLOWED
-                        ) -> SafetyResult:
+def check_source_safety(
+    source: str, allowed_modules: Iterable[str] = DEFAULT_ALLOWED
+) -> SafetyResult:
     """Statically checks candidate `source` against the policy; imports nothing.
 
     Args:
@@ -266,10 +379,11 @@ def check_source_safety(source: str, allowed_modules: Iterable[str] = DEFAULT_AL
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
-        return SafetyResult(False, f'syntax error: {e.msg} at line {e.lineno}',
-                            e.lineno, syntax_error=True)
+        return SafetyResult(
+            False, f"syntax error: {e.msg} at line {e.lineno}", e.lineno, syntax_error=True
+        )
     except ValueError as e:  # e.g. source with null bytes.
-        return SafetyResult(False, f'syntax error: {e}', None, syntax_error=True)
+        return SafetyResult(False, f"syntax error: {e}", None, syntax_error=True)
     checker = _Checker(allowed_modules)
     checker.visit(tree)
     if not checker.violations:

@@ -17,6 +17,7 @@ checks, the worker is killed and replaced (a warm standby is swapped in when the
 so a poisoned interpreter never serves the next check. `check` never raises because of a
 candidate; trouble with the sandbox itself is a 'sandbox_error'.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -31,26 +32,30 @@ from typing import Any, Mapping
 from spark_jax import workers
 from spark_jax.util import resources
 
-__all__ = ['SandboxWorker', 'default_worker', 'close_default_worker', 'WARM_KEYS']
+__all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS"]
 
 # Options that change the shapes a check compiles for (warm-up is per combination).
-WARM_KEYS = ('hidden_size', 'use_ln', 'nb_triplet_fts', 'batch', 'nodes', 'macs_nodes')
-_WARMUP_PROGRAM = resources.seed_program_path('triplet_gmpnn')
+WARM_KEYS = ("hidden_size", "use_ln", "nb_triplet_fts", "batch", "nodes", "macs_nodes")
+_WARMUP_PROGRAM = resources.seed_program_path("triplet_gmpnn")
 _STDERR_TAIL = 8192
 _MIN_FRAME_CAP = 1 << 16
 # The supervisor's failure kinds in this module's failure types.
-_FAILURE_TYPES = {'timeout': 'timeout', 'memory': 'memory', 'signal': 'crash', 'error': 'crash'}
+_FAILURE_TYPES = {"timeout": "timeout", "memory": "memory", "signal": "crash", "error": "crash"}
 
 
 class _Child(workers.ChildProcess):
     """One sandbox worker process and the shapes it has been warmed for (internal, mutable)."""
 
     def __init__(self, cache_dir: str, work_dir: str) -> None:
-        env = workers.python_env({'JAX_PLATFORMS': 'cpu',
-                                  'MALLOC_ARENA_MAX': '2'})  # Fewer malloc arenas under RLIMIT_AS.
+        env = workers.python_env(
+            {"JAX_PLATFORMS": "cpu", "MALLOC_ARENA_MAX": "2"}
+        )  # Fewer malloc arenas under RLIMIT_AS.
         super().__init__(
-            [sys.executable, '-m', 'spark_jax.feasibility.sandbox_child', '--cache-dir', cache_dir],
-            env=env, cwd=work_dir, tail_bytes=_STDERR_TAIL)
+            [sys.executable, "-m", "spark_jax.feasibility.sandbox_child", "--cache-dir", cache_dir],
+            env=env,
+            cwd=work_dir,
+            tail_bytes=_STDERR_TAIL,
+        )
         self.warmed: set[tuple[Any, ...]] = set()
         self.pending_warm: tuple[Any, ...] | None = None
         self.checks = 0
@@ -61,10 +66,19 @@ def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _failure(stage: str, failure_type: str, reason: str, **extra: Any) -> dict[str, Any]:
-    result = {'type': 'result', 'ok': False, 'stages_passed': [], 'timings': {},
-              'params': None, 'macs': None, 'masks_non_edges': None,
-              'failure_stage': stage, 'failure_type': failure_type, 'reason': reason,
-              'recycle': True}
+    result = {
+        "type": "result",
+        "ok": False,
+        "stages_passed": [],
+        "timings": {},
+        "params": None,
+        "macs": None,
+        "masks_non_edges": None,
+        "failure_stage": stage,
+        "failure_type": failure_type,
+        "reason": reason,
+        "recycle": True,
+    }
     result.update(extra)
     return result
 
@@ -78,9 +92,16 @@ class SandboxWorker:
     recycled (whether this check ended that worker).
     """
 
-    def __init__(self, *, startup_timeout_s: float = 300.0, max_checks: int = 200,
-                 eager_restart: bool = True, standby: bool = True, warmup: bool = True,
-                 cache_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        startup_timeout_s: float = 300.0,
+        max_checks: int = 200,
+        eager_restart: bool = True,
+        standby: bool = True,
+        warmup: bool = True,
+        cache_dir: str | None = None,
+    ) -> None:
         """Creates the worker handle; the process starts on `start()` or the first check.
 
         Args:
@@ -105,14 +126,14 @@ class SandboxWorker:
         self._lock = threading.RLock()
         self._child: _Child | None = None
         self._last_options: dict[str, Any] | None = None
-        self._root = tempfile.mkdtemp(prefix='spark-sandbox-')
-        self._cache_dir = cache_dir or os.path.join(self._root, 'jax-cache')
-        self._work_dir = os.path.join(self._root, 'work')
+        self._root = tempfile.mkdtemp(prefix="spark-sandbox-")
+        self._cache_dir = cache_dir or os.path.join(self._root, "jax-cache")
+        self._work_dir = os.path.join(self._root, "work")
         os.makedirs(self._cache_dir, exist_ok=True)
         os.makedirs(self._work_dir)
         self._closed = False
 
-    def __enter__(self) -> 'SandboxWorker':
+    def __enter__(self) -> "SandboxWorker":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -135,7 +156,7 @@ class SandboxWorker:
 
     def _ensure_child(self) -> _Child:
         if self._closed:
-            raise RuntimeError('SandboxWorker is closed')
+            raise RuntimeError("SandboxWorker is closed")
         if self._child is None or self._child.poll() is not None:
             if self._child is not None:
                 self._child.kill()
@@ -155,8 +176,13 @@ class SandboxWorker:
         if not self.warmup or not _WARMUP_PROGRAM.is_file():
             child.warmed.add(key)
             return
-        child.send({'type': 'warmup', 'source': _WARMUP_PROGRAM.read_text(encoding='utf-8'),
-                    'options': options})
+        child.send(
+            {
+                "type": "warmup",
+                "source": _WARMUP_PROGRAM.read_text(encoding="utf-8"),
+                "options": options,
+            }
+        )
         child.pending_warm = key
 
     def _await_warm(self, child: _Child, options: dict[str, Any]) -> None:
@@ -167,12 +193,13 @@ class SandboxWorker:
                 continue
             deadline = time.monotonic() + self.startup_timeout_s
             frame = child.read(deadline, frame_cap=_MIN_FRAME_CAP)
-            if frame.get('type') == 'warmed':
+            if frame.get("type") == "warmed":
                 child.warmed.add(child.pending_warm)
                 child.pending_warm = None
 
-    def check(self, source: str, options: Mapping[str, Any],
-              parent_source: str | None = None) -> dict[str, Any]:
+    def check(
+        self, source: str, options: Mapping[str, Any], parent_source: str | None = None
+    ) -> dict[str, Any]:
         """Runs the worker-side stages on `source`; never raises because of the candidate.
 
         Args:
@@ -188,57 +215,68 @@ class SandboxWorker:
                 self._await_ready(child)
                 self._await_warm(child, options)
             except (workers.ChildFailed, OSError, ValueError) as e:
-                tail = self._child.tail() if self._child else ''
+                tail = self._child.tail() if self._child else ""
                 self._recycle(restart=False)
-                return _failure('syntax', 'sandbox_error',
-                                f'sandbox worker failed to start: {type(e).__name__} {e} '
-                                f'{tail}'.strip(), worker_pid=None, recycled=True)
+                return _failure(
+                    "syntax",
+                    "sandbox_error",
+                    f"sandbox worker failed to start: {type(e).__name__} {e} {tail}".strip(),
+                    worker_pid=None,
+                    recycled=True,
+                )
             self._last_options = options
             result = self._run(child, source, parent_source, options)
             child.checks += 1
-            recycle = bool(result.get('recycle')) or child.checks >= self.max_checks
-            result['worker_pid'] = child.pid
-            result['recycled'] = recycle
+            recycle = bool(result.get("recycle")) or child.checks >= self.max_checks
+            result["worker_pid"] = child.pid
+            result["recycled"] = recycle
             if recycle:
                 self._recycle(restart=self.eager_restart)
             return result
 
-    def _run(self, child: _Child, source: str, parent_source: str | None,
-             options: dict[str, Any]) -> dict[str, Any]:
-        timeout_s = float(options['timeout_s'])
-        frame_cap = max(int(options['output_cap_bytes']), _MIN_FRAME_CAP)
-        memory_cap = child.memory_cap(int(options['memory_mb']))
+    def _run(
+        self, child: _Child, source: str, parent_source: str | None, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        timeout_s = float(options["timeout_s"])
+        frame_cap = max(int(options["output_cap_bytes"]), _MIN_FRAME_CAP)
+        memory_cap = child.memory_cap(int(options["memory_mb"]))
         stages: list[str] = []
         stage_start = time.perf_counter()
         timings: dict[str, float] = {}
 
         def failed(failure_type: str, reason: str) -> dict[str, Any]:
-            stage = stages[-1] if stages else 'syntax'
+            stage = stages[-1] if stages else "syntax"
             timings[stage] = time.perf_counter() - stage_start
-            return _failure(stage, failure_type, reason, stages_passed=stages[:-1],
-                            timings=timings)
+            return _failure(stage, failure_type, reason, stages_passed=stages[:-1], timings=timings)
 
         deadline = time.monotonic() + timeout_s
         try:
-            child.send({'type': 'check', 'source': source, 'parent_source': parent_source,
-                        'options': options})
+            child.send(
+                {
+                    "type": "check",
+                    "source": source,
+                    "parent_source": parent_source,
+                    "options": options,
+                }
+            )
             while True:
                 frame = child.read(deadline, frame_cap=frame_cap, memory_cap=memory_cap)
-                if frame.get('type') == 'stage':
+                if frame.get("type") == "stage":
                     now = time.perf_counter()
                     if stages:
                         timings[stages[-1]] = now - stage_start
-                    stages.append(frame['stage'])
+                    stages.append(frame["stage"])
                     stage_start = now
-                elif frame.get('type') == 'result':
+                elif frame.get("type") == "result":
                     return frame
         except workers.ChildFailed as e:  # Killed here, or it died.
-            return failed(*e.failure.mapped(_FAILURE_TYPES,
-                                            f'no result within {timeout_s:g} s (killed)'))
+            return failed(
+                *e.failure.mapped(_FAILURE_TYPES, f"no result within {timeout_s:g} s (killed)")
+            )
         except workers.FrameTooLarge as e:  # The child is dead after any of these.
-            return failed('output_too_large', str(e))
+            return failed("output_too_large", str(e))
         except (OSError, ValueError) as e:  # Garbled frame.
-            return failed('sandbox_error', f'{type(e).__name__}: {e}')
+            return failed("sandbox_error", f"{type(e).__name__}: {e}")
 
     def _recycle(self, restart: bool) -> None:
         child, self._child = self._child, None

@@ -3,6 +3,7 @@
 Run inside the sandbox child (`sandbox_child`); jax, numpy and the program library are
 imported where used, so importing this module stays cheap.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -10,8 +11,18 @@ from typing import Any
 
 from spark_jax import workers
 
-__all__ = ['MASK_ATOL', 'MASK_RTOL', 'REASON_CAP', 'CheckFailure', 'check_output_spec',
-           'check_semantic', 'exc_text', 'failure_from_exception', 'guarded', 'macs_lib']
+__all__ = [
+    "MASK_ATOL",
+    "MASK_RTOL",
+    "REASON_CAP",
+    "CheckFailure",
+    "check_output_spec",
+    "check_semantic",
+    "exc_text",
+    "failure_from_exception",
+    "guarded",
+    "macs_lib",
+]
 
 REASON_CAP = 2000  # Characters of an exception text kept in a reason.
 MASK_RTOL = 1e-5
@@ -24,26 +35,31 @@ class CheckFailure(Exception):
     def __init__(self, stage: str, failure_type: str, reason: str, recycle: bool = False):
         super().__init__(reason)
         self.stage, self.failure_type, self.reason, self.recycle = (
-            stage, failure_type, reason[:REASON_CAP], recycle)
+            stage,
+            failure_type,
+            reason[:REASON_CAP],
+            recycle,
+        )
 
 
 def exc_text(e: BaseException) -> str:
     """'Type: message' of an exception, bounded."""
-    text = str(e) or ('allocation refused by the memory cap' if isinstance(e, MemoryError)
-                      else 'no message')
-    return f'{type(e).__name__}: {text}'[:REASON_CAP]
+    text = str(e) or (
+        "allocation refused by the memory cap" if isinstance(e, MemoryError) else "no message"
+    )
+    return f"{type(e).__name__}: {text}"[:REASON_CAP]
 
 
 def failure_from_exception(stage: str, e: BaseException, default: str) -> CheckFailure:
     """Classifies an exception raised by candidate code ('memory' by the supervisor's
     markers, else `default`); the worker is then recycled."""
     cause = e.__cause__ if e.__cause__ is not None else e
-    failure_type = 'memory' if workers.is_memory_error(e) else default
+    failure_type = "memory" if workers.is_memory_error(e) else default
     return CheckFailure(stage, failure_type, exc_text(cause), recycle=True)
 
 
 @contextlib.contextmanager
-def guarded(stage: str, default: str = 'runtime_error'):
+def guarded(stage: str, default: str = "runtime_error"):
     """Turns an exception escaping candidate code into a classified CheckFailure."""
     try:
         yield
@@ -63,22 +79,27 @@ def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str,
     """
     import jax
     import numpy as np
+
     from spark_jax import program as program_lib
 
-    b, n, h = opts['batch'], opts['nodes'], opts['hidden_size']
+    b, n, h = opts["batch"], opts["nodes"], opts["hidden_size"]
     abstract = macs_lib().reference_inputs(n, h, batch=b)
     key = jax.random.PRNGKey(0)
-    with guarded('semantic'):
+    with guarded("semantic"):
         var_shapes = jax.eval_shape(lambda kw: proc.init(key, **kw), abstract)
-    extra = sorted(set(var_shapes) - {'params'})
+    extra = sorted(set(var_shapes) - {"params"})
     if extra:
-        raise CheckFailure('semantic', 'mutable_collections',
-                           f'init creates variable collection(s) {extra} besides '
-                           f"'params' (e.g. BatchNorm state); CLRS's Haiku transform "
-                           f'cannot carry mutable state')
-    info['params'] = int(sum(
-        int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes)))
-    with guarded('semantic'):
+        raise CheckFailure(
+            "semantic",
+            "mutable_collections",
+            f"init creates variable collection(s) {extra} besides "
+            f"'params' (e.g. BatchNorm state); CLRS's Haiku transform "
+            f"cannot carry mutable state",
+        )
+    info["params"] = int(
+        sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes))
+    )
+    with guarded("semantic"):
         out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
     check_output_spec(out, b, n, h)
 
@@ -94,30 +115,35 @@ def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str,
         adj_mat=adj,
         hidden=rng.randn(b, n, h).astype(np.float32),
     )
-    with guarded('semantic'):
+    with guarded("semantic"):
         variables = proc.init(key, **inputs)
         node, edge = proc.apply(variables, **inputs)
         node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
-    for name, value in (('node', node), ('edge', edge)):
+    for name, value in (("node", node), ("edge", edge)):
         if value is not None and not np.isfinite(value).all():
             bad = int((~np.isfinite(value)).sum())
-            raise CheckFailure('semantic', 'non_finite',
-                               f'{name} output has {bad} non-finite value(s) (NaN/Inf) '
-                               f'on a random batch')
+            raise CheckFailure(
+                "semantic",
+                "non_finite",
+                f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch",
+            )
     masks = program_lib.masks_non_edges(module)
-    info['masks_non_edges'] = masks
+    info["masks_non_edges"] = masks
     if not masks:
         return
     noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0
-    perturbed = dict(inputs, edge_fts=inputs['edge_fts'] + noise * (1.0 - adj)[..., None])
-    with guarded('semantic'):
+    perturbed = dict(inputs, edge_fts=inputs["edge_fts"] + noise * (1.0 - adj)[..., None])
+    with guarded("semantic"):
         node2 = np.asarray(proc.apply(variables, **perturbed)[0])
     if not np.allclose(node, node2, rtol=MASK_RTOL, atol=MASK_ATOL):
         diff = float(np.max(np.abs(node - node2)))
-        raise CheckFailure('semantic', 'mask_leak',
-                           f'MASKS_NON_EDGES is True but perturbing edge features on '
-                           f'adjacency non-edges changed the node output '
-                           f'(max abs diff {diff:.3g})')
+        raise CheckFailure(
+            "semantic",
+            "mask_leak",
+            f"MASKS_NON_EDGES is True but perturbing edge features on "
+            f"adjacency non-edges changed the node output "
+            f"(max abs diff {diff:.3g})",
+        )
 
 
 def macs_lib():
@@ -132,24 +158,31 @@ def check_output_spec(out: Any, b: int, n: int, h: int) -> None:
     import numpy as np
 
     def fail(failure_type: str, reason: str) -> CheckFailure:
-        return CheckFailure('semantic', failure_type, reason)
+        return CheckFailure("semantic", failure_type, reason)
 
     if not isinstance(out, tuple) or len(out) != 2:
-        size = f' of length {len(out)}' if isinstance(out, (tuple, list)) else ''
-        raise fail('shape_mismatch', f'__call__ must return a tuple (nxt_hidden, '
-                                     f'nxt_edge | None), got a {type(out).__name__}{size}')
+        size = f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""
+        raise fail(
+            "shape_mismatch",
+            f"__call__ must return a tuple (nxt_hidden, "
+            f"nxt_edge | None), got a {type(out).__name__}{size}",
+        )
     node, edge = out
-    for name, value in (('node', node), ('edge', edge)):
-        if value is not None and not (hasattr(value, 'shape') and hasattr(value, 'dtype')):
-            raise fail('shape_mismatch', f'{name} output is a {type(value).__name__}, '
-                                         f'not an array')
+    for name, value in (("node", node), ("edge", edge)):
+        if value is not None and not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise fail("shape_mismatch", f"{name} output is a {type(value).__name__}, not an array")
     if tuple(node.shape) != (b, n, h):
-        raise fail('shape_mismatch', f'node output has shape {tuple(node.shape)}, expected '
-                                     f'{(b, n, h)} [B, N, H]')
+        raise fail(
+            "shape_mismatch",
+            f"node output has shape {tuple(node.shape)}, expected {(b, n, h)} [B, N, H]",
+        )
     if np.dtype(node.dtype) != np.float32:
-        raise fail('dtype_mismatch', f'node output has dtype {node.dtype}, expected float32')
+        raise fail("dtype_mismatch", f"node output has dtype {node.dtype}, expected float32")
     if edge is not None and (len(edge.shape) != 4 or tuple(edge.shape[:3]) != (b, n, n)):
-        raise fail('shape_mismatch', f"edge output has shape {tuple(edge.shape)}, expected "
-                                     f"[B, N, N, H'] with B, N = {b}, {n}, or None")
+        raise fail(
+            "shape_mismatch",
+            f"edge output has shape {tuple(edge.shape)}, expected "
+            f"[B, N, N, H'] with B, N = {b}, {n}, or None",
+        )
     if edge is not None and not np.issubdtype(np.dtype(edge.dtype), np.floating):
-        raise fail('dtype_mismatch', f'edge output has dtype {edge.dtype}, expected float')
+        raise fail("dtype_mismatch", f"edge output has dtype {edge.dtype}, expected float")

@@ -4,6 +4,7 @@
 from `prompts/`, calls an LLM backend and parses the answers deterministically;
 `OfflineEditor` (in `spark_jax.offline`) plays the same roles by rules, with no LLM.
 """
+
 from __future__ import annotations
 
 import abc
@@ -12,11 +13,11 @@ import hashlib
 from typing import Any, Mapping, Sequence
 
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
-from spark_jax.program import regions
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
 from spark_jax.operator.prompts import PromptLibrary
 from spark_jax.operator.signals import StepSignals
+from spark_jax.program import regions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,8 +30,13 @@ class ProgramView:
 
     def metrics_text(self) -> str:
         keys = ("ood_score", "val_score", "macs", "params")
-        parts = [f"{k}={self.metrics[k]:.4f}" if isinstance(self.metrics[k], float)
-                 else f"{k}={self.metrics[k]}" for k in keys if k in self.metrics]
+        parts = [
+            f"{k}={self.metrics[k]:.4f}"
+            if isinstance(self.metrics[k], float)
+            else f"{k}={self.metrics[k]}"
+            for k in keys
+            if k in self.metrics
+        ]
         return ", ".join(parts) or "not evaluated"
 
 
@@ -87,19 +93,47 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_call_record(role: str, prompt: str, response: LLMResponse | None, parse_outcome: str,
-                     error: str = "", *, backend: str = "", is_llm: bool = True) -> CallRecord:
+def make_call_record(
+    role: str,
+    prompt: str,
+    response: LLMResponse | None,
+    parse_outcome: str,
+    error: str = "",
+    *,
+    backend: str = "",
+    is_llm: bool = True,
+) -> CallRecord:
     if response is None:
-        return CallRecord(role=role, prompt=prompt, prompt_sha256=_sha(prompt), response="",
-                          reasoning="", parse_outcome=parse_outcome, backend=backend, model="",
-                          is_llm=is_llm, ok=False, error=error)
-    return CallRecord(role=role, prompt=prompt, prompt_sha256=_sha(prompt),
-                      response=response.text, reasoning=response.reasoning,
-                      parse_outcome=parse_outcome, backend=response.backend,
-                      model=response.model, is_llm=response.is_llm, ok=not error, error=error,
-                      prompt_tokens=response.prompt_tokens,
-                      completion_tokens=response.completion_tokens,
-                      latency_s=response.latency_s, attempts=response.attempts)
+        return CallRecord(
+            role=role,
+            prompt=prompt,
+            prompt_sha256=_sha(prompt),
+            response="",
+            reasoning="",
+            parse_outcome=parse_outcome,
+            backend=backend,
+            model="",
+            is_llm=is_llm,
+            ok=False,
+            error=error,
+        )
+    return CallRecord(
+        role=role,
+        prompt=prompt,
+        prompt_sha256=_sha(prompt),
+        response=response.text,
+        reasoning=response.reasoning,
+        parse_outcome=parse_outcome,
+        backend=response.backend,
+        model=response.model,
+        is_llm=response.is_llm,
+        ok=not error,
+        error=error,
+        prompt_tokens=response.prompt_tokens,
+        completion_tokens=response.completion_tokens,
+        latency_s=response.latency_s,
+        attempts=response.attempts,
+    )
 
 
 class Editor(abc.ABC):
@@ -153,8 +187,12 @@ def _region_views(views: Sequence[ProgramView], factor: str | None) -> str:
 class LLMEditor(Editor):
     """Role prompts + one LLM backend + deterministic parsers."""
 
-    def __init__(self, backend: LLMBackend, prompts: PromptLibrary | None = None,
-                 directive_max_chars: int = 600):
+    def __init__(
+        self,
+        backend: LLMBackend,
+        prompts: PromptLibrary | None = None,
+        directive_max_chars: int = 600,
+    ):
         self.backend = backend
         self.prompts = prompts if prompts is not None else PromptLibrary.load()
         self.directive_max_chars = directive_max_chars
@@ -165,16 +203,24 @@ class LLMEditor(Editor):
         try:
             response = await self.backend.complete(role, prompt, system=self.prompts.system)
         except LLMError as e:
-            return RoleOutput(None, make_call_record(role, prompt, None, "llm_error", str(e),
-                                                     backend=self.backend.name))
+            return RoleOutput(
+                None,
+                make_call_record(
+                    role, prompt, None, "llm_error", str(e), backend=self.backend.name
+                ),
+            )
         value, outcome = parse(response)
         return RoleOutput(value, make_call_record(role, prompt, response, outcome))
 
     async def route(self, ctx: StepContext) -> RoleOutput:
         prompt = self.prompts.render(
-            "route", task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
-            parent_source=ctx.parent.source.rstrip(), recent_outcomes=ctx.recent_outcomes,
-            feasibility_summary=ctx.feasibility_summary)
+            "route",
+            task=ctx.task,
+            parent_metrics=ctx.parent.metrics_text(),
+            parent_source=ctx.parent.source.rstrip(),
+            recent_outcomes=ctx.recent_outcomes,
+            feasibility_summary=ctx.feasibility_summary,
+        )
 
         def parse(r: LLMResponse):
             factor = parse_factor(r.text)
@@ -188,9 +234,16 @@ class LLMEditor(Editor):
         except regions.TemplateError:
             region = ctx.parent.source
         prompt = self.prompts.render(
-            "directive", task=ctx.task, factor=factor, parent_metrics=ctx.parent.metrics_text(),
-            factor_region=region.rstrip(), recent_outcomes=ctx.recent_outcomes,
-            stagnation_window=3, failure_window=10, **signals.describe())
+            "directive",
+            task=ctx.task,
+            factor=factor,
+            parent_metrics=ctx.parent.metrics_text(),
+            factor_region=region.rstrip(),
+            recent_outcomes=ctx.recent_outcomes,
+            stagnation_window=3,
+            failure_window=10,
+            **signals.describe(),
+        )
 
         def parse(r: LLMResponse):
             directive = sanitize_directive(r.text, self.directive_max_chars)
@@ -199,17 +252,25 @@ class LLMEditor(Editor):
         return await self._ask("directive", prompt, parse)
 
     async def edit(self, ctx: StepContext, factor: str | None, directive: str) -> RoleOutput:
-        common = dict(task=ctx.task, parent_metrics=ctx.parent.metrics_text(),
-                      parent_source=ctx.parent.source.rstrip(),
-                      top_inspirations=_region_views(ctx.top, factor),
-                      diverse_inspirations=_region_views(ctx.diverse, factor),
-                      recent_outcomes=ctx.recent_outcomes)
+        common = dict(
+            task=ctx.task,
+            parent_metrics=ctx.parent.metrics_text(),
+            parent_source=ctx.parent.source.rstrip(),
+            top_inspirations=_region_views(ctx.top, factor),
+            diverse_inspirations=_region_views(ctx.diverse, factor),
+            recent_outcomes=ctx.recent_outcomes,
+        )
         if factor is None:
             prompt = self.prompts.render("rewrite", **common)
         else:
             other = "ACTION" if factor == "OPERATOR" else "OPERATOR"
-            prompt = self.prompts.render("edit", factor=factor, other_factor=other,
-                                         directive=directive or "(no directive)", **common)
+            prompt = self.prompts.render(
+                "edit",
+                factor=factor,
+                other_factor=other,
+                directive=directive or "(no directive)",
+                **common,
+            )
 
         def parse(r: LLMResponse):
             program = extract_program(r.text)
@@ -245,5 +306,9 @@ def make_editor(editor: EditorConfig, operator: OperatorConfig | None = None) ->
         backend = make_backend(llm)
         if editor.record:
             backend = RecordBackend(backend, editor.record)
-    cap = operator.directive_max_chars if operator is not None else OperatorConfig().directive_max_chars
+    cap = (
+        operator.directive_max_chars
+        if operator is not None
+        else OperatorConfig().directive_max_chars
+    )
     return LLMEditor(backend, directive_max_chars=cap)

@@ -4,6 +4,7 @@ Templates use `${name}` placeholders (Python code rarely contains `$`); a missin
 error naming the field and the template, never a silently empty prompt. `${contract}` is
 filled from `prompts/contract.md` in every template.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,8 +41,12 @@ class PromptLibrary:
                 raise PromptError(f"prompt template not found: {path}")
             return path.read_text(encoding="utf-8")
 
-        return cls(templates={role: read(role) for role in ROLES}, system=read("system").strip(),
-                   contract=read("contract").strip(), directory=str(d))
+        return cls(
+            templates={role: read(role) for role in ROLES},
+            system=read("system").strip(),
+            contract=read("contract").strip(),
+            directory=str(d),
+        )
 
     def render(self, role: str, **fields: object) -> str:
         """Fills the role's template; raises PromptError naming any missing field."""

@@ -4,6 +4,7 @@ Following the paper's Algorithm 2: stagnation is measured over the last k (=3) *
 candidates (none of them raised the best-so-far score), the failure rate and dominant failure
 types over the last k' (=10) *proposals*, kept in a FIFO buffer.
 """
+
 from __future__ import annotations
 
 import collections
@@ -34,11 +35,20 @@ class StepSignals:
     def describe(self) -> dict[str, str]:
         """Prompt-ready strings."""
         return dict(
-            stagnation=("yes: no improvement of the best score" if self.stagnating
-                        else "no" if self.evaluated_in_window else "not enough evaluations yet"),
-            failure_rate=(f"{self.failure_rate:.0%} of {self.proposals_in_window}"
-                          if self.proposals_in_window else "no proposals yet"),
-            dominant_failures=", ".join(self.dominant_failures) or "none")
+            stagnation=(
+                "yes: no improvement of the best score"
+                if self.stagnating
+                else "no"
+                if self.evaluated_in_window
+                else "not enough evaluations yet"
+            ),
+            failure_rate=(
+                f"{self.failure_rate:.0%} of {self.proposals_in_window}"
+                if self.proposals_in_window
+                else "no proposals yet"
+            ),
+            dominant_failures=", ".join(self.dominant_failures) or "none",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,15 +66,18 @@ class Outcome:
         what = self.factor or "REWRITE"
         if self.status == "evaluated":
             mark = " (new best)" if self.improved else ""
-            return f"- attempt {self.attempt}: {what} edit evaluated, OOD {self.ood_score:.4f}{mark}"
+            return (
+                f"- attempt {self.attempt}: {what} edit evaluated, OOD {self.ood_score:.4f}{mark}"
+            )
         return f"- attempt {self.attempt}: {what} edit {self.status} ({self.failure_type})"
 
 
 class SearchHistory:
     """FIFO windows over proposals and evaluations (deterministic, no randomness)."""
 
-    def __init__(self, stagnation_window: int = 3, failure_window: int = 10,
-                 outcome_window: int = 10):
+    def __init__(
+        self, stagnation_window: int = 3, failure_window: int = 10, outcome_window: int = 10
+    ):
         if stagnation_window < 1 or failure_window < 1:
             raise ValueError("signal windows must be >= 1")
         self.stagnation_window = stagnation_window
@@ -100,8 +113,11 @@ class SearchHistory:
         return StepSignals(
             stagnating=full and not any(self._improvements),
             failure_rate=len(failures) / len(window) if window else 0.0,
-            dominant_failures=dominant, factor=factor,
-            evaluated_in_window=len(self._improvements), proposals_in_window=len(window))
+            dominant_failures=dominant,
+            factor=factor,
+            evaluated_in_window=len(self._improvements),
+            proposals_in_window=len(window),
+        )
 
     def recent_outcomes(self) -> tuple[Outcome, ...]:
         return tuple(self._outcomes)
@@ -111,13 +127,15 @@ class SearchHistory:
 
     def to_state(self) -> dict:
         """JSON-serializable state (for run snapshots)."""
-        return dict(stagnation_window=self.stagnation_window,
-                    failure_window=self.failure_window,
-                    outcome_window=self._outcomes.maxlen,
-                    best_score=self.best_score,
-                    proposals=[dataclasses.asdict(o) for o in self._proposals],
-                    outcomes=[dataclasses.asdict(o) for o in self._outcomes],
-                    improvements=list(self._improvements))
+        return dict(
+            stagnation_window=self.stagnation_window,
+            failure_window=self.failure_window,
+            outcome_window=self._outcomes.maxlen,
+            best_score=self.best_score,
+            proposals=[dataclasses.asdict(o) for o in self._proposals],
+            outcomes=[dataclasses.asdict(o) for o in self._outcomes],
+            improvements=list(self._improvements),
+        )
 
     @classmethod
     def from_state(cls, state: dict) -> "SearchHistory":
@@ -127,4 +145,3 @@ class SearchHistory:
         h._outcomes.extend(Outcome(**o) for o in state["outcomes"])
         h._improvements.extend(state["improvements"])
         return h
-

@@ -7,6 +7,7 @@ and runs the feasibility pipeline. Every call and parse outcome lands in the `Pr
 Mode 'rewrite' is the holistic (OpenEvolve-style) baseline: one unscoped edit call, locality
 not enforced, entanglement still measured.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,14 +16,12 @@ import json
 import random
 from typing import Any, Callable
 
-from spark_jax.config.sections import (  # noqa: F401 - re-exported for callers of the step
-    FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError)
+from spark_jax.config.sections import FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError  # noqa: F401 - re-exported for callers of the step
+from spark_jax.feasibility.checker import FeasibilityReport
+from spark_jax.operator.editors import CallRecord, Editor, StepContext
+from spark_jax.operator.signals import SearchHistory
 from spark_jax.program import regions
 from spark_jax.util import rngstate
-from spark_jax.operator.editors import CallRecord, Editor, StepContext
-from spark_jax.feasibility.checker import FeasibilityReport
-from spark_jax.operator.signals import SearchHistory
-
 
 Checker = Callable[[str, str, "str | None"], FeasibilityReport]
 
@@ -100,13 +99,21 @@ class Proposal:
 class SparkOperator:
     """Runs SPARK steps with an editor and a feasibility checker."""
 
-    def __init__(self, editor: Editor, checker: Checker, config: OperatorConfig | None = None,
-                 history: SearchHistory | None = None):
+    def __init__(
+        self,
+        editor: Editor,
+        checker: Checker,
+        config: OperatorConfig | None = None,
+        history: SearchHistory | None = None,
+    ):
         self.editor = editor
         self.checker = checker
         self.config = config if config is not None else OperatorConfig()
-        self.history = history if history is not None else SearchHistory(
-            self.config.stagnation_window, self.config.failure_window)
+        self.history = (
+            history
+            if history is not None
+            else SearchHistory(self.config.stagnation_window, self.config.failure_window)
+        )
         self._rng = random.Random(self.config.seed)
 
     def rng_state(self) -> Any:
@@ -142,18 +149,36 @@ class SparkOperator:
                 directive = out.value or ""
         out = await self.editor.edit(ctx, factor, directive)
         calls.append(out.call)
-        base = dict(attempt=attempt, parent_id=ctx.parent.id, island=ctx.island,
-                    mode=self.config.mode,
-                    factor=factor, factor_source=source, directive=directive,
-                    calls=tuple(calls), editor=self.editor.name, is_llm=self.editor.is_llm)
+        base = dict(
+            attempt=attempt,
+            parent_id=ctx.parent.id,
+            island=ctx.island,
+            mode=self.config.mode,
+            factor=factor,
+            factor_source=source,
+            directive=directive,
+            calls=tuple(calls),
+            editor=self.editor.name,
+            is_llm=self.editor.is_llm,
+        )
         if out.value is None:
-            return Proposal(child_source=None, status="failed", failure_stage="edit",
-                            failure_type=out.call.parse_outcome.split(":")[0],
-                            reason=out.call.error or out.call.parse_outcome, feasibility=None,
-                            **base)
+            return Proposal(
+                child_source=None,
+                status="failed",
+                failure_stage="edit",
+                failure_type=out.call.parse_outcome.split(":")[0],
+                reason=out.call.error or out.call.parse_outcome,
+                feasibility=None,
+                **base,
+            )
         child = out.value
         report = await asyncio.to_thread(self.checker, child, ctx.parent.source, factor)
-        return Proposal(child_source=child,
-                        status="feasible" if report.feasible else "infeasible",
-                        failure_stage=report.failure_stage, failure_type=report.failure_type,
-                        reason=report.reason, feasibility=report, **base)
+        return Proposal(
+            child_source=child,
+            status="feasible" if report.feasible else "infeasible",
+            failure_stage=report.failure_stage,
+            failure_type=report.failure_type,
+            reason=report.reason,
+            feasibility=report,
+            **base,
+        )

@@ -7,11 +7,30 @@
 
 May import: `config`, `util`.
 """
-from spark_jax.program import locality, regions
-from spark_jax.program.source import (FACTORY_NAME, OFFICIAL_PREFIX, Program, ProgramError,
-                                      build_flax_processor, check_template, load_module,
-                                      masks_non_edges, read_program)
 
-__all__ = ['FACTORY_NAME', 'OFFICIAL_PREFIX', 'Program', 'ProgramError', 'build_flax_processor',
-           'check_template', 'load_module', 'locality', 'masks_non_edges', 'read_program',
-           'regions']
+from spark_jax.program import locality, regions
+from spark_jax.program.source import (
+    FACTORY_NAME,
+    OFFICIAL_PREFIX,
+    Program,
+    ProgramError,
+    build_flax_processor,
+    check_template,
+    load_module,
+    masks_non_edges,
+    read_program,
+)
+
+__all__ = [
+    "FACTORY_NAME",
+    "OFFICIAL_PREFIX",
+    "Program",
+    "ProgramError",
+    "build_flax_processor",
+    "check_template",
+    "load_module",
+    "locality",
+    "masks_non_edges",
+    "read_program",
+    "regions",
+]

@@ -13,15 +13,21 @@ import dataclasses
 import difflib
 from typing import Literal, Mapping
 
-from spark_jax.program.regions import (FACTORS, REGION_NAMES, SCAFFOLD, ProgramRegions,
-                                       parse_regions)
+from spark_jax.program.regions import FACTORS, REGION_NAMES, SCAFFOLD, ProgramRegions, parse_regions
 
 __all__ = [
-    'RegionDiff', 'LocalityResult', 'Entanglement', 'diff_regions', 'diff_parsed',
-    'check_locality', 'locality_of', 'classify_entanglement', 'entanglement_of',
+    "RegionDiff",
+    "LocalityResult",
+    "Entanglement",
+    "diff_regions",
+    "diff_parsed",
+    "check_locality",
+    "locality_of",
+    "classify_entanglement",
+    "entanglement_of",
 ]
 
-EntanglementKind = Literal['none', 'operator', 'action', 'entangled', 'scaffold']
+EntanglementKind = Literal["none", "operator", "action", "entangled", "scaffold"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +44,7 @@ class RegionDiff:
     changed: frozenset[str]
     parent_lines: Mapping[str, tuple[int, ...]] = dataclasses.field(hash=False)
     child_lines: Mapping[str, tuple[int, ...]] = dataclasses.field(hash=False)
-    unified: str = ''
+    unified: str = ""
 
     @property
     def empty(self) -> bool:
@@ -58,8 +64,9 @@ def _segments(program: ProgramRegions) -> list[tuple[str, int, int]]:
     return segments
 
 
-def _opcodes(parent: ProgramRegions, child: ProgramRegions
-             ) -> list[tuple[str, str, int, int, int, int]]:
+def _opcodes(
+    parent: ProgramRegions, child: ProgramRegions
+) -> list[tuple[str, str, int, int, int, int]]:
     """(region, tag, i1, i2, j1, j2) opcodes over whole files, matched per segment.
 
     Segments are delimited by the tag lines, which both programs have exactly once, so
@@ -70,7 +77,8 @@ def _opcodes(parent: ProgramRegions, child: ProgramRegions
     ops = []
     for (region, p0, p1), (_, c0, c1) in zip(_segments(parent), _segments(child)):
         matcher = difflib.SequenceMatcher(
-            None, parent.lines[p0:p1], child.lines[c0:c1], autojunk=False)
+            None, parent.lines[p0:p1], child.lines[c0:c1], autojunk=False
+        )
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             ops.append((region, tag, p0 + i1, p0 + i2, c0 + j1, c0 + j2))
     return ops
@@ -80,15 +88,19 @@ def _range(start: int, stop: int) -> str:
     """A unified-diff range (1-based start, length), as difflib formats it."""
     length = stop - start
     first = start + 1 if length else start
-    return str(first) if length == 1 else f'{first},{length}'
+    return str(first) if length == 1 else f"{first},{length}"
 
 
-def _unified(parent: ProgramRegions, child: ProgramRegions,
-             ops: list[tuple[str, str, int, int, int, int]], context: int = 3) -> str:
+def _unified(
+    parent: ProgramRegions,
+    child: ProgramRegions,
+    ops: list[tuple[str, str, int, int, int, int]],
+    context: int = 3,
+) -> str:
     plain: list[tuple[str, int, int, int, int]] = []
     for _, tag, i1, i2, j1, j2 in ops:  # Merge equal runs split at segment borders.
-        if plain and tag == 'equal' and plain[-1][0] == 'equal':
-            plain[-1] = ('equal', plain[-1][1], i2, plain[-1][3], j2)
+        if plain and tag == "equal" and plain[-1][0] == "equal":
+            plain[-1] = ("equal", plain[-1][1], i2, plain[-1][3], j2)
         else:
             plain.append((tag, i1, i2, j1, j2))
     matcher = difflib.SequenceMatcher(None, parent.lines, child.lines, autojunk=False)
@@ -96,19 +108,19 @@ def _unified(parent: ProgramRegions, child: ProgramRegions,
     matcher.get_opcodes = lambda: list(plain)  # type: ignore[method-assign]
     out = []
     for group in matcher.get_grouped_opcodes(context):
-        if all(tag == 'equal' for tag, *_ in group):
+        if all(tag == "equal" for tag, *_ in group):
             continue
         if not out:
-            out += ['--- parent\n', '+++ child\n']
+            out += ["--- parent\n", "+++ child\n"]
         first, last = group[0], group[-1]
-        out.append(f'@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n')
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
         for tag, i1, i2, j1, j2 in group:
-            if tag == 'equal':
-                out += [f' {line}\n' for line in parent.lines[i1:i2]]
+            if tag == "equal":
+                out += [f" {line}\n" for line in parent.lines[i1:i2]]
                 continue
-            out += [f'-{line}\n' for line in parent.lines[i1:i2]]
-            out += [f'+{line}\n' for line in child.lines[j1:j2]]
-    return ''.join(out)
+            out += [f"-{line}\n" for line in parent.lines[i1:i2]]
+            out += [f"+{line}\n" for line in child.lines[j1:j2]]
+    return "".join(out)
 
 
 def diff_regions(parent: str, child: str) -> RegionDiff:
@@ -127,7 +139,7 @@ def diff_parsed(p: ProgramRegions, c: ProgramRegions) -> RegionDiff:
     plines: dict[str, set[int]] = {name: set() for name in REGION_NAMES}
     clines: dict[str, set[int]] = {name: set() for name in REGION_NAMES}
     for region, tag, i1, i2, j1, j2 in ops:
-        if tag == 'equal':
+        if tag == "equal":
             continue
         plines[region].update(range(i1 + 1, i2 + 1))
         clines[region].update(range(j1 + 1, j2 + 1))
@@ -136,7 +148,7 @@ def diff_parsed(p: ProgramRegions, c: ProgramRegions) -> RegionDiff:
         changed=changed,
         parent_lines={r: tuple(sorted(v)) for r, v in plines.items()},
         child_lines={r: tuple(sorted(v)) for r, v in clines.items()},
-        unified=_unified(p, c, ops) if changed else '',
+        unified=_unified(p, c, ops) if changed else "",
     )
 
 
@@ -148,7 +160,7 @@ def _ranges(numbers: tuple[int, ...]) -> str:
             runs[-1].append(n)
         else:
             runs.append([n])
-    return ', '.join(str(r[0]) if len(r) == 1 else f'{r[0]}-{r[-1]}' for r in runs)
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,16 +178,17 @@ class LocalityResult:
     diff: RegionDiff
 
 
-def _where(diff: RegionDiff, region: str, child: ProgramRegions, parent: ProgramRegions
-           ) -> tuple[int, str, str]:
+def _where(
+    diff: RegionDiff, region: str, child: ProgramRegions, parent: ProgramRegions
+) -> tuple[int, str, str]:
     """(count, description, first line text) of the changed lines of `region`, child side preferred."""
     if diff.child_lines[region]:
         nums = diff.child_lines[region]
-        side, text = 'child', child.lines[nums[0] - 1]
+        side, text = "child", child.lines[nums[0] - 1]
     else:
         nums = diff.parent_lines[region]
-        side, text = 'parent', parent.lines[nums[0] - 1]
-    return len(nums), f'{side} line{"s" if len(nums) > 1 else ""} {_ranges(nums)}', text
+        side, text = "parent", parent.lines[nums[0] - 1]
+    return len(nums), f"{side} line{'s' if len(nums) > 1 else ''} {_ranges(nums)}", text
 
 
 def check_locality(parent: str, child: str, factor: str) -> LocalityResult:
@@ -187,23 +200,26 @@ def check_locality(parent: str, child: str, factor: str) -> LocalityResult:
     return locality_of(diff_parsed(p, c), factor, p, c)
 
 
-def locality_of(diff: RegionDiff, factor: str, p: ProgramRegions, c: ProgramRegions
-                ) -> LocalityResult:
+def locality_of(
+    diff: RegionDiff, factor: str, p: ProgramRegions, c: ProgramRegions
+) -> LocalityResult:
     """`check_locality` from a diff computed already (`p`, `c`: its parent and child)."""
     if factor not in FACTORS:
-        raise ValueError(f'Unexpected factor {factor!r}; expected one of {FACTORS}')
+        raise ValueError(f"Unexpected factor {factor!r}; expected one of {FACTORS}")
     if diff.empty:
-        return LocalityResult(False, 'no change', diff)
+        return LocalityResult(False, "no change", diff)
     if SCAFFOLD in diff.changed:
         _, where, text = _where(diff, SCAFFOLD, c, p)
         return LocalityResult(
-            False, f'{factor} edit changed scaffolding at {where} ({text.strip()!r})', diff)
+            False, f"{factor} edit changed scaffolding at {where} ({text.strip()!r})", diff
+        )
     other = next(f for f in FACTORS if f != factor)
     if other in diff.changed:
         count, where, _ = _where(diff, other, c, p)
         return LocalityResult(
-            False, f'{factor} edit changed {count} line(s) in {other} ({where})', diff)
-    return LocalityResult(True, '', diff)
+            False, f"{factor} edit changed {count} line(s) in {other} ({where})", diff
+        )
+    return LocalityResult(True, "", diff)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,11 +249,11 @@ def entanglement_of(diff: RegionDiff) -> Entanglement:
     changed = diff.changed
     kind: EntanglementKind
     if not changed:
-        kind = 'none'
+        kind = "none"
     elif SCAFFOLD in changed:
-        kind = 'scaffold'
+        kind = "scaffold"
     elif len(changed) == 2:
-        kind = 'entangled'
+        kind = "entangled"
     else:
-        kind = 'operator' if 'OPERATOR' in changed else 'action'
-    return Entanglement(kind, kind in ('entangled', 'scaffold'), changed)
+        kind = "operator" if "OPERATOR" in changed else "action"
+    return Entanglement(kind, kind in ("entangled", "scaffold"), changed)

@@ -9,6 +9,7 @@ Sub-computations are followed (pjit, custom_jvp/vjp, remat; `scan` bodies times 
 unknown). Elementwise ops, reductions and softmax are not MACs and are not counted.
 This is a property of the computation, unlike SPARK's original parameter-count proxy.
 """
+
 from __future__ import annotations
 
 import math

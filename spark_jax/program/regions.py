@@ -24,20 +24,27 @@ import re
 from typing import Literal
 
 __all__ = [
-    'FACTORS', 'SCAFFOLD', 'REGION_NAMES', 'TemplateError', 'RegionSpan', 'ProgramRegions',
-    'normalize', 'parse_regions', 'replace_region',
+    "FACTORS",
+    "SCAFFOLD",
+    "REGION_NAMES",
+    "TemplateError",
+    "RegionSpan",
+    "ProgramRegions",
+    "normalize",
+    "parse_regions",
+    "replace_region",
 ]
 
-FACTORS: tuple[str, ...] = ('OPERATOR', 'ACTION')
-SCAFFOLD = 'SCAFFOLD'
+FACTORS: tuple[str, ...] = ("OPERATOR", "ACTION")
+SCAFFOLD = "SCAFFOLD"
 REGION_NAMES: tuple[str, ...] = FACTORS + (SCAFFOLD,)
 
-Region = Literal['OPERATOR', 'ACTION', 'SCAFFOLD']
+Region = Literal["OPERATOR", "ACTION", "SCAFFOLD"]
 
 # An exact tag line (after trailing-whitespace stripping).
-_TAG_RE = re.compile(r'[ \t]*# SPARK:(BEGIN|END) (OPERATOR|ACTION)')
+_TAG_RE = re.compile(r"[ \t]*# SPARK:(BEGIN|END) (OPERATOR|ACTION)")
 # Anything that looks like an attempt at a tag; must then be an exact tag line.
-_TAG_LIKE_RE = re.compile(r'#\s*SPARK\s*:\s*(BEGIN|END)\b', re.IGNORECASE)
+_TAG_LIKE_RE = re.compile(r"#\s*SPARK\s*:\s*(BEGIN|END)\b", re.IGNORECASE)
 
 
 class TemplateError(ValueError):
@@ -60,22 +67,22 @@ def normalize(source: str) -> str:
     A non-empty result always ends with exactly one newline (so a missing final newline
     is not a change); trailing blank lines are kept.
     """
-    text = source.replace('\r\n', '\n').replace('\r', '\n')
-    lines = text.split('\n')
-    if lines and lines[-1] == '':
+    text = source.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
         lines.pop()
     if not lines:
-        return ''
-    return '\n'.join(line.rstrip() for line in lines) + '\n'
+        return ""
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _lines(source: str) -> list[str]:
     text = normalize(source)
-    return text.split('\n')[:-1] if text else []
+    return text.split("\n")[:-1] if text else []
 
 
 def _join(lines: list[str] | tuple[str, ...]) -> str:
-    return ''.join(line + '\n' for line in lines)
+    return "".join(line + "\n" for line in lines)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +129,7 @@ class ProgramRegions:
         for span in self.spans:
             if span.factor == factor:
                 return span
-        raise ValueError(f'Unexpected factor {factor!r}; expected one of {FACTORS}')
+        raise ValueError(f"Unexpected factor {factor!r}; expected one of {FACTORS}")
 
     def body(self, factor: str) -> str:
         """The body text of `factor`."""
@@ -137,7 +144,7 @@ class ProgramRegions:
 
 
 def _tag(kind: str, factor: str) -> str:
-    return f'# SPARK:{kind} {factor}'
+    return f"# SPARK:{kind} {factor}"
 
 
 def parse_regions(source: str) -> ProgramRegions:
@@ -150,52 +157,61 @@ def parse_regions(source: str) -> ProgramRegions:
     """
     lines = _lines(source)
     found: dict[tuple[str, str], list[int]] = {
-        (kind, factor): [] for factor in FACTORS for kind in ('BEGIN', 'END')}
+        (kind, factor): [] for factor in FACTORS for kind in ("BEGIN", "END")
+    }
     for i, line in enumerate(lines):
         if not _TAG_LIKE_RE.search(line):
             continue
         match = _TAG_RE.fullmatch(line)
         if match is None:
             raise TemplateError(
-                f'text on tag line {i + 1}: {line.strip()!r} (a tag line must be exactly '
-                f"'# SPARK:BEGIN|END OPERATOR|ACTION' plus indentation)", i + 1)
+                f"text on tag line {i + 1}: {line.strip()!r} (a tag line must be exactly "
+                f"'# SPARK:BEGIN|END OPERATOR|ACTION' plus indentation)",
+                i + 1,
+            )
         found[(match.group(1), match.group(2))].append(i)
 
     for (kind, factor), where in found.items():
         if not where:
-            raise TemplateError(f'missing tag {_tag(kind, factor)!r}')
+            raise TemplateError(f"missing tag {_tag(kind, factor)!r}")
         if len(where) > 1:
-            at = ','.join(str(i + 1) for i in where)
+            at = ",".join(str(i + 1) for i in where)
             raise TemplateError(
-                f'duplicated tag {_tag(kind, factor)!r} at lines {at}', where[1] + 1)
+                f"duplicated tag {_tag(kind, factor)!r} at lines {at}", where[1] + 1
+            )
 
-    bounds = {f: (found[('BEGIN', f)][0], found[('END', f)][0]) for f in FACTORS}
+    bounds = {f: (found[("BEGIN", f)][0], found[("END", f)][0]) for f in FACTORS}
     for factor, (begin, end) in bounds.items():
         if end < begin:
             raise TemplateError(
-                f'END before BEGIN for {factor} (END at line {end + 1}, '
-                f'BEGIN at line {begin + 1})', end + 1)
-    (op_begin, op_end), (act_begin, act_end) = bounds['OPERATOR'], bounds['ACTION']
+                f"END before BEGIN for {factor} (END at line {end + 1}, BEGIN at line {begin + 1})",
+                end + 1,
+            )
+    (op_begin, op_end), (act_begin, act_end) = bounds["OPERATOR"], bounds["ACTION"]
     if act_begin < op_begin and act_end < op_begin:
         raise TemplateError(
-            f'ACTION before OPERATOR (ACTION at lines {act_begin + 1}-{act_end + 1}, '
-            f'OPERATOR at lines {op_begin + 1}-{op_end + 1})', act_begin + 1)
+            f"ACTION before OPERATOR (ACTION at lines {act_begin + 1}-{act_end + 1}, "
+            f"OPERATOR at lines {op_begin + 1}-{op_end + 1})",
+            act_begin + 1,
+        )
     if not op_end < act_begin:
         raise TemplateError(
-            f'nested/overlapping regions: OPERATOR at lines {op_begin + 1}-{op_end + 1}, '
-            f'ACTION at lines {act_begin + 1}-{act_end + 1}', max(op_begin, act_begin) + 1)
+            f"nested/overlapping regions: OPERATOR at lines {op_begin + 1}-{op_end + 1}, "
+            f"ACTION at lines {act_begin + 1}-{act_end + 1}",
+            max(op_begin, act_begin) + 1,
+        )
 
     spans = []
     for factor in FACTORS:
         begin, end = bounds[factor]
-        indent = lines[begin][:len(lines[begin]) - len(lines[begin].lstrip())]
-        spans.append(RegionSpan(factor, begin, end, _join(lines[begin + 1:end]), indent))
+        indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+        spans.append(RegionSpan(factor, begin, end, _join(lines[begin + 1 : end]), indent))
 
     scaffold: list[str] = []
     cursor = 0
     for span in spans:
-        scaffold.extend(lines[cursor:span.begin + 1])
-        scaffold.append(f'{span.indent}# <SPARK {span.factor} body>')
+        scaffold.extend(lines[cursor : span.begin + 1])
+        scaffold.append(f"{span.indent}# <SPARK {span.factor} body>")
         cursor = span.end
     scaffold.extend(lines[cursor:])
     return ProgramRegions(tuple(lines), tuple(spans), _join(scaffold))
@@ -213,8 +229,8 @@ def replace_region(source: str, factor: str, new_body: str) -> str:
     for i, line in enumerate(body_lines):
         if _TAG_LIKE_RE.search(line):
             raise TemplateError(
-                f'new {factor} body contains a tag line at body line {i + 1}: '
-                f'{line.strip()!r}')
+                f"new {factor} body contains a tag line at body line {i + 1}: {line.strip()!r}"
+            )
     lines = list(program.lines)
-    lines[span.begin + 1:span.end] = body_lines
+    lines[span.begin + 1 : span.end] = body_lines
     return _join(lines)

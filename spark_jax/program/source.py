@@ -5,6 +5,7 @@ frozen factory `make_processor(out_size, use_ln=..., nb_triplet_fts=...) -> flax
 Loading executes the file's code, so only trusted programs (the seeds, or candidates that
 passed feasibility in a sandbox) are loaded in the caller's process.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -96,14 +97,17 @@ def load_module(program: Program) -> types.ModuleType:
     return module
 
 
-def build_flax_processor(module: types.ModuleType, out_size: int, use_ln: bool,
-                         nb_triplet_fts: int) -> Any:
+def build_flax_processor(
+    module: types.ModuleType, out_size: int, use_ln: bool, nb_triplet_fts: int
+) -> Any:
     """Calls the program's frozen factory and checks it returned a Flax linen module."""
     import flax.linen as nn
 
     proc = getattr(module, FACTORY_NAME)(out_size, use_ln=use_ln, nb_triplet_fts=nb_triplet_fts)
     if not isinstance(proc, nn.Module):
-        raise ProgramError(f"{FACTORY_NAME} returned {type(proc).__name__}, not a flax.linen.Module")
+        raise ProgramError(
+            f"{FACTORY_NAME} returned {type(proc).__name__}, not a flax.linen.Module"
+        )
     return proc
 
 

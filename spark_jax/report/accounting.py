@@ -7,6 +7,7 @@ entanglement rate is proposals whose entanglement is 'entangled' or 'scaffold' /
 Curves are attributed to the attempt that proposed a program, whatever order evaluations
 finished in.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,10 +17,9 @@ from typing import Any, Mapping
 from spark_jax.operator.step import Proposal
 from spark_jax.search.rundb import RunDB
 
-__all__ = ['ENTANGLED_KINDS', 'RunAccounting', 'find_meta', 'is_scored', 'read_meta',
-           'summarize']
+__all__ = ["ENTANGLED_KINDS", "RunAccounting", "find_meta", "is_scored", "read_meta", "summarize"]
 
-ENTANGLED_KINDS = ('entangled', 'scaffold')
+ENTANGLED_KINDS = ("entangled", "scaffold")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,14 +58,14 @@ def _better(e: Mapping[str, Any], inc: Mapping[str, Any] | None) -> bool:
     """Higher OOD wins; equal OOD: lower MACs (the archive's tie-break)."""
     if inc is None:
         return True
-    if e['ood_score'] != inc['ood_score']:
-        return e['ood_score'] > inc['ood_score']
-    return e['macs'] is not None and (inc['macs'] is None or e['macs'] < inc['macs'])
+    if e["ood_score"] != inc["ood_score"]:
+        return e["ood_score"] > inc["ood_score"]
+    return e["macs"] is not None and (inc["macs"] is None or e["macs"] < inc["macs"])
 
 
 def is_scored(e: Mapping[str, Any]) -> bool:
     """An evaluation that finished ('ok') with an OOD score."""
-    return e['status'] == 'ok' and e['ood_score'] is not None
+    return e["status"] == "ok" and e["ood_score"] is not None
 
 
 def _raw_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
@@ -73,8 +73,8 @@ def _raw_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
     try:
         conn = sqlite3.connect(str(db.path))
         try:
-            keys = [r[0] for r in conn.execute('SELECT key FROM run_meta ORDER BY key')]
-            created = conn.execute('SELECT MIN(created_at) FROM schema_version').fetchone()[0]
+            keys = [r[0] for r in conn.execute("SELECT key FROM run_meta ORDER BY key")]
+            created = conn.execute("SELECT MIN(created_at) FROM schema_version").fetchone()[0]
         finally:
             conn.close()
     except sqlite3.Error:
@@ -82,12 +82,12 @@ def _raw_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
     return {k: db.get_meta(k) for k in keys}, created
 
 
-def _flatten(value: Any, prefix: str = '') -> dict[str, Any]:
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     """{'a': {'b': 1}} -> {'a.b': 1}; an empty mapping stays a value (none at top level)."""
     if isinstance(value, Mapping) and (value or not prefix):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            out.update(_flatten(v, f'{prefix}.{k}' if prefix else str(k)))
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
     return {prefix: value}
 
@@ -95,7 +95,7 @@ def _flatten(value: Any, prefix: str = '') -> dict[str, Any]:
 def find_meta(meta: Mapping[str, Any], name: str) -> Any:
     """The first flattened key equal to `name` or ending in `.name`; None when absent."""
     for key, value in meta.items():
-        if key == name or key.endswith('.' + name):
+        if key == name or key.endswith("." + name):
             return value
     return None
 
@@ -107,83 +107,105 @@ def read_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
     return _flatten(raw), created
 
 
-def summarize(db: RunDB, meta: Mapping[str, Any] | None = None,
-              created_at: float | None = None) -> RunAccounting:
+def summarize(
+    db: RunDB, meta: Mapping[str, Any] | None = None, created_at: float | None = None
+) -> RunAccounting:
     """Computes every number and curve of the report from an open run database."""
     if meta is None:
         meta, created_at = read_meta(db)
     props: list[Proposal] = db.proposals()
     evals = db.evaluations()
-    by_attempt = {e['proposal_attempt']: e for e in evals if e['proposal_attempt'] is not None}
-    baselines = [e for e in evals if e['proposal_attempt'] is None and is_scored(e)]
-    task, preset = find_meta(meta, 'task'), find_meta(meta, 'preset')
-    matching = [e for e in baselines if (task is None or e['task'] in (None, task))
-                and (preset is None or e['preset'] in (None, preset))]
+    by_attempt = {e["proposal_attempt"]: e for e in evals if e["proposal_attempt"] is not None}
+    baselines = [e for e in evals if e["proposal_attempt"] is None and is_scored(e)]
+    task, preset = find_meta(meta, "task"), find_meta(meta, "preset")
+    matching = [
+        e
+        for e in baselines
+        if (task is None or e["task"] in (None, task))
+        and (preset is None or e["preset"] in (None, preset))
+    ]
     seed = (matching or baselines or [None])[0]
-    cands = [e for e in evals if e['proposal_attempt'] is not None and e['status'] == 'ok']
-    nan = float('nan')
+    cands = [e for e in evals if e["proposal_attempt"] is not None and e["status"] == "ok"]
+    nan = float("nan")
     # Per attempt (x = 0 is the seed, before any attempt).
     incumbent = seed
-    best_curve = [seed['ood_score'] if seed else nan]
-    macs_curve = [seed['macs'] if seed and seed['macs'] is not None else nan]
+    best_curve = [seed["ood_score"] if seed else nan]
+    macs_curve = [seed["macs"] if seed and seed["macs"] is not None else nan]
     cand_ood, valid, entangled = [nan], [], []
     n_feasible = n_entangled = 0
     for k, p in enumerate(props, 1):
         e = by_attempt.get(p.attempt)
         if e is not None and is_scored(e) and _better(e, incumbent):
             incumbent = e
-        best_curve.append(incumbent['ood_score'] if incumbent else nan)
-        macs_curve.append(nan if incumbent is None or incumbent['macs'] is None
-                          else float(incumbent['macs']))
-        cand_ood.append(e['ood_score'] if e is not None and is_scored(e) else nan)
-        n_feasible += p.status == 'feasible'
+        best_curve.append(incumbent["ood_score"] if incumbent else nan)
+        macs_curve.append(
+            nan if incumbent is None or incumbent["macs"] is None else float(incumbent["macs"])
+        )
+        cand_ood.append(e["ood_score"] if e is not None and is_scored(e) else nan)
+        n_feasible += p.status == "feasible"
         n_entangled += p.entanglement in ENTANGLED_KINDS
         valid.append(n_feasible / k)
         entangled.append(n_entangled / k)
     # Per evaluated candidate, in the order evaluations were recorded.
-    eval_curve, running, best_candidate = [seed['ood_score'] if seed else nan], seed, None
+    eval_curve, running, best_candidate = [seed["ood_score"] if seed else nan], seed, None
     for e in cands:
         if is_scored(e):
             running = e if _better(e, running) else running
             best_candidate = e if _better(e, best_candidate) else best_candidate
-        eval_curve.append(running['ood_score'] if running else nan)
-    best_ood = incumbent['ood_score'] if incumbent else None
+        eval_curve.append(running["ood_score"] if running else nan)
+    best_ood = incumbent["ood_score"] if incumbent else None
     best_attempt = best_index = best_eval = None
-    if best_ood is not None and not (seed and seed['ood_score'] == best_ood):
+    if best_ood is not None and not (seed and seed["ood_score"] == best_ood):
         best_attempt = next(k for k, v in enumerate(best_curve) if v == best_ood)
         best_index = props[best_attempt - 1].attempt
         first = by_attempt[best_index]
-        best_eval = next(i for i, e in enumerate(cands, 1) if e['id'] == first['id'])
+        best_eval = next(i for i, e in enumerate(cands, 1) if e["id"] == first["id"])
     verdict = None
     if seed is not None and best_candidate is not None:
-        diff = best_candidate['ood_score'] - seed['ood_score']
-        verdict = 'beats' if diff > 0 else 'equals' if diff == 0 else 'below'
-    stamps = [p.created_at for p in props] + [e['created_at'] for e in evals]
-    stamps += [c['created_at'] for c in db.llm_calls()] + [created_at]
+        diff = best_candidate["ood_score"] - seed["ood_score"]
+        verdict = "beats" if diff > 0 else "equals" if diff == 0 else "below"
+    stamps = [p.created_at for p in props] + [e["created_at"] for e in evals]
+    stamps += [c["created_at"] for c in db.llm_calls()] + [created_at]
     stamps = [s for s in stamps if s is not None]
-    train = [e['train_seconds'] for e in cands if e['train_seconds'] is not None]
-    comp = [e['compile_seconds'] for e in cands if e['compile_seconds'] is not None]
+    train = [e["train_seconds"] for e in cands if e["train_seconds"] is not None]
+    comp = [e["compile_seconds"] for e in cands if e["compile_seconds"] is not None]
     # A scored evaluation costs its compile + train time; a failed one its wall time.
-    device_s = sum((e['train_seconds'] or 0.0) + (e['compile_seconds'] or 0.0)
-                   if e['status'] == 'ok' else (e['wall_seconds'] or 0.0) for e in evals)
+    device_s = sum(
+        (e["train_seconds"] or 0.0) + (e["compile_seconds"] or 0.0)
+        if e["status"] == "ok"
+        else (e["wall_seconds"] or 0.0)
+        for e in evals
+    )
     n = len(props)
     return RunAccounting(
-        attempts=n, feasible=n_feasible,
-        infeasible=sum(p.status == 'infeasible' for p in props),
-        failed=sum(p.status == 'failed' for p in props), evaluated=len(cands),
-        eval_errors=sum(e['status'] != 'ok' for e in by_attempt.values()),
-        not_evaluated=sum(p.status == 'feasible' and p.attempt not in by_attempt
-                          for p in props),
-        valid_rate=n_feasible / n if n else None, entangled=n_entangled,
-        entanglement_rate=n_entangled / n if n else None, seed=seed,
-        best_candidate=best_candidate, incumbent=incumbent, best_ood=best_ood,
-        best_attempt=best_attempt, best_attempt_index=best_index, best_evaluated=best_eval,
+        attempts=n,
+        feasible=n_feasible,
+        infeasible=sum(p.status == "infeasible" for p in props),
+        failed=sum(p.status == "failed" for p in props),
+        evaluated=len(cands),
+        eval_errors=sum(e["status"] != "ok" for e in by_attempt.values()),
+        not_evaluated=sum(p.status == "feasible" and p.attempt not in by_attempt for p in props),
+        valid_rate=n_feasible / n if n else None,
+        entangled=n_entangled,
+        entanglement_rate=n_entangled / n if n else None,
+        seed=seed,
+        best_candidate=best_candidate,
+        incumbent=incumbent,
+        best_ood=best_ood,
+        best_attempt=best_attempt,
+        best_attempt_index=best_index,
+        best_evaluated=best_eval,
         verdict=verdict,
         wall_hours=(max(stamps) - min(stamps)) / 3600 if len(stamps) > 1 else None,
         device_hours=device_s / 3600,
         mean_train_seconds=sum(train) / len(train) if train else None,
         mean_compile_seconds=sum(comp) / len(comp) if comp else None,
-        curves={'best': tuple(best_curve), 'macs': tuple(macs_curve),
-                'cand_ood': tuple(cand_ood), 'valid': tuple(valid),
-                'entangled': tuple(entangled), 'best_eval': tuple(eval_curve)})
-
+        curves={
+            "best": tuple(best_curve),
+            "macs": tuple(macs_curve),
+            "cand_ood": tuple(cand_ood),
+            "valid": tuple(valid),
+            "entangled": tuple(entangled),
+            "best_eval": tuple(eval_curve),
+        },
+    )

@@ -1,5 +1,6 @@
 """A run's plots: five PNGs drawn from `RunAccounting.curves` (matplotlib, Agg canvas; no
 pyplot state, so it is safe in any process). OOD fractions are drawn as percentages."""
+
 from __future__ import annotations
 
 import math
@@ -7,10 +8,15 @@ import pathlib
 
 from spark_jax.report.accounting import RunAccounting
 
-__all__ = ['PLOT_FILES', 'write_plots']
+__all__ = ["PLOT_FILES", "write_plots"]
 
-PLOT_FILES = ('best_ood_vs_attempt.png', 'best_ood_vs_evaluated.png', 'entanglement_rate.png',
-              'valid_rate.png', 'incumbent_macs.png')
+PLOT_FILES = (
+    "best_ood_vs_attempt.png",
+    "best_ood_vs_evaluated.png",
+    "entanglement_rate.png",
+    "valid_rate.png",
+    "incumbent_macs.png",
+)
 
 
 def write_plots(acc: RunAccounting, out: pathlib.Path) -> tuple[pathlib.Path, ...]:
@@ -19,20 +25,43 @@ def write_plots(acc: RunAccounting, out: pathlib.Path) -> tuple[pathlib.Path, ..
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    c = {k: [100.0 * y for y in v] if k in ('best', 'cand_ood', 'best_eval') else list(v)
-         for k, v in acc.curves.items()}
-    att, seed_x, ood = list(range(len(c['best']))), 'attempt (0: the seed)', 'OOD accuracy (%)'
+    c = {
+        k: [100.0 * y for y in v] if k in ("best", "cand_ood", "best_eval") else list(v)
+        for k, v in acc.curves.items()
+    }
+    att, seed_x, ood = list(range(len(c["best"]))), "attempt (0: the seed)", "OOD accuracy (%)"
     specs = [  # title, x label, y label, [(xs, ys, label, style)]
-        ('best-so-far OOD accuracy vs attempt', seed_x, ood,
-         [(att, c['best'], 'best so far', 'step'), (att, c['cand_ood'], 'candidate', '.')]),
-        ('best-so-far OOD accuracy vs evaluated candidates', 'evaluated candidates (0: the seed)',
-         ood, [(list(range(len(c['best_eval']))), c['best_eval'], 'best so far', 'step')]),
-        ('entanglement rate (cumulative)', 'attempt', 'entangled or scaffold / attempts',
-         [(att[1:], c['entangled'], 'entanglement rate', '-')]),
-        ('cumulative valid rate', 'attempt', 'feasible / attempts',
-         [(att[1:], c['valid'], 'valid rate', '-')]),
-        ('incumbent MACs', seed_x, 'MACs of the best-so-far program',
-         [(att, c['macs'], 'incumbent MACs', 'step')])]
+        (
+            "best-so-far OOD accuracy vs attempt",
+            seed_x,
+            ood,
+            [(att, c["best"], "best so far", "step"), (att, c["cand_ood"], "candidate", ".")],
+        ),
+        (
+            "best-so-far OOD accuracy vs evaluated candidates",
+            "evaluated candidates (0: the seed)",
+            ood,
+            [(list(range(len(c["best_eval"]))), c["best_eval"], "best so far", "step")],
+        ),
+        (
+            "entanglement rate (cumulative)",
+            "attempt",
+            "entangled or scaffold / attempts",
+            [(att[1:], c["entangled"], "entanglement rate", "-")],
+        ),
+        (
+            "cumulative valid rate",
+            "attempt",
+            "feasible / attempts",
+            [(att[1:], c["valid"], "valid rate", "-")],
+        ),
+        (
+            "incumbent MACs",
+            seed_x,
+            "MACs of the best-so-far program",
+            [(att, c["macs"], "incumbent MACs", "step")],
+        ),
+    ]
     out.mkdir(parents=True, exist_ok=True)
     for name, (title, xlabel, ylabel, series) in zip(PLOT_FILES, specs):
         fig = Figure(figsize=(6.4, 4.0), dpi=100)
@@ -40,20 +69,18 @@ def write_plots(acc: RunAccounting, out: pathlib.Path) -> tuple[pathlib.Path, ..
         ax = fig.add_subplot()
         drawn = [s for s in series if any(not math.isnan(y) for y in s[1])]
         for xs, ys, label, style in drawn:
-            if style == 'step':
-                ax.step(xs, ys, where='post', label=label, marker='.' if len(xs) < 3 else None)
+            if style == "step":
+                ax.step(xs, ys, where="post", label=label, marker="." if len(xs) < 3 else None)
             else:
-                ax.plot(xs, ys, style, label=label, alpha=0.5 if style == '.' else 1.0)
-        if 'rate' in title:
+                ax.plot(xs, ys, style, label=label, alpha=0.5 if style == "." else 1.0)
+        if "rate" in title:
             ax.set_ylim(-0.02, 1.02)
         if len(drawn) > 1:
-            ax.legend(loc='lower right', fontsize='small')
+            ax.legend(loc="lower right", fontsize="small")
         elif not drawn:
-            ax.text(0.5, 0.5, 'no data recorded', ha='center', va='center',
-                    transform=ax.transAxes)
+            ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
         ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
         ax.grid(True, alpha=0.3)
         fig.subplots_adjust(left=0.13, right=0.97, bottom=0.12, top=0.92)
-        fig.savefig(out / name, format='png')
+        fig.savefig(out / name, format="png")
     return tuple(out / name for name in PLOT_FILES)
-

@@ -4,6 +4,7 @@ ours) and `run_dir/plots/*.png`. The numbers come from `accounting`, the PNGs fr
 OOD scores stored as fractions (CLRS `score`) are printed as percentages; any NULL field
 prints as '—'.
 """
+
 from __future__ import annotations
 
 import collections
@@ -14,17 +15,28 @@ import pathlib
 import sys
 from typing import Any, Mapping, Sequence
 
+from spark_jax.operator.step import Proposal
 from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
-from spark_jax.operator.step import Proposal
 from spark_jax.search.rundb import RunDB, RunDBError
 
-__all__ = ['ReportPaths', 'report_main', 'write_report']
+__all__ = ["ReportPaths", "report_main", "write_report"]
 
-_HIGHLIGHTS = ('task', 'preset', 'seed', 'editor', 'operator_variant', 'variant', 'budget',
-               'max_attempts', 'in_flight', 'versions', 'command')
-_DASH = '—'
+_HIGHLIGHTS = (
+    "task",
+    "preset",
+    "seed",
+    "editor",
+    "operator_variant",
+    "variant",
+    "budget",
+    "max_attempts",
+    "in_flight",
+    "versions",
+    "command",
+)
+_DASH = "—"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,158 +54,275 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return _DASH
     if isinstance(value, float):
-        return f'{value:.{digits}f}'
+        return f"{value:.{digits}f}"
     if isinstance(value, int) and not isinstance(value, bool):
-        return f'{value:,}'
+        return f"{value:,}"
     return str(value)
 
 
 def _pct(score: float | None) -> str:
-    return _DASH if score is None else f'{100.0 * score:.2f}'
+    return _DASH if score is None else f"{100.0 * score:.2f}"
 
 
 def _cell(value: Any, limit: int = 160) -> str:
     """A run_meta value as one table cell: a list of strings (a command) joined, else JSON."""
     words = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-    text = ' '.join(value) if words else value if isinstance(value, str) else json.dumps(
-        value, default=str, sort_keys=True)
-    text = text.replace('|', '\\|').replace('\n', ' ')
-    return text if len(text) <= limit else text[:limit - 1] + '…'
+    text = (
+        " ".join(value)
+        if words
+        else value
+        if isinstance(value, str)
+        else json.dumps(value, default=str, sort_keys=True)
+    )
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)]
-    return lines + ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
 def _verdict_line(acc: RunAccounting, protocol: str) -> str:
     if acc.seed is None:
-        return ('**Verdict:** the seed has no recorded evaluation, so the best candidate '
-                'cannot be compared with it.')
+        return (
+            "**Verdict:** the seed has no recorded evaluation, so the best candidate "
+            "cannot be compared with it."
+        )
     if acc.best_candidate is None:
-        return ('**Verdict:** no candidate was evaluated, so nothing beats the seed; the '
-                'best program is the seed itself.')
+        return (
+            "**Verdict:** no candidate was evaluated, so nothing beats the seed; the "
+            "best program is the seed itself."
+        )
     b, s = acc.best_candidate, acc.seed
-    word = {'beats': 'beats', 'equals': 'equals', 'below': 'is below'}[acc.verdict or '']
-    line = (f"**Verdict:** the best evaluated candidate (program `{b['program_id']}`, attempt "
-            f"index {b['proposal_attempt']}) {word} the seed on this run's own protocol "
-            f"({protocol}): OOD {_pct(b['ood_score'])}% vs {_pct(s['ood_score'])}% "
-            f"({100 * (b['ood_score'] - s['ood_score']):+.2f} pp).")
-    if (b['task'], b['preset'], b['seed']) != (s['task'], s['preset'], s['seed']):
-        line += (' Warning: the seed and the candidate were evaluated under different '
-                 f"task/preset/seed ({s['task']}/{s['preset']}/{s['seed']} vs "
-                 f"{b['task']}/{b['preset']}/{b['seed']}).")
+    word = {"beats": "beats", "equals": "equals", "below": "is below"}[acc.verdict or ""]
+    line = (
+        f"**Verdict:** the best evaluated candidate (program `{b['program_id']}`, attempt "
+        f"index {b['proposal_attempt']}) {word} the seed on this run's own protocol "
+        f"({protocol}): OOD {_pct(b['ood_score'])}% vs {_pct(s['ood_score'])}% "
+        f"({100 * (b['ood_score'] - s['ood_score']):+.2f} pp)."
+    )
+    if (b["task"], b["preset"], b["seed"]) != (s["task"], s["preset"], s["seed"]):
+        line += (
+            " Warning: the seed and the candidate were evaluated under different "
+            f"task/preset/seed ({s['task']}/{s['preset']}/{s['seed']} vs "
+            f"{b['task']}/{b['preset']}/{b['seed']})."
+        )
     return line
 
 
 def _llm_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
     roles: dict[str, list[Mapping[str, Any]]] = collections.defaultdict(list)
     for c in calls:
-        roles[c['role'] or _DASH].append(c)
+        roles[c["role"] or _DASH].append(c)
     rows = []
     for role, cs in roles.items():
-        llm = [c for c in cs if c['is_llm']]
-        kind = 'offline rules (not an LLM)' if not llm else ', '.join(sorted(
-            {f"{c['backend'] or '?'}/{c['model'] or '?'}" for c in llm}))
-        total = {key: [c[key] for c in cs if c[key] is not None]
-                 for key in ('prompt_tokens', 'completion_tokens', 'latency_s')}
-        lat = total['latency_s']
-        rows.append([role, len(cs), kind, sum(not c['ok'] for c in cs)]
-                    + [_fmt(sum(v) if v else None, 2) for v in total.values()]
-                    + [_fmt(sum(lat) / len(lat) if lat else None, 3)])
+        llm = [c for c in cs if c["is_llm"]]
+        kind = (
+            "offline rules (not an LLM)"
+            if not llm
+            else ", ".join(sorted({f"{c['backend'] or '?'}/{c['model'] or '?'}" for c in llm}))
+        )
+        total = {
+            key: [c[key] for c in cs if c[key] is not None]
+            for key in ("prompt_tokens", "completion_tokens", "latency_s")
+        }
+        lat = total["latency_s"]
+        rows.append(
+            [role, len(cs), kind, sum(not c["ok"] for c in cs)]
+            + [_fmt(sum(v) if v else None, 2) for v in total.values()]
+            + [_fmt(sum(lat) / len(lat) if lat else None, 3)]
+        )
     if not rows:
-        return ['(no editor calls recorded)']
-    return _table(['role', 'calls', 'kind', 'failed', 'prompt tokens', 'completion tokens',
-                   'latency s (total)', 'latency s (mean)'], rows)
+        return ["(no editor calls recorded)"]
+    return _table(
+        [
+            "role",
+            "calls",
+            "kind",
+            "failed",
+            "prompt tokens",
+            "completion tokens",
+            "latency s (total)",
+            "latency s (mean)",
+        ],
+        rows,
+    )
 
 
-def _markdown(run_dir: pathlib.Path, meta: Mapping[str, Any], acc: RunAccounting,
-              props: Sequence[Proposal], evals: Sequence[Mapping[str, Any]],
-              calls: Sequence[Mapping[str, Any]], plots: Sequence[pathlib.Path],
-              top_k: int) -> str:
+def _markdown(
+    run_dir: pathlib.Path,
+    meta: Mapping[str, Any],
+    acc: RunAccounting,
+    props: Sequence[Proposal],
+    evals: Sequence[Mapping[str, Any]],
+    calls: Sequence[Mapping[str, Any]],
+    plots: Sequence[pathlib.Path],
+    top_k: int,
+) -> str:
     anchor = acc.seed or acc.best_candidate or {}
-    task = anchor.get('task') or find_meta(meta, 'task')
-    preset = anchor.get('preset') or find_meta(meta, 'preset')
-    seed_no = anchor.get('seed') if anchor.get('seed') is not None else find_meta(meta, 'seed')
-    protocol = f'task `{task or "unknown"}`, preset `{preset or "unknown"}`, seed {seed_no}'
-    lines = [f'# SPARK run report: {run_dir.name}', '', f'Protocol: {protocol}.', '',
-             '## Configuration', '']
-    order = sorted(meta, key=lambda k: (min((i for i, h in enumerate(_HIGHLIGHTS)
-                                             if k == h or k.startswith(h + '.')
-                                             or k.endswith('.' + h)), default=99), k))
-    lines += (_table(['key', 'value'], [[f'`{k}`', _cell(meta[k])] for k in order])
-              if meta else ['(no run metadata recorded)'])
-    lines += ['', '## Seed vs best', '']
-    cols = [('OOD (%)', 'ood_score', _pct), ('val (%)', 'val_score', _pct),
-            ('MACs', 'macs', _fmt), ('params', 'params', _fmt)]
-    pair = [('seed', acc.seed), ('best evaluated candidate', acc.best_candidate)]
-    lines += _table(['program', 'id', 'attempt index'] + [c[0] for c in cols], [
-        [name, f"`{e['program_id']}`" if e else _DASH,
-         _fmt(e['proposal_attempt']) if e else _DASH]
-        + [f(e[key]) if e else _DASH for _, key, f in cols] for name, e in pair])
-    lines += ['', _verdict_line(acc, protocol), '',
-              '## Search accounting (paper metric definitions)', '']
+    task = anchor.get("task") or find_meta(meta, "task")
+    preset = anchor.get("preset") or find_meta(meta, "preset")
+    seed_no = anchor.get("seed") if anchor.get("seed") is not None else find_meta(meta, "seed")
+    protocol = f"task `{task or 'unknown'}`, preset `{preset or 'unknown'}`, seed {seed_no}"
+    lines = [
+        f"# SPARK run report: {run_dir.name}",
+        "",
+        f"Protocol: {protocol}.",
+        "",
+        "## Configuration",
+        "",
+    ]
+    order = sorted(
+        meta,
+        key=lambda k: (
+            min(
+                (
+                    i
+                    for i, h in enumerate(_HIGHLIGHTS)
+                    if k == h or k.startswith(h + ".") or k.endswith("." + h)
+                ),
+                default=99,
+            ),
+            k,
+        ),
+    )
+    lines += (
+        _table(["key", "value"], [[f"`{k}`", _cell(meta[k])] for k in order])
+        if meta
+        else ["(no run metadata recorded)"]
+    )
+    lines += ["", "## Seed vs best", ""]
+    cols = [
+        ("OOD (%)", "ood_score", _pct),
+        ("val (%)", "val_score", _pct),
+        ("MACs", "macs", _fmt),
+        ("params", "params", _fmt),
+    ]
+    pair = [("seed", acc.seed), ("best evaluated candidate", acc.best_candidate)]
+    lines += _table(
+        ["program", "id", "attempt index"] + [c[0] for c in cols],
+        [
+            [
+                name,
+                f"`{e['program_id']}`" if e else _DASH,
+                _fmt(e["proposal_attempt"]) if e else _DASH,
+            ]
+            + [f(e[key]) if e else _DASH for _, key, f in cols]
+            for name, e in pair
+        ],
+    )
+    lines += [
+        "",
+        _verdict_line(acc, protocol),
+        "",
+        "## Search accounting (paper metric definitions)",
+        "",
+    ]
     if acc.best_ood is None:
-        where = 'no scored program'
+        where = "no scored program"
     elif acc.best_attempt is None:
-        where = 'by the seed (no candidate exceeded its OOD)'
+        where = "by the seed (no candidate exceeded its OOD)"
     else:
-        where = (f'at attempt {acc.best_attempt} of {acc.attempts} (0-based attempt index '
-                 f'{acc.best_attempt_index}), evaluated candidate {acc.best_evaluated} of '
-                 f'{acc.evaluated}')
+        where = (
+            f"at attempt {acc.best_attempt} of {acc.attempts} (0-based attempt index "
+            f"{acc.best_attempt_index}), evaluated candidate {acc.best_evaluated} of "
+            f"{acc.evaluated}"
+        )
     lines += [
-        f'- Attempts (every proposal; the paper\'s *Cand.*): {acc.attempts} '
-        f'({acc.feasible} feasible, {acc.infeasible} infeasible, {acc.failed} editor failures).',
-        f'- Evaluated candidates (feasible and trained, status ok; the budget): {acc.evaluated}'
-        f' ({acc.eval_errors} evaluation errors, {acc.not_evaluated} feasible not evaluated; '
-        'the seed\'s baseline evaluation is not counted).',
-        f'- Valid rate (feasible / attempts): {_fmt(acc.valid_rate, 3)}.',
-        f'- Entanglement rate (entangled or scaffold / attempts): {_fmt(acc.entanglement_rate, 3)}'
-        f' ({acc.entangled} of {acc.attempts}).']
-    n_llm = sum(bool(c['is_llm']) for c in calls)
-    per = f'{len(calls) / acc.attempts:.2f} per attempt' if acc.attempts else 'no attempts'
+        f"- Attempts (every proposal; the paper's *Cand.*): {acc.attempts} "
+        f"({acc.feasible} feasible, {acc.infeasible} infeasible, {acc.failed} editor failures).",
+        f"- Evaluated candidates (feasible and trained, status ok; the budget): {acc.evaluated}"
+        f" ({acc.eval_errors} evaluation errors, {acc.not_evaluated} feasible not evaluated; "
+        "the seed's baseline evaluation is not counted).",
+        f"- Valid rate (feasible / attempts): {_fmt(acc.valid_rate, 3)}.",
+        f"- Entanglement rate (entangled or scaffold / attempts): {_fmt(acc.entanglement_rate, 3)}"
+        f" ({acc.entangled} of {acc.attempts}).",
+    ]
+    n_llm = sum(bool(c["is_llm"]) for c in calls)
+    per = f"{len(calls) / acc.attempts:.2f} per attempt" if acc.attempts else "no attempts"
     lines += [
-        f'- LLM calls (routing + directives + editing): {len(calls)} editor calls ({per}); '
-        f'{n_llm} to an LLM, {len(calls) - n_llm} offline rules (not an LLM).',
-        f'- Wall hours (first to last record, database creation included): '
-        f'{_fmt(acc.wall_hours, 3)}.',
-        f'- Device hours (sum of train + compile seconds over all evaluations): '
-        f'{acc.device_hours:.3f}.',
-        f'- Train seconds per evaluated candidate (mean): {_fmt(acc.mean_train_seconds, 1)} '
-        f'(compile: {_fmt(acc.mean_compile_seconds, 1)}).',
-        f'- Best OOD {_pct(acc.best_ood)}% (best-so-far, seed included) first reached {where}.',
-        '', '## LLM calls by role', '']
+        f"- LLM calls (routing + directives + editing): {len(calls)} editor calls ({per}); "
+        f"{n_llm} to an LLM, {len(calls) - n_llm} offline rules (not an LLM).",
+        f"- Wall hours (first to last record, database creation included): "
+        f"{_fmt(acc.wall_hours, 3)}.",
+        f"- Device hours (sum of train + compile seconds over all evaluations): "
+        f"{acc.device_hours:.3f}.",
+        f"- Train seconds per evaluated candidate (mean): {_fmt(acc.mean_train_seconds, 1)} "
+        f"(compile: {_fmt(acc.mean_compile_seconds, 1)}).",
+        f"- Best OOD {_pct(acc.best_ood)}% (best-so-far, seed included) first reached {where}.",
+        "",
+        "## LLM calls by role",
+        "",
+    ]
     lines += _llm_table(calls)
-    lines += ['', f'## Top {top_k} programs', '']
+    lines += ["", f"## Top {top_k} programs", ""]
     factor = {p.attempt: p.factor for p in props}
-    ranked = sorted([e for e in evals if is_scored(e)], key=lambda e: (
-        -e['ood_score'], e['macs'] if e['macs'] is not None else math.inf, e['id']))[:top_k]
-    lines += _table(['rank', 'program', 'attempt index', 'factor', 'OOD (%)', 'val (%)',
-                     'MACs', 'params', 'train s'], [
-        [i, f"`{e['program_id']}`", 'seed' if e['proposal_attempt'] is None
-         else e['proposal_attempt'], factor.get(e['proposal_attempt']) or _DASH,
-         _pct(e['ood_score']), _pct(e['val_score']), _fmt(e['macs']), _fmt(e['params']),
-         _fmt(e['train_seconds'], 1)] for i, e in enumerate(ranked, 1)]) if ranked else [
-        '(no scored program)']
+    ranked = sorted(
+        [e for e in evals if is_scored(e)],
+        key=lambda e: (-e["ood_score"], e["macs"] if e["macs"] is not None else math.inf, e["id"]),
+    )[:top_k]
+    lines += (
+        _table(
+            [
+                "rank",
+                "program",
+                "attempt index",
+                "factor",
+                "OOD (%)",
+                "val (%)",
+                "MACs",
+                "params",
+                "train s",
+            ],
+            [
+                [
+                    i,
+                    f"`{e['program_id']}`",
+                    "seed" if e["proposal_attempt"] is None else e["proposal_attempt"],
+                    factor.get(e["proposal_attempt"]) or _DASH,
+                    _pct(e["ood_score"]),
+                    _pct(e["val_score"]),
+                    _fmt(e["macs"]),
+                    _fmt(e["params"]),
+                    _fmt(e["train_seconds"], 1),
+                ]
+                for i, e in enumerate(ranked, 1)
+            ],
+        )
+        if ranked
+        else ["(no scored program)"]
+    )
     fails: collections.Counter[tuple[str, str]] = collections.Counter()
     for p in props:
-        if p.status != 'feasible':
-            stage = p.failure_stage or ('editor' if p.status == 'failed' else 'unknown')
+        if p.status != "feasible":
+            stage = p.failure_stage or ("editor" if p.status == "failed" else "unknown")
             fails[stage, p.failure_type or p.status] += 1
     for e in evals:
-        if e['status'] != 'ok':
-            fails['evaluation', e['error_type'] or 'error'] += 1
-    lines += ['', '## Failures by stage', '']
-    lines += (_table(['stage', 'failure type', 'count'],
-                     [[s, t, c] for (s, t), c in sorted(fails.items())])
-              if fails else ['(no failures)'])
-    lines += ['', '## Plots', ''] + [f'![{p.stem}](plots/{p.name})' for p in plots]
-    ours = [(label, None if e['ood_score'] is None else 100.0 * e['ood_score'],
-             None if e['macs'] is None else e['macs'] / 1000.0) for label, e in pair if e]
-    lines += [''] + reference.comparison_lines(str(task) if task else None,
-                                               str(preset) if preset else None, ours)
-    return '\n'.join(lines) + '\n'
-
+        if e["status"] != "ok":
+            fails["evaluation", e["error_type"] or "error"] += 1
+    lines += ["", "## Failures by stage", ""]
+    lines += (
+        _table(
+            ["stage", "failure type", "count"], [[s, t, c] for (s, t), c in sorted(fails.items())]
+        )
+        if fails
+        else ["(no failures)"]
+    )
+    lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in plots]
+    ours = [
+        (
+            label,
+            None if e["ood_score"] is None else 100.0 * e["ood_score"],
+            None if e["macs"] is None else e["macs"] / 1000.0,
+        )
+        for label, e in pair
+        if e
+    ]
+    lines += [""] + reference.comparison_lines(
+        str(task) if task else None, str(preset) if preset else None, ours
+    )
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- entry points
@@ -206,13 +335,13 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     """
     run_dir = pathlib.Path(run_dir)
     if not run_dir.is_dir():
-        raise RunDBError(f'run directory {run_dir} does not exist')
-    with RunDB.open(run_dir / 'run.db') as db:
+        raise RunDBError(f"run directory {run_dir} does not exist")
+    with RunDB.open(run_dir / "run.db") as db:
         meta, created = read_meta(db)
         acc = summarize(db, meta, created)
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
-    plots = write_plots(acc, run_dir / 'plots')
-    path = run_dir / 'report.md'
+    plots = write_plots(acc, run_dir / "plots")
+    path = run_dir / "report.md"
     path.write_text(_markdown(run_dir, meta, acc, props, evals, calls, plots, top_k))
     return ReportPaths(path, plots)
 
@@ -221,15 +350,15 @@ def report_main(run_dir: str | pathlib.Path) -> int:
     """`spark-jax report RUN_DIR`: writes the report, prints its paths; 2 on a bad run dir."""
     run_dir = pathlib.Path(run_dir)
     if not run_dir.is_dir():
-        print(f'error: run directory {run_dir} does not exist', file=sys.stderr)
+        print(f"error: run directory {run_dir} does not exist", file=sys.stderr)
         return 2
-    if not (run_dir / 'run.db').is_file():
-        print(f'error: {run_dir / "run.db"} not found (not a run directory?)', file=sys.stderr)
+    if not (run_dir / "run.db").is_file():
+        print(f"error: {run_dir / 'run.db'} not found (not a run directory?)", file=sys.stderr)
         return 2
     try:
         paths = write_report(run_dir)
     except (RunDBError, OSError) as exc:
-        print(f'error: {exc}', file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     print(paths.report)
     for p in paths.plots:

@@ -3,6 +3,7 @@
   archive    island MAP-Elites archive (pure; its state round-trips through JSON)
   candidate  the archive's records: Candidate, fitness order, AddResult, Sample
   rundb      one SQLite file per run: programs, proposals, evaluations, LLM calls, snapshots
+  queries    the database's read side (records back as stored, report row views)
   schema     the database schema, its errors, value encoding, the credential guard
   loop       `run_search`: propose, check, evaluate with bounded overlap, persist, resume
 

@@ -30,6 +30,7 @@ The caller: `archive.add(c); if archive.should_migrate(): archive.migrate()`.
 
 `to_state()` is JSON-serializable (RNG included); `from_state` continues identically.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,12 +38,19 @@ import random
 from typing import Any, Mapping
 
 from spark_jax.config.sections import ArchiveConfig
-from spark_jax.search.candidate import (AddResult, Candidate, Cell, Sample, fitness_key,
-                                        is_better)
+from spark_jax.search.candidate import AddResult, Candidate, Cell, Sample, fitness_key, is_better
 from spark_jax.util import rngstate
 
-__all__ = ['Cell', 'ArchiveConfig', 'Candidate', 'AddResult', 'Sample', 'IslandArchive',
-           'fitness_key', 'is_better']
+__all__ = [
+    "Cell",
+    "ArchiveConfig",
+    "Candidate",
+    "AddResult",
+    "Sample",
+    "IslandArchive",
+    "fitness_key",
+    "is_better",
+]
 
 STATE_VERSION = 1
 
@@ -116,10 +124,11 @@ class IslandArchive:
     def add(self, candidate: Candidate) -> AddResult:
         """Places a newly evaluated candidate on its island and in its cell."""
         if candidate.id in self._records:
-            raise ValueError(f'candidate {candidate.id!r} is already in the archive')
+            raise ValueError(f"candidate {candidate.id!r} is already in the archive")
         if candidate.migrated:
-            raise ValueError(f'candidate {candidate.id!r}: migrated copies come from '
-                             'migrate(), not add()')
+            raise ValueError(
+                f"candidate {candidate.id!r}: migrated copies come from migrate(), not add()"
+            )
         island = self._island_index(candidate.island)
         previous_best = self.best()
         self._records[candidate.id] = candidate
@@ -143,7 +152,7 @@ class IslandArchive:
         """Parent (see module docstring) and inspirations from `island`. An empty island
         first receives a copy of the best candidate."""
         if self._best_id is None:
-            raise ValueError('cannot sample from an empty archive')
+            raise ValueError("cannot sample from an empty archive")
         i = self._island_index(island)
         members = self._islands[i]
         if not members:
@@ -164,13 +173,19 @@ class IslandArchive:
                 parent = self._weighted(i)
         else:
             parent = self._weighted(i)
-        top = tuple(sorted((m for m in members.values() if m.id != parent.id),
-                           key=fitness_key, reverse=True)[:cfg.num_top_inspirations])
+        top = tuple(
+            sorted(
+                (m for m in members.values() if m.id != parent.id), key=fitness_key, reverse=True
+            )[: cfg.num_top_inspirations]
+        )
         return Sample(parent, top, self._diverse(i, parent, {m.id for m in top}))
 
     def should_migrate(self) -> bool:
-        return (self.config.num_islands > 1 and max(self._generations)
-                - self._last_migration_generation >= self.config.migration_interval)
+        return (
+            self.config.num_islands > 1
+            and max(self._generations) - self._last_migration_generation
+            >= self.config.migration_interval
+        )
 
     def migrate(self) -> list[Candidate]:
         """Copies each island's top members to the next island of the ring; returns the
@@ -185,8 +200,9 @@ class IslandArchive:
         placed = []
         for target, migrant in plan:
             members = self._islands[target]
-            if migrant.id in members or any(m.source_sha == migrant.source_sha
-                                            for m in members.values()):
+            if migrant.id in members or any(
+                m.source_sha == migrant.source_sha for m in members.values()
+            ):
                 continue
             copy = dataclasses.replace(migrant, island=target, migrated=True)
             self._place(copy, target)
@@ -199,8 +215,7 @@ class IslandArchive:
 
     def _island_index(self, island: int) -> int:
         if not isinstance(island, int) or not 0 <= island < self.config.num_islands:
-            raise ValueError(f'island must be in [0, {self.config.num_islands}) '
-                             f'(got {island!r})')
+            raise ValueError(f"island must be in [0, {self.config.num_islands}) (got {island!r})")
         return island
 
     def _live_copy(self, candidate_id: str) -> Candidate:
@@ -274,8 +289,7 @@ class IslandArchive:
         weights = [max(m.ood_acc, 0.001) for m in members]
         return self._rng.choices(members, weights=weights, k=1)[0]
 
-    def _diverse(self, island: int, parent: Candidate, exclude: set[str]
-                 ) -> tuple[Candidate, ...]:
+    def _diverse(self, island: int, parent: Candidate, exclude: set[str]) -> tuple[Candidate, ...]:
         parent_cell = self._member_cells[parent.island].get(parent.id)
         by_cell: dict[Cell, list[Candidate]] = {}
         for m in self._islands[island].values():
@@ -291,47 +305,49 @@ class IslandArchive:
     def to_state(self) -> dict[str, Any]:
         """A JSON-serializable snapshot, RNG state included."""
         return {
-            'version': STATE_VERSION,
-            'config': self.config.to_dict(),
-            'rng': rngstate.dump(self._rng),
-            'records': [c.to_dict() for c in self._records.values()],
-            'islands': [[[m.id, m.migrated, list(self._member_cells[i][m.id])]
-                         for m in members.values()]
-                        for i, members in enumerate(self._islands)],
-            'grids': [[[list(cell), cid] for cell, cid in grid.items()]
-                      for grid in self._grids],
-            'elite': list(self._elite),
-            'best_id': self._best_id,
-            'current_island': self._current_island,
-            'generations': list(self._generations),
-            'last_migration_generation': self._last_migration_generation,
-            'feature_min': dict(self._feature_min),
-            'feature_max': dict(self._feature_max),
-            'num_added': self._num_added,
+            "version": STATE_VERSION,
+            "config": self.config.to_dict(),
+            "rng": rngstate.dump(self._rng),
+            "records": [c.to_dict() for c in self._records.values()],
+            "islands": [
+                [[m.id, m.migrated, list(self._member_cells[i][m.id])] for m in members.values()]
+                for i, members in enumerate(self._islands)
+            ],
+            "grids": [[[list(cell), cid] for cell, cid in grid.items()] for grid in self._grids],
+            "elite": list(self._elite),
+            "best_id": self._best_id,
+            "current_island": self._current_island,
+            "generations": list(self._generations),
+            "last_migration_generation": self._last_migration_generation,
+            "feature_min": dict(self._feature_min),
+            "feature_max": dict(self._feature_max),
+            "num_added": self._num_added,
         }
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> IslandArchive:
         """Restores `to_state()` output; the result behaves exactly as the original."""
-        if state.get('version') != STATE_VERSION:
-            raise ValueError(f'archive state version {state.get("version")!r} '
-                             f'(expected {STATE_VERSION})')
-        archive = cls(ArchiveConfig.from_dict(state['config']))
-        rngstate.load(archive._rng, state['rng'])
-        archive._records = {c['id']: Candidate.from_dict(c) for c in state['records']}
-        for i, members in enumerate(state['islands']):
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"archive state version {state.get('version')!r} (expected {STATE_VERSION})"
+            )
+        archive = cls(ArchiveConfig.from_dict(state["config"]))
+        rngstate.load(archive._rng, state["rng"])
+        archive._records = {c["id"]: Candidate.from_dict(c) for c in state["records"]}
+        for i, members in enumerate(state["islands"]):
             for cid, migrated, cell in members:
                 archive._islands[i][cid] = dataclasses.replace(
-                    archive._records[cid], island=i, migrated=migrated)
+                    archive._records[cid], island=i, migrated=migrated
+                )
                 archive._member_cells[i][cid] = tuple(cell)
-        for i, grid in enumerate(state['grids']):
+        for i, grid in enumerate(state["grids"]):
             archive._grids[i] = {tuple(cell): cid for cell, cid in grid}
-        archive._elite = list(state['elite'])
-        archive._best_id = state['best_id']
-        archive._current_island = state['current_island']
-        archive._generations = list(state['generations'])
-        archive._last_migration_generation = state['last_migration_generation']
-        archive._feature_min = dict(state['feature_min'])
-        archive._feature_max = dict(state['feature_max'])
-        archive._num_added = state['num_added']
+        archive._elite = list(state["elite"])
+        archive._best_id = state["best_id"]
+        archive._current_island = state["current_island"]
+        archive._generations = list(state["generations"])
+        archive._last_migration_generation = state["last_migration_generation"]
+        archive._feature_min = dict(state["feature_min"])
+        archive._feature_max = dict(state["feature_max"])
+        archive._num_added = state["num_added"]
         return archive

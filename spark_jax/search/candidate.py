@@ -1,5 +1,6 @@
 """The archive's records: a `Candidate` (an evaluated program as the archive sees it),
 the fitness order, what an `add` did, and what a `sample` returns."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,15 +8,15 @@ import math
 import numbers
 from typing import Any, Mapping, NamedTuple
 
-__all__ = ['AddResult', 'Candidate', 'Cell', 'Sample', 'fitness_key', 'is_better']
+__all__ = ["AddResult", "Candidate", "Cell", "Sample", "fitness_key", "is_better"]
 
 Cell = tuple[int, ...]
-BUILTIN_FEATURES = ('ood_acc', 'macs', 'val_score')
+BUILTIN_FEATURES = ("ood_acc", "macs", "val_score")
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f'{name}: must be an integer >= {minimum} (got {value!r})')
+        raise ValueError(f"{name}: must be an integer >= {minimum} (got {value!r})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,21 +49,23 @@ class Candidate:
 
     def __post_init__(self) -> None:
         if not isinstance(self.ood_acc, numbers.Real) or not math.isfinite(self.ood_acc):
-            raise ValueError(f'Candidate {self.id!r}: ood_acc must be finite '
-                             f'(got {self.ood_acc!r})')
-        _check_int(f'Candidate {self.id!r}: macs', self.macs, 0)
-        _check_int(f'Candidate {self.id!r}: island', self.island, 0)
-        for key, kind in (('ood_acc', float), ('macs', int), ('island', int)):
+            raise ValueError(
+                f"Candidate {self.id!r}: ood_acc must be finite (got {self.ood_acc!r})"
+            )
+        _check_int(f"Candidate {self.id!r}: macs", self.macs, 0)
+        _check_int(f"Candidate {self.id!r}: island", self.island, 0)
+        for key, kind in (("ood_acc", float), ("macs", int), ("island", int)):
             object.__setattr__(self, key, kind(getattr(self, key)))
-        object.__setattr__(self, 'val_score', float(self.val_score))
-        object.__setattr__(self, 'extra', dict(self.extra))
+        object.__setattr__(self, "val_score", float(self.val_score))
+        object.__setattr__(self, "extra", dict(self.extra))
 
     def feature(self, dim: str) -> float:
         """Value of descriptor `dim` (a field or an `extra` key)."""
         value = getattr(self, dim) if dim in BUILTIN_FEATURES else self.extra.get(dim)
         if not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f'Candidate {self.id!r}: descriptor {dim!r} must be a finite '
-                             f'number (got {value!r})')
+            raise ValueError(
+                f"Candidate {self.id!r}: descriptor {dim!r} must be a finite number (got {value!r})"
+            )
         return float(value)
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ re-submits the feasible proposals whose evaluation never landed: nothing is lost
 nothing is recorded twice. With `in_flight == 1` and a deterministic editor (offline rules
 or a replay cassette) the run is deterministic.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,14 +26,14 @@ from typing import Any, Callable
 
 import yaml
 
+from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
-from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.operator.editors import Editor, ProgramView, StepContext, make_editor
-from spark_jax.search.rundb import RunDB, program_sha256
-from spark_jax.config.search import SearchConfig
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
+from spark_jax.search.archive import Candidate, IslandArchive
+from spark_jax.search.rundb import RunDB, program_sha256
 
 DB_NAME = "run.db"
 CONFIG_NAME = "config.yaml"
@@ -79,14 +80,21 @@ def _versions() -> dict[str, str]:
 class _Run:
     """One search run's live state; all mutation happens on the event-loop thread."""
 
-    def __init__(self, cfg: SearchConfig, run_dir: pathlib.Path, db: RunDB, editor: Editor,
-                 executor, checker, on_progress: Callable[[Progress], None] | None):
+    def __init__(
+        self,
+        cfg: SearchConfig,
+        run_dir: pathlib.Path,
+        db: RunDB,
+        editor: Editor,
+        executor,
+        checker,
+        on_progress: Callable[[Progress], None] | None,
+    ):
         self.cfg, self.run_dir, self.db = cfg, run_dir, db
         self.editor, self.executor, self.checker = editor, executor, checker
         self.on_progress = on_progress or (lambda p: None)
         self.archive = IslandArchive(cfg.archive)
-        self.history = SearchHistory(cfg.operator.stagnation_window,
-                                     cfg.operator.failure_window)
+        self.history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
         self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
@@ -95,8 +103,12 @@ class _Run:
 
     # -- state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        return dict(archive=self.archive.to_state(), history=self.history.to_state(),
-                    operator_rng=self.operator.rng_state(), editor=self.editor.state())
+        return dict(
+            archive=self.archive.to_state(),
+            history=self.history.to_state(),
+            operator_rng=self.operator.rng_state(),
+            editor=self.editor.state(),
+        )
 
     def restore(self, state: dict[str, Any]) -> None:
         self.archive = IslandArchive.from_state(state["archive"])
@@ -108,23 +120,51 @@ class _Run:
     def progress(self, stage: str) -> None:
         statuses = self.db.proposal_statuses()
         best = self.archive.best()
-        self.on_progress(Progress(
-            attempt=len(statuses), evaluated=self.db.evaluated_count(),
-            valid_rate=statuses.count("feasible") / len(statuses) if statuses else 0.0,
-            best_ood=best.ood_acc if best else None, stage=stage))
+        self.on_progress(
+            Progress(
+                attempt=len(statuses),
+                evaluated=self.db.evaluated_count(),
+                valid_rate=statuses.count("feasible") / len(statuses) if statuses else 0.0,
+                best_ood=best.ood_acc if best else None,
+                stage=stage,
+            )
+        )
 
     # -- evaluation -------------------------------------------------------------------------
     def _job(self, job_id: str, source: str, name: str) -> EvalJob:
-        return EvalJob(job_id=job_id, source=source, program_name=name, task=self.cfg.task,
-                       protocol=self.cfg.protocol.to_dict(), seed=self.cfg.seed,
-                       timeout_s=self.cfg.executor.timeout_s,
-                       memory_mb=self.cfg.executor.memory_mb, cascade=self._cascade)
+        return EvalJob(
+            job_id=job_id,
+            source=source,
+            program_name=name,
+            task=self.cfg.task,
+            protocol=self.cfg.protocol.to_dict(),
+            seed=self.cfg.seed,
+            timeout_s=self.cfg.executor.timeout_s,
+            memory_mb=self.cfg.executor.memory_mb,
+            cascade=self._cascade,
+        )
 
-    def _add(self, program_id: str, source: str, ev: Evaluation, island: int,
-             parent_id: str | None, iteration: int) -> None:
-        self.archive.add(Candidate(id=program_id, source_sha=program_sha256(source),
-                                   ood_acc=ev.ood_score, macs=ev.macs, val_score=ev.val_score,
-                                   island=island, parent_id=parent_id, iteration=iteration))
+    def _add(
+        self,
+        program_id: str,
+        source: str,
+        ev: Evaluation,
+        island: int,
+        parent_id: str | None,
+        iteration: int,
+    ) -> None:
+        self.archive.add(
+            Candidate(
+                id=program_id,
+                source_sha=program_sha256(source),
+                ood_acc=ev.ood_score,
+                macs=ev.macs,
+                val_score=ev.val_score,
+                island=island,
+                parent_id=parent_id,
+                iteration=iteration,
+            )
+        )
 
     async def evaluate_seed(self) -> None:
         source = pathlib.Path(self.cfg.seed_program).read_text(encoding="utf-8")
@@ -133,15 +173,15 @@ class _Run:
         job = dataclasses.replace(self._job("seed", source, "seed"), cascade=None)  # trains fully
         result = await asyncio.wrap_future(self.executor.submit(job))
         if not result.ok:
-            raise SearchError(f"seed program failed to evaluate ({result.error_type}): "
-                              f"{result.error}")
+            raise SearchError(
+                f"seed program failed to evaluate ({result.error_type}): {result.error}"
+            )
         self._add(program_id, source, result.evaluation, 0, None, 0)
         self.history.seed(result.evaluation.ood_score)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
     def submit(self, proposal: Proposal, program_id: str) -> None:
-        job = self._job(str(proposal.attempt), proposal.child_source,
-                        f"attempt-{proposal.attempt}")
+        job = self._job(str(proposal.attempt), proposal.child_source, f"attempt-{proposal.attempt}")
         fut = asyncio.wrap_future(self.executor.submit(job))
         self.in_flight[proposal.attempt] = (fut, proposal, program_id, job)
 
@@ -153,23 +193,36 @@ class _Run:
             _, proposal, program_id, job = self.in_flight.pop(futures[fut])
             self.land(proposal, program_id, job, fut.result())
 
-    def land(self, proposal: Proposal, program_id: str, job: EvalJob,
-             result: EvalResult) -> None:
+    def land(self, proposal: Proposal, program_id: str, job: EvalJob, result: EvalResult) -> None:
         if result.ok:
             ev = result.evaluation
-            self._add(program_id, proposal.child_source, ev, proposal.island,
-                      proposal.parent_id, proposal.attempt)
+            self._add(
+                program_id,
+                proposal.child_source,
+                ev,
+                proposal.island,
+                proposal.parent_id,
+                proposal.attempt,
+            )
             if self.archive.should_migrate():
                 self.archive.migrate()
-            outcome = self.history.record(Outcome(proposal.attempt, proposal.factor,
-                                                  "evaluated", ood_score=ev.ood_score))
+            outcome = self.history.record(
+                Outcome(proposal.attempt, proposal.factor, "evaluated", ood_score=ev.ood_score)
+            )
             self.editor.observe(proposal.factor, outcome.improved)
         else:
-            self.history.record(Outcome(proposal.attempt, proposal.factor, "failed",
-                                        failure_type=f"train_{result.error_type}"))
+            self.history.record(
+                Outcome(
+                    proposal.attempt,
+                    proposal.factor,
+                    "failed",
+                    failure_type=f"train_{result.error_type}",
+                )
+            )
             self.editor.observe(proposal.factor, False)
-        self.db.record_evaluation(program_id, proposal.attempt, job, result,
-                                  archive_state=self.state())
+        self.db.record_evaluation(
+            program_id, proposal.attempt, job, result, archive_state=self.state()
+        )
         self.progress("evaluated" if result.ok else f"evaluation failed: {result.error_type}")
 
     # -- proposals --------------------------------------------------------------------------
@@ -177,16 +230,23 @@ class _Run:
         parent, top, diverse = self.archive.sample(island)
 
         def view(c: Candidate) -> ProgramView:
-            return ProgramView(c.id, self.db.program_source(c.id),
-                               dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs))
+            return ProgramView(
+                c.id,
+                self.db.program_source(c.id),
+                dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs),
+            )
 
         described = self.history.signals("ACTION").describe()
         summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
-        return StepContext(task=self.cfg.task, parent=view(parent),
-                           top=tuple(view(c) for c in top),
-                           diverse=tuple(view(c) for c in diverse),
-                           recent_outcomes=self.history.recent_text(),
-                           feasibility_summary=summary, island=island)
+        return StepContext(
+            task=self.cfg.task,
+            parent=view(parent),
+            top=tuple(view(c) for c in top),
+            diverse=tuple(view(c) for c in diverse),
+            recent_outcomes=self.history.recent_text(),
+            feasibility_summary=summary,
+            island=island,
+        )
 
     async def propose(self, attempt: int) -> None:
         island = self.archive.next_island()
@@ -195,15 +255,23 @@ class _Run:
         proposal = await self.operator.step(ctx, attempt)
         with self.db.transaction():
             if not proposal.feasible:
-                self.history.record(Outcome(attempt, proposal.factor, proposal.status,
-                                            failure_type=proposal.failure_type))
+                self.history.record(
+                    Outcome(
+                        attempt,
+                        proposal.factor,
+                        proposal.status,
+                        failure_type=proposal.failure_type,
+                    )
+                )
                 self.editor.observe(proposal.factor, False)
             child_id = self.db.record_proposal(proposal)
             self.db.save_archive_snapshot(attempt, self.state())
         if proposal.feasible:
             self.submit(proposal, child_id)
-        self.progress(f"attempt {attempt}: {proposal.status}"
-                      + (f" ({proposal.failure_type})" if proposal.failure_type else ""))
+        self.progress(
+            f"attempt {attempt}: {proposal.status}"
+            + (f" ({proposal.failure_type})" if proposal.failure_type else "")
+        )
 
     async def loop(self) -> None:
         cfg = self.cfg
@@ -213,7 +281,8 @@ class _Run:
             budget_left = evaluated + len(self.in_flight) < cfg.budget
             attempts_left = cfg.max_attempts is None or attempts < cfg.max_attempts
             if len(self.in_flight) >= cfg.executor.in_flight or (
-                    self.in_flight and not (budget_left and attempts_left)):
+                self.in_flight and not (budget_left and attempts_left)
+            ):
                 await self.wait_one()
                 continue
             if not (budget_left and attempts_left):
@@ -232,17 +301,32 @@ def _write_outputs(run: _Run) -> SearchResult:
     tmp = best_path.with_suffix(".py.tmp")
     tmp.write_text(source, encoding="utf-8")
     tmp.replace(best_path)
-    seed_ood = next(r.evaluation.ood_score for attempt, _, r in run.db.evaluation_results()
-                    if attempt is None and r.ok)
-    return SearchResult(run_dir=str(run.run_dir), attempts=run.db.attempt_count(),
-                        evaluated=run.db.evaluated_count(), seed_ood=seed_ood,
-                        best_ood=best.ood_acc, best_program_id=best.id, best_path=str(best_path))
+    seed_ood = next(
+        r.evaluation.ood_score
+        for attempt, _, r in run.db.evaluation_results()
+        if attempt is None and r.ok
+    )
+    return SearchResult(
+        run_dir=str(run.run_dir),
+        attempts=run.db.attempt_count(),
+        evaluated=run.db.evaluated_count(),
+        seed_ood=seed_ood,
+        best_ood=best.ood_acc,
+        best_program_id=best.id,
+        best_path=str(best_path),
+    )
 
 
-def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool = False,
-               command: list[str] | None = None,
-               on_progress: Callable[[Progress], None] | None = None,
-               executor=None, checker=None) -> SearchResult:
+def run_search(
+    cfg: SearchConfig,
+    run_dir: str | pathlib.Path,
+    *,
+    resume: bool = False,
+    command: list[str] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    executor=None,
+    checker=None,
+) -> SearchResult:
     """Runs (or resumes) a search in `run_dir`; returns where the best program is.
 
     `executor` and `checker` default to the config's executor and a sandboxed feasibility
@@ -256,15 +340,28 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
         db = RunDB.open(db_path)
     else:
         if db_path.exists():
-            raise SearchError(f"{db_path} already exists: use --resume {run_dir} to continue "
-                              "it, or choose another --run-dir")
+            raise SearchError(
+                f"{db_path} already exists: use --resume {run_dir} to continue "
+                "it, or choose another --run-dir"
+            )
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / CONFIG_NAME).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-        db = RunDB.create(db_path, meta=dict(
-            config=cfg.to_dict(), seed=cfg.seed, task=cfg.task, preset=cfg.protocol.name,
-            editor=cfg.editor.kind, operator_variant=cfg.operator.variant,
-            budget=cfg.budget, max_attempts=cfg.max_attempts, versions=_versions(),
-            command=command or sys.argv, started_at=time.time()))
+        db = RunDB.create(
+            db_path,
+            meta=dict(
+                config=cfg.to_dict(),
+                seed=cfg.seed,
+                task=cfg.task,
+                preset=cfg.protocol.name,
+                editor=cfg.editor.kind,
+                operator_variant=cfg.operator.variant,
+                budget=cfg.budget,
+                max_attempts=cfg.max_attempts,
+                versions=_versions(),
+                command=command or sys.argv,
+                started_at=time.time(),
+            ),
+        )
     own_executor = executor is None
     own_worker = None
     if checker is None:
@@ -278,8 +375,10 @@ def run_search(cfg: SearchConfig, run_dir: str | pathlib.Path, *, resume: bool =
         threading.Thread(target=own_worker.start, args=(options.to_dict(),), daemon=True).start()
 
         def checker(child, parent, factor):
-            return feasibility.check_program(child, parent_source=parent, factor=factor,
-                                             options=options, worker=own_worker)
+            return feasibility.check_program(
+                child, parent_source=parent, factor=factor, options=options, worker=own_worker
+            )
+
     editor = make_editor(cfg.editor, cfg.operator)
     executor = executor if executor is not None else make_executor(cfg.executor)
     try:

@@ -2,6 +2,7 @@
 
 Also what the database refuses to store: values under keys named like credentials.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -12,12 +13,22 @@ from typing import Any, Mapping
 
 from spark_jax.program import regions
 
-__all__ = ['SCHEMA_VERSION', 'SCHEMA', 'PROPOSAL_STATUSES', 'RunDBError', 'DuplicateAttemptError',
-           'program_sha256', 'plain', 'dumps', 'check_no_secrets', 'connect']
+__all__ = [
+    "SCHEMA_VERSION",
+    "SCHEMA",
+    "PROPOSAL_STATUSES",
+    "RunDBError",
+    "DuplicateAttemptError",
+    "program_sha256",
+    "plain",
+    "dumps",
+    "check_no_secrets",
+    "connect",
+]
 
 SCHEMA_VERSION = 2
-PROPOSAL_STATUSES = ('feasible', 'infeasible', 'failed')
-_SECRET_KEYS = {'apikey', 'authorization', 'password', 'secret', 'token', 'bearertoken'}
+PROPOSAL_STATUSES = ("feasible", "infeasible", "failed")
+_SECRET_KEYS = {"apikey", "authorization", "password", "secret", "token", "bearertoken"}
 
 SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL, created_at REAL NOT NULL);
@@ -73,7 +84,7 @@ def program_sha256(source: str) -> str:
 
 def plain(value: Any) -> Any:
     """numpy scalars/arrays -> Python values (for sqlite3 and json)."""
-    return value.tolist() if hasattr(value, 'tolist') and not isinstance(value, str) else value
+    return value.tolist() if hasattr(value, "tolist") and not isinstance(value, str) else value
 
 
 def dumps(value: Any) -> str | None:
@@ -83,11 +94,13 @@ def dumps(value: Any) -> str | None:
 def check_no_secrets(value: Any, where: str) -> None:
     if isinstance(value, Mapping):
         for key, item in value.items():
-            norm = str(key).lower().replace('_', '').replace('-', '')
+            norm = str(key).lower().replace("_", "").replace("-", "")
             if norm in _SECRET_KEYS and item:
-                raise RunDBError(f'refusing to store {where}.{key}: looks like a credential '
-                                 '(store the environment variable name instead)')
-            check_no_secrets(item, f'{where}.{key}')
+                raise RunDBError(
+                    f"refusing to store {where}.{key}: looks like a credential "
+                    "(store the environment variable name instead)"
+                )
+            check_no_secrets(item, f"{where}.{key}")
     elif isinstance(value, (list, tuple)):
         for item in value:
             check_no_secrets(item, where)
@@ -95,16 +108,15 @@ def check_no_secrets(value: Any, where: str) -> None:
 
 def connect(path: pathlib.Path) -> sqlite3.Connection:
     """A WAL, synchronous=FULL, foreign-keys connection; RunDBError if the file is unusable."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                           timeout=30.0)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
     try:
         conn.row_factory = sqlite3.Row
-        mode = conn.execute('PRAGMA journal_mode=WAL').fetchone()[0]
-        if mode.lower() != 'wal':
-            raise sqlite3.DatabaseError(f'cannot enable WAL (journal_mode={mode})')
-        conn.execute('PRAGMA synchronous=FULL')
-        conn.execute('PRAGMA foreign_keys=ON')
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise sqlite3.DatabaseError(f"cannot enable WAL (journal_mode={mode})")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise RunDBError(f'run database {path} is unreadable or corrupt: {exc}') from exc
+        raise RunDBError(f"run database {path} is unreadable or corrupt: {exc}") from exc
     return conn

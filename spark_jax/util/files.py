@@ -1,9 +1,10 @@
 """Writing files so that a reader never sees a half-written one."""
+
 from __future__ import annotations
 
 import os
 
-__all__ = ['write_atomic']
+__all__ = ["write_atomic"]
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -11,9 +12,9 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f'.{os.path.basename(path)}.tmp{os.getpid()}')
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}")
     try:
-        with open(tmp, 'w', encoding='utf-8') as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

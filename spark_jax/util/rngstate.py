@@ -1,4 +1,5 @@
 """JSON-serializable `random.Random` state, for run snapshots that resume identically."""
+
 from __future__ import annotations
 
 import random

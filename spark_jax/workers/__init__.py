@@ -8,15 +8,56 @@
 Used by the feasibility sandbox and the evaluation workers, which map the classification
 onto their own failure types. May import only `util`.
 """
-from spark_jax.workers.child import Send, serve
-from spark_jax.workers.frames import (HEADER, FrameEOF, FrameTimeout, FrameTooLarge,
-                                      encode_frame, read_frame, read_frame_from, write_all,
-                                      write_frame)
-from spark_jax.workers.supervisor import (KINDS, MEMORY_MARKERS, ChildFailed, ChildProcess,
-                                          Failure, MemoryCap, classify_exit, is_memory_error,
-                                          mentions_memory, python_env, rss_bytes, signal_name)
 
-__all__ = ['HEADER', 'KINDS', 'MEMORY_MARKERS', 'ChildFailed', 'ChildProcess', 'Failure',
-           'FrameEOF', 'FrameTimeout', 'FrameTooLarge', 'MemoryCap', 'Send', 'classify_exit',
-           'encode_frame', 'is_memory_error', 'mentions_memory', 'python_env', 'read_frame',
-           'read_frame_from', 'rss_bytes', 'serve', 'signal_name', 'write_all', 'write_frame']
+from spark_jax.workers.child import Send, serve
+from spark_jax.workers.frames import (
+    HEADER,
+    FrameEOF,
+    FrameTimeout,
+    FrameTooLarge,
+    encode_frame,
+    read_frame,
+    read_frame_from,
+    write_all,
+    write_frame,
+)
+from spark_jax.workers.supervisor import (
+    KINDS,
+    MEMORY_MARKERS,
+    ChildFailed,
+    ChildProcess,
+    Failure,
+    MemoryCap,
+    classify_exit,
+    is_memory_error,
+    mentions_memory,
+    python_env,
+    rss_bytes,
+    signal_name,
+)
+
+__all__ = [
+    "HEADER",
+    "KINDS",
+    "MEMORY_MARKERS",
+    "ChildFailed",
+    "ChildProcess",
+    "Failure",
+    "FrameEOF",
+    "FrameTimeout",
+    "FrameTooLarge",
+    "MemoryCap",
+    "Send",
+    "classify_exit",
+    "encode_frame",
+    "is_memory_error",
+    "mentions_memory",
+    "python_env",
+    "read_frame",
+    "read_frame_from",
+    "rss_bytes",
+    "serve",
+    "signal_name",
+    "write_all",
+    "write_frame",
+]

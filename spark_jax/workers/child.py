@@ -6,6 +6,7 @@ enables faulthandler (fatal-signal tracebacks go to fd 2, which the parent keeps
 `prepare` (the slow imports), sends {'type': 'ready', 'pid', 'startup_s'} and then hands
 each request to `handle` until EOF or {'type': 'exit'}. Standard library only.
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -15,13 +16,17 @@ from typing import Any, Callable
 
 from spark_jax.workers.frames import read_frame, write_frame
 
-__all__ = ['Send', 'serve']
+__all__ = ["Send", "serve"]
 
 Send = Callable[[dict[str, Any]], None]
 
 
-def serve(handle: Callable[[dict[str, Any], Send], None], *,
-          prepare: Callable[[], None] | None = None, stdout_to_stderr: bool = False) -> int:
+def serve(
+    handle: Callable[[dict[str, Any], Send], None],
+    *,
+    prepare: Callable[[], None] | None = None,
+    stdout_to_stderr: bool = False,
+) -> int:
     """Serves requests until EOF or an 'exit' request; returns the exit status (0).
 
     Args:
@@ -30,7 +35,7 @@ def serve(handle: Callable[[dict[str, Any], Send], None], *,
       stdout_to_stderr: point fd 1 at fd 2 (a log) instead of /dev/null.
     """
     start = time.perf_counter()
-    proto_in, proto_out = os.fdopen(os.dup(0), 'rb'), os.dup(1)
+    proto_in, proto_out = os.fdopen(os.dup(0), "rb"), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(2 if stdout_to_stderr else devnull, 1)
@@ -41,9 +46,9 @@ def serve(handle: Callable[[dict[str, Any], Send], None], *,
 
     if prepare is not None:
         prepare()
-    send({'type': 'ready', 'pid': os.getpid(), 'startup_s': time.perf_counter() - start})
+    send({"type": "ready", "pid": os.getpid(), "startup_s": time.perf_counter() - start})
     while True:
         request = read_frame(proto_in)
-        if request is None or request.get('type') == 'exit':
+        if request is None or request.get("type") == "exit":
             return 0
         handle(request, send)

@@ -5,6 +5,7 @@ parent reads with `read_frame_from`, which polls with `select` so that a deadlin
 cap and a watchdog `tick` apply while it waits. Standard library only (the children import
 this before anything heavy).
 """
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,19 @@ import select
 import struct
 from typing import Any, BinaryIO, Callable
 
-__all__ = ['HEADER', 'FrameEOF', 'FrameTimeout', 'FrameTooLarge', 'encode_frame',
-           'read_frame', 'read_frame_from', 'write_all', 'write_frame']
+__all__ = [
+    "HEADER",
+    "FrameEOF",
+    "FrameTimeout",
+    "FrameTooLarge",
+    "encode_frame",
+    "read_frame",
+    "read_frame_from",
+    "write_all",
+    "write_frame",
+]
 
-HEADER = struct.Struct('>I')  # The body's length in bytes.
+HEADER = struct.Struct(">I")  # The body's length in bytes.
 
 
 class FrameTimeout(Exception):
@@ -33,7 +43,7 @@ class FrameTooLarge(ValueError):
 
 def encode_frame(message: dict[str, Any]) -> bytes:
     """A length-prefixed JSON frame."""
-    body = json.dumps(message).encode('utf-8')
+    body = json.dumps(message).encode("utf-8")
     return HEADER.pack(len(body)) + body
 
 
@@ -41,7 +51,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Writes all of `data` to a raw file descriptor (os.write may write less)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def write_frame(fd: int, message: dict[str, Any]) -> None:
@@ -56,12 +66,19 @@ def read_frame(stream: BinaryIO) -> dict[str, Any] | None:
         return None
     size = HEADER.unpack(header)[0]
     body = stream.read(size)
-    return json.loads(body.decode('utf-8')) if len(body) == size else None
+    return json.loads(body.decode("utf-8")) if len(body) == size else None
 
 
-def read_frame_from(fd: int, buffer: bytearray, deadline: float, *,
-                    clock: Callable[[], float], tick: Callable[[], None] | None = None,
-                    frame_cap: int | None = None, poll_s: float = 0.05) -> dict[str, Any]:
+def read_frame_from(
+    fd: int,
+    buffer: bytearray,
+    deadline: float,
+    *,
+    clock: Callable[[], float],
+    tick: Callable[[], None] | None = None,
+    frame_cap: int | None = None,
+    poll_s: float = 0.05,
+) -> dict[str, Any]:
     """The next frame from a pipe, polling with `select` (the parent's side).
 
     `buffer` keeps bytes past the frame for the next call; `tick` runs every poll (watchdogs;
@@ -70,14 +87,14 @@ def read_frame_from(fd: int, buffer: bytearray, deadline: float, *,
     """
     while True:
         if len(buffer) >= HEADER.size:
-            size = HEADER.unpack(bytes(buffer[:HEADER.size]))[0]
+            size = HEADER.unpack(bytes(buffer[: HEADER.size]))[0]
             if frame_cap is not None and size > frame_cap:
-                raise FrameTooLarge(f'response frame of {size} bytes (cap {frame_cap})')
+                raise FrameTooLarge(f"response frame of {size} bytes (cap {frame_cap})")
             end = HEADER.size + size
             if len(buffer) >= end:
-                body = bytes(buffer[HEADER.size:end])
+                body = bytes(buffer[HEADER.size : end])
                 del buffer[:end]
-                return json.loads(body.decode('utf-8'))
+                return json.loads(body.decode("utf-8"))
         remaining = deadline - clock()
         if remaining <= 0:
             raise FrameTimeout()
@@ -87,5 +104,5 @@ def read_frame_from(fd: int, buffer: bytearray, deadline: float, *,
         if readable:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                raise FrameEOF('worker closed its pipe')
+                raise FrameEOF("worker closed its pipe")
             buffer += chunk

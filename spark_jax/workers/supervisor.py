@@ -14,6 +14,7 @@ Callers map these onto their own vocabulary. Out-of-memory texts are recognised 
 `MEMORY_MARKERS` (`mentions_memory`, `is_memory_error`), which the children use too.
 Deadlines are on `time.monotonic`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,14 +29,32 @@ from typing import Any, Mapping, Sequence
 from spark_jax.util import resources
 from spark_jax.workers.frames import FrameEOF, FrameTimeout, encode_frame, read_frame_from
 
-__all__ = ['KINDS', 'MEMORY_MARKERS', 'ChildFailed', 'ChildProcess', 'Failure', 'MemoryCap',
-           'classify_exit', 'is_memory_error', 'mentions_memory', 'python_env', 'rss_bytes',
-           'signal_name']
+__all__ = [
+    "KINDS",
+    "MEMORY_MARKERS",
+    "ChildFailed",
+    "ChildProcess",
+    "Failure",
+    "MemoryCap",
+    "classify_exit",
+    "is_memory_error",
+    "mentions_memory",
+    "python_env",
+    "rss_bytes",
+    "signal_name",
+]
 
-KINDS = ('timeout', 'memory', 'signal', 'error')
+KINDS = ("timeout", "memory", "signal", "error")
 # Texts of allocation failures: Python, XLA/JAX (host and device), C++, libc.
-MEMORY_MARKERS = ('MemoryError', 'Out of memory', 'out of memory', 'bad_alloc',
-                  'RESOURCE_EXHAUSTED', 'Cannot allocate memory', 'failed to allocate')
+MEMORY_MARKERS = (
+    "MemoryError",
+    "Out of memory",
+    "out of memory",
+    "bad_alloc",
+    "RESOURCE_EXHAUSTED",
+    "Cannot allocate memory",
+    "failed to allocate",
+)
 POLL_S = 0.05  # How often a waiting parent polls the pipe and the RSS.
 EXIT_GRACE_S = 1.0  # After EOF, how long the child may take to exit before it is killed.
 _REASON_TAIL = 400  # Characters of the stderr tail quoted in a reason.
@@ -58,15 +77,15 @@ def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:
-        return f'signal {signum}'
+        return f"signal {signum}"
 
 
 def rss_bytes(pid: int) -> int | None:
     """The resident set size of process `pid` (None when unknown, e.g. it is gone)."""
     try:
-        with open(f'/proc/{pid}/status', encoding='ascii') as f:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
             for line in f:
-                if line.startswith('VmRSS:'):
+                if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError):
         return None
@@ -80,10 +99,11 @@ def python_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     code), bytecode is not written, TF_CPP_MIN_LOG_LEVEL defaults to 3.
     """
     env = dict(os.environ)
-    env.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
-    env['PYTHONDONTWRITEBYTECODE'] = '1'
-    env['PYTHONPATH'] = os.pathsep.join(
-        [str(resources.package_root())] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(resources.package_root())] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env.update(overrides or {})
     return env
 
@@ -104,11 +124,10 @@ class Failure:
     def mapped(self, types: Mapping[str, str], timeout_reason: str) -> tuple[str, str]:
         """(`types[kind]`, reason) in a caller's vocabulary; a timeout's reason is
         `timeout_reason` (the caller knows its limit, the supervisor only a deadline)."""
-        return types[self.kind], timeout_reason if self.kind == 'timeout' else self.reason
+        return types[self.kind], timeout_reason if self.kind == "timeout" else self.reason
 
 
-def classify_exit(returncode: int | None, tail: str = '', *,
-                  killed_here: bool = False) -> Failure:
+def classify_exit(returncode: int | None, tail: str = "", *, killed_here: bool = False) -> Failure:
     """Classifies a child that ended by itself (or was SIGKILLed here, `killed_here`).
 
     'memory' when `tail` reports an allocation failure or a SIGKILL came from elsewhere;
@@ -118,13 +137,13 @@ def classify_exit(returncode: int | None, tail: str = '', *,
     name = None
     if returncode is not None and returncode < 0:
         name = signal_name(-returncode)
-        how = f'killed by {name}'
+        how = f"killed by {name}"
         oom_kill = returncode == -signal.SIGKILL and not killed_here
-        kind = 'memory' if oom_kill or mentions_memory(tail) else 'signal'
+        kind = "memory" if oom_kill or mentions_memory(tail) else "signal"
     else:
-        how = f'exited with status {returncode}'
-        kind = 'memory' if mentions_memory(tail) else 'error'
-    reason = f'worker {how}' + (f': ...{tail[-_REASON_TAIL:]}' if tail else '')
+        how = f"exited with status {returncode}"
+        kind = "memory" if mentions_memory(tail) else "error"
+    reason = f"worker {how}" + (f": ...{tail[-_REASON_TAIL:]}" if tail else "")
     return Failure(kind, reason, returncode, name)
 
 
@@ -147,8 +166,10 @@ class MemoryCap:
         """None within the cap, else the reason of a 'memory' failure."""
         if rss is None or rss <= self.baseline_bytes + self.extra_bytes:
             return None
-        return (f'worker RSS {rss >> 20} MiB above the cap ({self.baseline_bytes >> 20} MiB '
-                f'at start + memory_mb {self.extra_bytes >> 20}); killed')
+        return (
+            f"worker RSS {rss >> 20} MiB above the cap ({self.baseline_bytes >> 20} MiB "
+            f"at start + memory_mb {self.extra_bytes >> 20}); killed"
+        )
 
 
 class ChildProcess:
@@ -160,9 +181,15 @@ class ChildProcess:
     `send`, `read` or `wait_ready` the child is dead (killed and reaped here).
     """
 
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | None = None, log_path: str | None = None,
-                 tail_bytes: int = 8192) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        log_path: str | None = None,
+        tail_bytes: int = 8192,
+    ) -> None:
         self.log_path = log_path
         self.started = time.monotonic()
         self.ready = False
@@ -172,17 +199,22 @@ class ChildProcess:
         self._tail_bytes = tail_bytes
         self._log_offset = 0
         self._killed_here = False
-        log = open(log_path, 'ab') if log_path is not None else None  # noqa: SIM115
+        log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
         try:
             if log is not None:
-                log.write(f'--- worker start {time.strftime("%Y-%m-%d %H:%M:%S")}\n'.encode())
+                log.write(f"--- worker start {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
                 log.flush()
                 self._log_offset = log.tell()
             self._proc = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 stderr=log if log is not None else subprocess.PIPE,
-                cwd=cwd, env=None if env is None else dict(env), start_new_session=True,
-                close_fds=True)
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                start_new_session=True,
+                close_fds=True,
+            )
         finally:
             if log is not None:
                 log.close()  # The child has its own descriptor.
@@ -204,7 +236,7 @@ class ChildProcess:
 
     def memory_cap(self, memory_mb: int) -> MemoryCap:
         """A cap of `memory_mb` MiB above the child's RSS now."""
-        return MemoryCap(self.rss_bytes() or 0, int(memory_mb) * 2 ** 20)
+        return MemoryCap(self.rss_bytes() or 0, int(memory_mb) * 2**20)
 
     # -- frames ------------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -216,8 +248,9 @@ class ChildProcess:
         except (OSError, ValueError):  # Broken pipe, or closed after a kill.
             raise ChildFailed(self._death()) from None
 
-    def read(self, deadline: float, *, frame_cap: int | None = None,
-             memory_cap: MemoryCap | None = None) -> dict[str, Any]:
+    def read(
+        self, deadline: float, *, frame_cap: int | None = None, memory_cap: MemoryCap | None = None
+    ) -> dict[str, Any]:
         """The next frame, waiting until `deadline` (time.monotonic).
 
         Raises ChildFailed ('timeout' at the deadline, 'memory' when the RSS exceeds
@@ -229,17 +262,23 @@ class ChildProcess:
         def watchdog() -> None:
             excess = memory_cap.excess(self.rss_bytes()) if memory_cap is not None else None
             if excess is not None:
-                raise ChildFailed(Failure('memory', excess))
+                raise ChildFailed(Failure("memory", excess))
 
         try:
-            return read_frame_from(self._proc.stdout.fileno(), self._buffer, deadline,
-                                   clock=time.monotonic, frame_cap=frame_cap, poll_s=POLL_S,
-                                   tick=None if memory_cap is None else watchdog)
+            return read_frame_from(
+                self._proc.stdout.fileno(),
+                self._buffer,
+                deadline,
+                clock=time.monotonic,
+                frame_cap=frame_cap,
+                poll_s=POLL_S,
+                tick=None if memory_cap is None else watchdog,
+            )
         except FrameEOF:
             failure = self._death()
         except FrameTimeout:
             rc = self.kill()
-            failure = Failure('timeout', 'no frame before the deadline; killed', rc)
+            failure = Failure("timeout", "no frame before the deadline; killed", rc)
         except ChildFailed as e:
             rc = self.kill()
             failure = dataclasses.replace(e.failure, returncode=rc)
@@ -256,9 +295,9 @@ class ChildProcess:
         if self.ready:
             return
         frame = self.read(deadline, frame_cap=_READY_FRAME_CAP)
-        if frame.get('type') != 'ready':
+        if frame.get("type") != "ready":
             self.kill()
-            raise ValueError(f'unexpected first frame {frame.get("type")!r}')
+            raise ValueError(f"unexpected first frame {frame.get('type')!r}")
         self.ready = True
         self.startup_s = time.monotonic() - self.started
 
@@ -298,7 +337,7 @@ class ChildProcess:
     def close(self, wait_s: float = 0.0) -> None:
         """Asks the child to exit ({'type': 'exit'}), gives it `wait_s`, then kills."""
         with contextlib.suppress(ChildFailed):
-            self.send({'type': 'exit'})
+            self.send({"type": "exit"})
         if wait_s > 0:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=wait_s)
@@ -314,15 +353,15 @@ class ChildProcess:
                 if not chunk:
                     return
                 self._tail += chunk
-                del self._tail[:-self._tail_bytes]
+                del self._tail[: -self._tail_bytes]
 
     def tail(self, limit: int = 600) -> str:
         """The last `limit` characters this child wrote to stderr (its part of the log)."""
         if self.log_path is None:
-            return bytes(self._tail).decode('utf-8', 'replace').strip()[-limit:]
+            return bytes(self._tail).decode("utf-8", "replace").strip()[-limit:]
         try:
-            with open(self.log_path, 'rb') as f:
+            with open(self.log_path, "rb") as f:
                 f.seek(max(self._log_offset, os.path.getsize(self.log_path) - limit))
-                return f.read().decode('utf-8', 'replace').strip()[-limit:]
+                return f.read().decode("utf-8", "replace").strip()[-limit:]
         except OSError:
-            return ''
+            return ""

@@ -15,74 +15,95 @@ import dataclasses
 from typing import Any, Callable, Mapping
 
 from spark_jax.operator.llm.base import (
-    CassetteError, LLMBackend, LLMCommandError, LLMError, LLMHTTPError, LLMResponse,
-    LLMResponseError, LLMRetriesExhausted, LLMTimeoutError, ReplayMissError)
+    CassetteError,
+    LLMBackend,
+    LLMCommandError,
+    LLMError,
+    LLMHTTPError,
+    LLMResponse,
+    LLMResponseError,
+    LLMRetriesExhausted,
+    LLMTimeoutError,
+    ReplayMissError,
+)
 from spark_jax.operator.llm.cassette import RecordBackend, ReplayBackend
 from spark_jax.operator.llm.command import CommandBackend
 from spark_jax.operator.llm.openai import OpenAIBackend
 
 __all__ = [
-    'LLMBackend',
-    'LLMResponse',
-    'LLMError',
-    'LLMHTTPError',
-    'LLMRetriesExhausted',
-    'LLMResponseError',
-    'LLMTimeoutError',
-    'LLMCommandError',
-    'ReplayMissError',
-    'CassetteError',
-    'OpenAIBackend',
-    'RecordBackend',
-    'ReplayBackend',
-    'CommandBackend',
-    'make_backend',
-    'register_backend',
-    'backend_kinds',
+    "LLMBackend",
+    "LLMResponse",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMRetriesExhausted",
+    "LLMResponseError",
+    "LLMTimeoutError",
+    "LLMCommandError",
+    "ReplayMissError",
+    "CassetteError",
+    "OpenAIBackend",
+    "RecordBackend",
+    "ReplayBackend",
+    "CommandBackend",
+    "make_backend",
+    "register_backend",
+    "backend_kinds",
 ]
 
 BackendFactory = Callable[[dict[str, Any]], LLMBackend]
 
-_OPENAI_KEYS = ('base_url', 'model', 'api_key_env', 'temperature', 'max_tokens', 'timeout_s',
-                'max_retries', 'backoff_base_s', 'backoff_max_s', 'extra_body',
-                'max_response_retries')
+_OPENAI_KEYS = (
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "timeout_s",
+    "max_retries",
+    "backoff_base_s",
+    "backoff_max_s",
+    "extra_body",
+    "max_response_retries",
+)
 
 
-def _take(config: dict[str, Any], kind: str, required: tuple[str, ...],
-          optional: tuple[str, ...]) -> dict[str, Any]:
+def _take(
+    config: dict[str, Any], kind: str, required: tuple[str, ...], optional: tuple[str, ...]
+) -> dict[str, Any]:
     missing = [k for k in required if config.get(k) is None]
     if missing:
-        raise ValueError(f'LLM backend {kind!r} needs config keys: {", ".join(missing)}')
+        raise ValueError(f"LLM backend {kind!r} needs config keys: {', '.join(missing)}")
     known = set(required) | set(optional)
     return {k: v for k, v in config.items() if k in known and v is not None}
 
 
 def _make_openai(config: dict[str, Any]) -> LLMBackend:
-    kwargs = _take(config, 'openai', ('base_url', 'model'), _OPENAI_KEYS)
-    if 'api_key_env' in config and config['api_key_env'] in (None, ''):
-        kwargs['api_key_env'] = None  # Explicitly no authentication.
+    kwargs = _take(config, "openai", ("base_url", "model"), _OPENAI_KEYS)
+    if "api_key_env" in config and config["api_key_env"] in (None, ""):
+        kwargs["api_key_env"] = None  # Explicitly no authentication.
     return OpenAIBackend(**kwargs)
 
 
 def _make_command(config: dict[str, Any]) -> LLMBackend:
-    return CommandBackend(**_take(config, 'command', ('command',), ('timeout_s', 'model')))
+    return CommandBackend(**_take(config, "command", ("command",), ("timeout_s", "model")))
 
 
 def _make_record(config: dict[str, Any]) -> LLMBackend:
-    _take(config, 'record', ('path', 'inner'), ())
-    return RecordBackend(make_backend(config['inner']), config['path'])
+    _take(config, "record", ("path", "inner"), ())
+    return RecordBackend(make_backend(config["inner"]), config["path"])
 
 
 def _make_replay(config: dict[str, Any]) -> LLMBackend:
-    return ReplayBackend(**_take(config, 'replay', ('path',), ()))
+    return ReplayBackend(**_take(config, "replay", ("path",), ()))
 
 
 _FACTORIES: dict[str, BackendFactory] = {
-    'openai': _make_openai,
-    'command': _make_command,
-    'record': _make_record,
-    'replay': _make_replay,
+    "openai": _make_openai,
+    "command": _make_command,
+    "record": _make_record,
+    "replay": _make_replay,
 }
+
 
 def register_backend(kind: str, factory: BackendFactory, *, replace: bool = False) -> None:
     """Adds a backend kind to `make_backend` (e.g. 'offline', defined elsewhere).
@@ -93,7 +114,7 @@ def register_backend(kind: str, factory: BackendFactory, *, replace: bool = Fals
       replace: allow overriding an existing kind.
     """
     if kind in _FACTORIES and not replace:
-        raise ValueError(f'LLM backend kind already registered: {kind}')
+        raise ValueError(f"LLM backend kind already registered: {kind}")
     _FACTORIES[kind] = factory
 
 
@@ -117,10 +138,12 @@ def make_backend(config: Mapping[str, Any] | Any) -> LLMBackend:
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
         config = dataclasses.asdict(config)
     if not isinstance(config, Mapping):
-        raise TypeError(f'LLM backend config must be a mapping or dataclass, got {type(config)}')
+        raise TypeError(f"LLM backend config must be a mapping or dataclass, got {type(config)}")
     config = dict(config)
-    kind = config.get('kind')
+    kind = config.get("kind")
     factory = _FACTORIES.get(kind) if isinstance(kind, str) else None
     if factory is None:
-        raise ValueError(f'Unknown LLM backend kind: {kind!r} (known: {", ".join(backend_kinds())})')
+        raise ValueError(
+            f"Unknown LLM backend kind: {kind!r} (known: {', '.join(backend_kinds())})"
+        )
     return factory(config)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ['split_reasoning', 'estimate_tokens', 'sha256_hex', 'redact']
+__all__ = ["split_reasoning", "estimate_tokens", "sha256_hex", "redact"]
 
-_THINK_BLOCK = re.compile(r'<think(?:ing)?>(.*?)</think(?:ing)?>', re.DOTALL | re.IGNORECASE)
-_THINK_OPEN = re.compile(r'<think(?:ing)?>', re.IGNORECASE)
-_THINK_CLOSE = re.compile(r'</think(?:ing)?>', re.IGNORECASE)
+_THINK_BLOCK = re.compile(r"<think(?:ing)?>(.*?)</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 
 
 def split_reasoning(content: str | None) -> tuple[str, str]:
@@ -28,39 +28,39 @@ def split_reasoning(content: str | None) -> tuple[str, str]:
     Returns:
       `(answer, reasoning)`, both stripped; reasoning parts are joined by a blank line.
     """
-    text = content or ''
+    text = content or ""
     parts: list[str] = []
 
     def _take(match: re.Match[str]) -> str:
         parts.append(match.group(1).strip())
-        return ''
+        return ""
 
     text = _THINK_BLOCK.sub(_take, text)
     close = _THINK_CLOSE.search(text)
     if close is not None and not _THINK_OPEN.search(text, 0, close.start()):
-        parts.insert(0, text[:close.start()].strip())
-        text = text[close.end():]
+        parts.insert(0, text[: close.start()].strip())
+        text = text[close.end() :]
     opening = _THINK_OPEN.search(text)
     if opening is not None:
-        parts.append(text[opening.end():].strip())
-        text = text[:opening.start()]
-    text = _THINK_CLOSE.sub('', text)
-    return text.strip(), '\n\n'.join(p for p in parts if p)
+        parts.append(text[opening.end() :].strip())
+        text = text[: opening.start()]
+    text = _THINK_CLOSE.sub("", text)
+    return text.strip(), "\n\n".join(p for p in parts if p)
 
 
 def estimate_tokens(text: str | None) -> int:
     """Rough token count: ceil(len(text) / 4), 0 for empty text."""
-    n = len(text or '')
+    n = len(text or "")
     return (n + 3) // 4
 
 
 def sha256_hex(text: str) -> str:
     """Hex SHA-256 of the UTF-8 encoding of `text`."""
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def redact(text: str, secret: str | None) -> str:
     """Replaces every occurrence of `secret` in `text` with '***' (no-op if empty)."""
     if secret and len(secret) >= 4:
-        return text.replace(secret, '***')
+        return text.replace(secret, "***")
     return text

@@ -24,16 +24,16 @@ import time
 from typing import Any
 
 __all__ = [
-    'LLMBackend',
-    'LLMResponse',
-    'LLMError',
-    'LLMHTTPError',
-    'LLMRetriesExhausted',
-    'LLMResponseError',
-    'LLMTimeoutError',
-    'LLMCommandError',
-    'ReplayMissError',
-    'CassetteError',
+    "LLMBackend",
+    "LLMResponse",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMRetriesExhausted",
+    "LLMResponseError",
+    "LLMTimeoutError",
+    "LLMCommandError",
+    "ReplayMissError",
+    "CassetteError",
 ]
 
 
@@ -50,7 +50,7 @@ class LLMHTTPError(LLMError):
     """
 
     def __init__(self, status_code: int, message: str):
-        super().__init__(f'HTTP {status_code}: {message}')
+        super().__init__(f"HTTP {status_code}: {message}")
         self.status_code = status_code
         self.message = message
 
@@ -68,7 +68,7 @@ class LLMRetriesExhausted(LLMError):
     """
 
     def __init__(self, attempts: int, last_error: str):
-        super().__init__(f'gave up after {attempts} attempts; last error: {last_error}')
+        super().__init__(f"gave up after {attempts} attempts; last error: {last_error}")
         self.attempts = attempts
         self.last_error = last_error
 
@@ -86,7 +86,7 @@ class LLMCommandError(LLMError):
     """
 
     def __init__(self, returncode: int, stderr_tail: str):
-        super().__init__(f'command exited with status {returncode}; stderr tail:\n{stderr_tail}')
+        super().__init__(f"command exited with status {returncode}; stderr tail:\n{stderr_tail}")
         self.returncode = returncode
         self.stderr_tail = stderr_tail
 
@@ -94,9 +94,9 @@ class LLMCommandError(LLMError):
 class ReplayMissError(LLMError):
     """A replay cassette holds no (more) response for this role and prompt hash."""
 
-    def __init__(self, role: str, prompt_hash: str, detail: str = ''):
-        msg = f'no recorded response for role={role!r} hash={prompt_hash}'
-        super().__init__(msg + (f' ({detail})' if detail else ''))
+    def __init__(self, role: str, prompt_hash: str, detail: str = ""):
+        msg = f"no recorded response for role={role!r} hash={prompt_hash}"
+        super().__init__(msg + (f" ({detail})" if detail else ""))
         self.role = role
         self.prompt_hash = prompt_hash
 
@@ -126,16 +126,16 @@ class LLMResponse:
 
     role: str
     text: str
-    reasoning: str = ''
-    model: str = ''
-    backend: str = ''
+    reasoning: str = ""
+    model: str = ""
+    backend: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
     attempts: int = 1
     is_llm: bool = True
     tokens_estimated: bool = False
-    finish_reason: str = ''
+    finish_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict of all fields."""
@@ -185,7 +185,7 @@ class LLMBackend(abc.ABC):
           LLMError: (or a subclass) on any failure; counted in `failures`.
         """
         if not role:
-            raise ValueError('role must be a non-empty string')
+            raise ValueError("role must be a non-empty string")
         stats = self._stats_for(role)
         start = time.perf_counter()
         try:
@@ -202,12 +202,12 @@ class LLMBackend(abc.ABC):
         return response
 
     def _stats_for(self, role: str) -> _RoleStats:
-        table: dict[str, _RoleStats] = self.__dict__.setdefault('_role_stats', {})
+        table: dict[str, _RoleStats] = self.__dict__.setdefault("_role_stats", {})
         return table.setdefault(role, _RoleStats())
 
     def stats(self) -> dict[str, dict[str, float]]:
         """Per-role counters: calls, failures, prompt/completion tokens, latency_s, attempts."""
-        table: dict[str, _RoleStats] = self.__dict__.get('_role_stats', {})
+        table: dict[str, _RoleStats] = self.__dict__.get("_role_stats", {})
         return {role: dataclasses.asdict(s) for role, s in sorted(table.items())}
 
     async def aclose(self) -> None:
@@ -220,4 +220,4 @@ class LLMBackend(abc.ABC):
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f'{type(self).__name__}(name={self.name!r})'
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -23,7 +23,7 @@ from typing import Any
 from spark_jax.operator.llm import _text
 from spark_jax.operator.llm.base import CassetteError, LLMBackend, LLMResponse, ReplayMissError
 
-__all__ = ['RecordBackend', 'ReplayBackend', 'cassette_key', 'load_cassette']
+__all__ = ["RecordBackend", "ReplayBackend", "cassette_key", "load_cassette"]
 
 _log = logging.getLogger(__name__)
 
@@ -31,8 +31,8 @@ _log = logging.getLogger(__name__)
 def cassette_key(role: str, prompt: str, system: str | None) -> tuple[str, str, str]:
     """Returns `(key, prompt_sha256, system_sha256)` for a call."""
     p_hash = _text.sha256_hex(prompt)
-    s_hash = _text.sha256_hex(system or '')
-    return f'{role}:{_text.sha256_hex(s_hash + p_hash)}', p_hash, s_hash
+    s_hash = _text.sha256_hex(system or "")
+    return f"{role}:{_text.sha256_hex(s_hash + p_hash)}", p_hash, s_hash
 
 
 def load_cassette(path: str | os.PathLike[str]) -> dict[str, list[LLMResponse]]:
@@ -41,8 +41,8 @@ def load_cassette(path: str | os.PathLike[str]) -> dict[str, list[LLMResponse]]:
     A corrupt *last* line (a crash mid-write) is ignored with a warning; any other
     corrupt line raises `CassetteError` naming its line number.
     """
-    with open(path, encoding='utf-8') as f:
-        lines = f.read().split('\n')
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
     table: dict[str, list[LLMResponse]] = collections.defaultdict(list)
@@ -51,16 +51,20 @@ def load_cassette(path: str | os.PathLike[str]) -> dict[str, list[LLMResponse]]:
             continue
         try:
             entry = json.loads(line)
-            key = entry['key']
-            response = LLMResponse.from_dict(entry['response'])
+            key = entry["key"]
+            response = LLMResponse.from_dict(entry["response"])
             if not isinstance(key, str):
-                raise TypeError('key is not a string')
+                raise TypeError("key is not a string")
         except (ValueError, KeyError, TypeError) as e:
             if lineno == len(lines):
-                _log.warning('%s:%d: ignoring truncated last cassette line (%s)',
-                             path, lineno, type(e).__name__)
+                _log.warning(
+                    "%s:%d: ignoring truncated last cassette line (%s)",
+                    path,
+                    lineno,
+                    type(e).__name__,
+                )
                 continue
-            raise CassetteError(f'{path}:{lineno}: corrupt cassette line: {e}') from None
+            raise CassetteError(f"{path}:{lineno}: corrupt cassette line: {e}") from None
         table[key].append(response)
     return dict(table)
 
@@ -82,15 +86,20 @@ class RecordBackend(LLMBackend):
 
     @property
     def name(self) -> str:
-        return f'record:{self.inner.name}'
+        return f"record:{self.inner.name}"
 
     async def _complete(self, role: str, prompt: str, *, system: str | None = None) -> LLMResponse:
         response = await self.inner.complete(role, prompt, system=system)
         key, p_hash, s_hash = cassette_key(role, prompt, system)
-        entry: dict[str, Any] = {'key': key, 'role': role, 'prompt_sha256': p_hash,
-                                 'system_sha256': s_hash, 'response': response.to_dict()}
-        line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + '\n'
-        with open(self.path, 'a', encoding='utf-8') as f:
+        entry: dict[str, Any] = {
+            "key": key,
+            "role": role,
+            "prompt_sha256": p_hash,
+            "system_sha256": s_hash,
+            "response": response.to_dict(),
+        }
+        line = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+        with open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
         return response
@@ -114,7 +123,7 @@ class ReplayBackend(LLMBackend):
 
     @property
     def name(self) -> str:
-        return f'replay:{os.path.basename(self.path)}'
+        return f"replay:{os.path.basename(self.path)}"
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._table.values())
@@ -124,8 +133,11 @@ class ReplayBackend(LLMBackend):
         recorded = self._table.get(key, [])
         n = self._seen[key]
         if n >= len(recorded):
-            detail = (f'recorded {len(recorded)} time(s), asked again' if recorded
-                      else f'not in {self.path}')
-            raise ReplayMissError(role, key.split(':', 1)[1], detail)
+            detail = (
+                f"recorded {len(recorded)} time(s), asked again"
+                if recorded
+                else f"not in {self.path}"
+            )
+            raise ReplayMissError(role, key.split(":", 1)[1], detail)
         self._seen[key] += 1
         return recorded[n]

@@ -16,7 +16,7 @@ import time
 from spark_jax.operator.llm import _text
 from spark_jax.operator.llm.base import LLMBackend, LLMCommandError, LLMResponse, LLMTimeoutError
 
-__all__ = ['CommandBackend']
+__all__ = ["CommandBackend"]
 
 _STDERR_TAIL = 2000
 
@@ -31,12 +31,13 @@ class CommandBackend(LLMBackend):
       model: label reported in `LLMResponse.model` (default: the command's program).
     """
 
-    def __init__(self, command: list[str] | str, timeout_s: float = 600.0,
-                 model: str | None = None):
+    def __init__(
+        self, command: list[str] | str, timeout_s: float = 600.0, model: str | None = None
+    ):
         if not command:
-            raise ValueError('command must be non-empty')
+            raise ValueError("command must be non-empty")
         if timeout_s <= 0:
-            raise ValueError('timeout_s must be > 0')
+            raise ValueError("timeout_s must be > 0")
         self.command = command
         self.timeout_s = timeout_s
         program = shlex.split(command)[0] if isinstance(command, str) else command[0]
@@ -44,22 +45,27 @@ class CommandBackend(LLMBackend):
 
     @property
     def name(self) -> str:
-        return f'command:{self.model}'
+        return f"command:{self.model}"
 
     async def _spawn(self) -> asyncio.subprocess.Process:
-        pipes = dict(stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                     stderr=asyncio.subprocess.PIPE)
-        new_session = os.name == 'posix'  # So a timeout can kill the whole group.
+        pipes = dict(
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        new_session = os.name == "posix"  # So a timeout can kill the whole group.
         if isinstance(self.command, str):
             return await asyncio.create_subprocess_shell(
-                self.command, start_new_session=new_session, **pipes)
+                self.command, start_new_session=new_session, **pipes
+            )
         return await asyncio.create_subprocess_exec(
-            *self.command, start_new_session=new_session, **pipes)
+            *self.command, start_new_session=new_session, **pipes
+        )
 
     @staticmethod
     def _kill(proc: asyncio.subprocess.Process) -> None:
         try:
-            if os.name == 'posix':
+            if os.name == "posix":
                 os.killpg(proc.pid, signal.SIGKILL)
             else:
                 proc.kill()
@@ -67,29 +73,37 @@ class CommandBackend(LLMBackend):
             pass
 
     async def _complete(self, role: str, prompt: str, *, system: str | None = None) -> LLMResponse:
-        stdin = f'{system}\n\n{prompt}' if system else prompt
+        stdin = f"{system}\n\n{prompt}" if system else prompt
         start = time.perf_counter()
         proc = await self._spawn()
         try:
             out, err = await asyncio.wait_for(
-                proc.communicate(stdin.encode('utf-8')), timeout=self.timeout_s)
+                proc.communicate(stdin.encode("utf-8")), timeout=self.timeout_s
+            )
         except asyncio.TimeoutError:
             self._kill(proc)
             await proc.wait()
             raise LLMTimeoutError(
-                f'command {self.name!r} timed out after {self.timeout_s}s and was killed'
+                f"command {self.name!r} timed out after {self.timeout_s}s and was killed"
             ) from None
         except BaseException:
             self._kill(proc)
             raise
         if proc.returncode != 0:
-            tail = err.decode('utf-8', errors='replace')[-_STDERR_TAIL:].strip()
+            tail = err.decode("utf-8", errors="replace")[-_STDERR_TAIL:].strip()
             raise LLMCommandError(int(proc.returncode or 0), tail)
-        raw = out.decode('utf-8', errors='replace')
+        raw = out.decode("utf-8", errors="replace")
         answer, reasoning = _text.split_reasoning(raw)
         return LLMResponse(
-            role=role, text=answer, reasoning=reasoning, model=self.model, backend='command',
+            role=role,
+            text=answer,
+            reasoning=reasoning,
+            model=self.model,
+            backend="command",
             prompt_tokens=_text.estimate_tokens(stdin),
             completion_tokens=_text.estimate_tokens(raw),
-            latency_s=time.perf_counter() - start, attempts=1, is_llm=True,
-            tokens_estimated=True)
+            latency_s=time.perf_counter() - start,
+            attempts=1,
+            is_llm=True,
+            tokens_estimated=True,
+        )

@@ -21,9 +21,9 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Union
 
-__all__ = ['LoopbackServer', 'Reply', 'Fault', 'SeenRequest', 'http_date']
+__all__ = ["LoopbackServer", "Reply", "Fault", "SeenRequest", "http_date"]
 
-_AUTO = 'auto'
+_AUTO = "auto"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Reply:
     content: str
     reasoning_content: str | None = None
     usage: dict[str, int] | str | None = _AUTO
-    finish_reason: str = 'stop'
+    finish_reason: str = "stop"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,12 +95,12 @@ class LoopbackServer:
     def __init__(
         self,
         script: Iterable[ScriptItem] | None = None,
-        default_reply: str | Callable[[dict[str, Any]], str | Reply] = 'ok',
+        default_reply: str | Callable[[dict[str, Any]], str | Reply] = "ok",
         delay_s: float = 0.0,
         *,
         responder: Callable[[dict[str, Any]], ScriptItem] | None = None,
         require_key: str | None = None,
-        model: str = 'loopback',
+        model: str = "loopback",
     ):
         self._script: collections.deque[ScriptItem] = collections.deque(script or ())
         self.default_reply = default_reply
@@ -121,10 +121,11 @@ class LoopbackServer:
         if self._httpd is not None:
             return self
         self._stop.clear()
-        self._httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _make_handler(self))
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={'poll_interval': 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -147,13 +148,13 @@ class LoopbackServer:
     @property
     def port(self) -> int:
         if self._httpd is None:
-            raise RuntimeError('server not started')
+            raise RuntimeError("server not started")
         return self._httpd.server_address[1]
 
     @property
     def base_url(self) -> str:
         """`http://127.0.0.1:PORT/v1`."""
-        return f'http://127.0.0.1:{self.port}/v1'
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def push(self, *items: ScriptItem) -> None:
         """Appends items to the script queue."""
@@ -175,32 +176,35 @@ class LoopbackServer:
         return reply if isinstance(reply, Reply) else Reply(str(reply))
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-        message: dict[str, Any] = {'role': 'assistant', 'content': reply.content}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.reasoning_content is not None:
-            message['reasoning_content'] = reply.reasoning_content
+            message["reasoning_content"] = reply.reasoning_content
         out: dict[str, Any] = {
-            'id': f'chatcmpl-loopback-{len(self.requests)}', 'object': 'chat.completion',
-            'created': int(time.time()), 'model': body.get('model') or self.model,
-            'choices': [{'index': 0, 'message': message, 'finish_reason': reply.finish_reason}]}
+            "id": f"chatcmpl-loopback-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+        }
         if reply.usage == _AUTO:
-            chars = sum(len(str(m.get('content', ''))) for m in body.get('messages', []))
-            done = len(reply.content) + len(reply.reasoning_content or '')
+            chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+            done = len(reply.content) + len(reply.reasoning_content or "")
             p, c = (chars + 3) // 4, (done + 3) // 4
-            out['usage'] = {'prompt_tokens': p, 'completion_tokens': c, 'total_tokens': p + c}
+            out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
         elif reply.usage is not None:
-            out['usage'] = reply.usage
+            out["usage"] = reply.usage
         return out
 
 
 def _error_body(status: int, message: str) -> bytes:
-    err = {'error': {'message': message, 'type': 'loopback_error', 'code': status}}
+    err = {"error": {"message": message, "type": "loopback_error", "code": status}}
     return json.dumps(err).encode()
 
 
 def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHandler]:
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
+        protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:  # Quiet.
             del format, args
@@ -208,8 +212,8 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None):
             try:
                 self.send_response(status)
-                self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(payload)))
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
@@ -223,35 +227,37 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
             with server._lock:
                 server.requests.append(SeenRequest(self.command, self.path, headers, body))
             if server.require_key is not None:
-                if headers.get('authorization') != f'Bearer {server.require_key}':
-                    self._send(401, _error_body(401, 'invalid or missing API key'))
+                if headers.get("authorization") != f"Bearer {server.require_key}":
+                    self._send(401, _error_body(401, "invalid or missing API key"))
                     return False
             return True
 
         def do_GET(self) -> None:
             if not self._seen(None):
                 return
-            if self.path.rstrip('/') == '/v1/models':
-                data = {'object': 'list', 'data': [
-                    {'id': server.model, 'object': 'model', 'owned_by': 'loopback'}]}
+            if self.path.rstrip("/") == "/v1/models":
+                data = {
+                    "object": "list",
+                    "data": [{"id": server.model, "object": "model", "owned_by": "loopback"}],
+                }
                 self._send(200, json.dumps(data).encode())
             else:
-                self._send(404, _error_body(404, f'no route {self.path}'))
+                self._send(404, _error_body(404, f"no route {self.path}"))
 
         def do_POST(self) -> None:
-            length = int(self.headers.get('Content-Length') or 0)
-            raw = self.rfile.read(length) if length else b''
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
             try:
-                body = json.loads(raw or b'{}')
+                body = json.loads(raw or b"{}")
             except ValueError:
                 body = None
             if not self._seen(body):
                 return
-            if self.path.rstrip('/') != '/v1/chat/completions':
-                self._send(404, _error_body(404, f'no route {self.path}'))
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, _error_body(404, f"no route {self.path}"))
                 return
             if not isinstance(body, dict):
-                self._send(400, _error_body(400, 'request body is not a JSON object'))
+                self._send(400, _error_body(400, "request body is not a JSON object"))
                 return
             if server.delay_s > 0 and server._stop.wait(server.delay_s):
                 return
@@ -262,16 +268,16 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
                 self._send(200, json.dumps(server._completion(body, item)).encode())
                 return
             kind = item.kind
-            if kind == 'slow':
+            if kind == "slow":
                 if server._stop.wait(item.delay_s):
                     return
                 self._answer(body, item.reply or server._default(body))
-            elif kind == 'malformed_json':
+            elif kind == "malformed_json":
                 self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0, "mess')
-            elif kind == 'empty_choices':
-                data = {'id': 'chatcmpl-x', 'object': 'chat.completion', 'choices': []}
+            elif kind == "empty_choices":
+                data = {"id": "chatcmpl-x", "object": "chat.completion", "choices": []}
                 self._send(200, json.dumps(data).encode())
-            elif kind == 'disconnect':
+            elif kind == "disconnect":
                 self.close_connection = True
                 try:
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -282,11 +288,11 @@ def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHan
                 headers = {}
                 if item.retry_after is not None:
                     ra = item.retry_after
-                    headers['Retry-After'] = ra if isinstance(ra, str) else f'{ra:g}'
-                msg = item.message or f'loopback fault {status}'
+                    headers["Retry-After"] = ra if isinstance(ra, str) else f"{ra:g}"
+                msg = item.message or f"loopback fault {status}"
                 self._send(status, _error_body(status, msg), headers)
             else:
-                self._send(500, _error_body(500, f'unknown fault kind {kind!r}'))
+                self._send(500, _error_body(500, f"unknown fault kind {kind!r}"))
 
     return Handler
 

@@ -27,9 +27,15 @@ import httpx
 
 from spark_jax.operator.llm import _text
 from spark_jax.operator.llm.base import (
-    LLMBackend, LLMError, LLMHTTPError, LLMResponse, LLMResponseError, LLMRetriesExhausted)
+    LLMBackend,
+    LLMError,
+    LLMHTTPError,
+    LLMResponse,
+    LLMResponseError,
+    LLMRetriesExhausted,
+)
 
-__all__ = ['OpenAIBackend', 'RETRYABLE_STATUS']
+__all__ = ["OpenAIBackend", "RETRYABLE_STATUS"]
 
 _log = logging.getLogger(__name__)
 
@@ -38,9 +44,9 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
 def _normalize_base_url(base_url: str) -> str:
-    url = base_url.rstrip('/')
-    if urllib.parse.urlsplit(url).path in ('', '/'):
-        url += '/v1'
+    url = base_url.rstrip("/")
+    if urllib.parse.urlsplit(url).path in ("", "/"):
+        url += "/v1"
     return url
 
 
@@ -69,9 +75,9 @@ def _server_message(response: httpx.Response) -> str:
     except ValueError:
         return response.text.strip()[:500] or response.reason_phrase
     if isinstance(data, dict):
-        err = data.get('error', data.get('detail', data.get('message')))
+        err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict):
-            err = err.get('message', err)
+            err = err.get("message", err)
         if err:
             return str(err)[:500]
     return json.dumps(data)[:500]
@@ -95,7 +101,7 @@ class OpenAIBackend(LLMBackend):
         self,
         base_url: str,
         model: str,
-        api_key_env: str | None = 'OPENAI_API_KEY',
+        api_key_env: str | None = "OPENAI_API_KEY",
         temperature: float = 0.7,
         max_tokens: int | None = 4096,
         timeout_s: float = 120.0,
@@ -126,9 +132,9 @@ class OpenAIBackend(LLMBackend):
           rng: random source for jitter (default: a fresh `random.Random()`).
         """
         if max_retries < 0 or max_response_retries < 0:
-            raise ValueError('max_retries and max_response_retries must be >= 0')
+            raise ValueError("max_retries and max_response_retries must be >= 0")
         if timeout_s <= 0:
-            raise ValueError('timeout_s must be > 0')
+            raise ValueError("timeout_s must be > 0")
         self.base_url = _normalize_base_url(base_url)
         self.model = model
         self.api_key_env = api_key_env
@@ -147,19 +153,23 @@ class OpenAIBackend(LLMBackend):
 
     @property
     def name(self) -> str:
-        return f'openai:{self.model}'
+        return f"openai:{self.model}"
 
     def __repr__(self) -> str:
-        return (f'OpenAIBackend(base_url={self.base_url!r}, model={self.model!r}, '
-                f'api_key_env={self.api_key_env!r})')
+        return (
+            f"OpenAIBackend(base_url={self.base_url!r}, model={self.model!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
 
     def _api_key(self) -> str | None:
         if self.api_key_env is None:
             return None
         key = os.environ.get(self.api_key_env)
         if not key:
-            raise LLMError(f'environment variable {self.api_key_env} is not set; set it, '
-                           'or use api_key_env=None for a server without authentication')
+            raise LLMError(
+                f"environment variable {self.api_key_env} is not set; set it, "
+                "or use api_key_env=None for a server without authentication"
+            )
         return key
 
     def _get_client(self) -> httpx.AsyncClient:
@@ -187,55 +197,65 @@ class OpenAIBackend(LLMBackend):
     def _body(self, prompt: str, system: str | None) -> dict[str, Any]:
         messages = []
         if system:
-            messages.append({'role': 'system', 'content': system})
-        messages.append({'role': 'user', 'content': prompt})
-        body: dict[str, Any] = {'model': self.model, 'messages': messages,
-                                'temperature': self.temperature}
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": prompt})
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+        }
         if self.max_tokens is not None:
-            body['max_tokens'] = self.max_tokens
+            body["max_tokens"] = self.max_tokens
         body.update(self.extra_body)
         return body
 
-    def _parse(self, role: str, prompt: str, system: str | None,
-               response: httpx.Response) -> LLMResponse:
+    def _parse(
+        self, role: str, prompt: str, system: str | None, response: httpx.Response
+    ) -> LLMResponse:
         """Turns a 200 reply into an LLMResponse; raises LLMResponseError if unusable."""
         try:
             data = response.json()
         except ValueError as e:
-            raise LLMResponseError(f'malformed JSON in reply ({type(e).__name__})') from None
+            raise LLMResponseError(f"malformed JSON in reply ({type(e).__name__})") from None
         if not isinstance(data, dict):
-            raise LLMResponseError('reply JSON is not an object')
-        choices = data.get('choices')
+            raise LLMResponseError("reply JSON is not an object")
+        choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise LLMResponseError('reply has no choices')
+            raise LLMResponseError("reply has no choices")
         choice = choices[0]
-        message = choice.get('message')
+        message = choice.get("message")
         if not isinstance(message, dict):
-            raise LLMResponseError('first choice has no message')
-        content = message.get('content') or ''
+            raise LLMResponseError("first choice has no message")
+        content = message.get("content") or ""
         if not isinstance(content, str):
-            raise LLMResponseError('message content is not a string')
+            raise LLMResponseError("message content is not a string")
         answer, think = _text.split_reasoning(content)
-        side = message.get('reasoning_content') or message.get('reasoning') or ''
-        reasoning = '\n\n'.join(p for p in (str(side).strip(), think) if p)
-        usage = data.get('usage') if isinstance(data.get('usage'), dict) else {}
-        p_tok, c_tok = usage.get('prompt_tokens'), usage.get('completion_tokens')
+        side = message.get("reasoning_content") or message.get("reasoning") or ""
+        reasoning = "\n\n".join(p for p in (str(side).strip(), think) if p)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        p_tok, c_tok = usage.get("prompt_tokens"), usage.get("completion_tokens")
         estimated = not (isinstance(p_tok, int) and isinstance(c_tok, int))
         if estimated:
-            p_tok = _text.estimate_tokens((system or '') + prompt)
+            p_tok = _text.estimate_tokens((system or "") + prompt)
             c_tok = _text.estimate_tokens(content + str(side))
         return LLMResponse(
-            role=role, text=answer, reasoning=reasoning,
-            model=str(data.get('model') or self.model), backend='openai',
-            prompt_tokens=int(p_tok), completion_tokens=int(c_tok),
-            tokens_estimated=estimated, finish_reason=str(choice.get('finish_reason') or ''))
+            role=role,
+            text=answer,
+            reasoning=reasoning,
+            model=str(data.get("model") or self.model),
+            backend="openai",
+            prompt_tokens=int(p_tok),
+            completion_tokens=int(c_tok),
+            tokens_estimated=estimated,
+            finish_reason=str(choice.get("finish_reason") or ""),
+        )
 
     async def _complete(self, role: str, prompt: str, *, system: str | None = None) -> LLMResponse:
         key = self._api_key()
-        headers = {'Content-Type': 'application/json'}
+        headers = {"Content-Type": "application/json"}
         if key is not None:
-            headers['Authorization'] = f'Bearer {key}'
-        url = f'{self.base_url}/chat/completions'
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self.base_url}/chat/completions"
         body = self._body(prompt, system)
         client = self._get_client()
         start = time.perf_counter()
@@ -246,9 +266,9 @@ class OpenAIBackend(LLMBackend):
             try:
                 reply = await client.post(url, json=body, headers=headers)
             except httpx.TimeoutException as e:
-                error = f'timeout after {self.timeout_s}s ({type(e).__name__})'
+                error = f"timeout after {self.timeout_s}s ({type(e).__name__})"
             except httpx.TransportError as e:
-                error = _text.redact(f'connection error: {type(e).__name__}: {e}', key)
+                error = _text.redact(f"connection error: {type(e).__name__}: {e}", key)
             else:
                 status = reply.status_code
                 if status == 200:
@@ -257,22 +277,27 @@ class OpenAIBackend(LLMBackend):
                     except LLMResponseError as e:
                         response_errors += 1
                         if response_errors > self.max_response_retries:
-                            raise LLMResponseError(
-                                f'{e} (after {attempts} attempts)') from None
+                            raise LLMResponseError(f"{e} (after {attempts} attempts)") from None
                         error = str(e)
                     else:
                         return _with_timing(parsed, time.perf_counter() - start, attempts)
                 elif status in RETRYABLE_STATUS or status >= 500:
-                    error = _text.redact(f'HTTP {status}: {_server_message(reply)}', key)
-                    retry_after = _parse_retry_after(reply.headers.get('retry-after'), time.time())
+                    error = _text.redact(f"HTTP {status}: {_server_message(reply)}", key)
+                    retry_after = _parse_retry_after(reply.headers.get("retry-after"), time.time())
                 else:
                     raise LLMHTTPError(status, _text.redact(_server_message(reply), key))
             if retries >= self.max_retries:
                 raise LLMRetriesExhausted(attempts, error)
             retries += 1
             delay = self._backoff(retries, retry_after)
-            _log.warning('LLM %s (role=%s) attempt %d failed: %s; retrying in %.2fs',
-                         self.name, role, attempts, error, delay)
+            _log.warning(
+                "LLM %s (role=%s) attempt %d failed: %s; retrying in %.2fs",
+                self.name,
+                role,
+                attempts,
+                error,
+                delay,
+            )
             await self._sleep(delay)
 
 

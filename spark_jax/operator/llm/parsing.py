@@ -12,16 +12,18 @@ import textwrap
 
 from spark_jax.operator.llm._text import split_reasoning
 
-__all__ = ['FACTORS', 'parse_factor', 'extract_program', 'sanitize_directive']
+__all__ = ["FACTORS", "parse_factor", "extract_program", "sanitize_directive"]
 
-FACTORS = ('OPERATOR', 'ACTION')
+FACTORS = ("OPERATOR", "ACTION")
 
-_TOKEN_RE = r'(?<![\w-])(operator|action)(?![\w-])'
+_TOKEN_RE = r"(?<![\w-])(operator|action)(?![\w-])"
 _TOKEN = re.compile(_TOKEN_RE, re.IGNORECASE)
-_TOKEN_UPPER = re.compile(r'(?<![\w-])(OPERATOR|ACTION)(?![\w-])')
+_TOKEN_UPPER = re.compile(r"(?<![\w-])(OPERATOR|ACTION)(?![\w-])")
 _LABELED = re.compile(
     r'^[\s>#*_`-]*(?:final\s+)?(?:factor|answer|choice|decision)[*_`\s]*[:=][\s*_`"\']*'
-    + _TOKEN_RE, re.IGNORECASE | re.MULTILINE)
+    + _TOKEN_RE,
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def parse_factor(text: str | None) -> str | None:
@@ -46,8 +48,8 @@ def parse_factor(text: str | None) -> str | None:
     return None
 
 
-_FENCE = re.compile(r'^\s*(`{3,}|~{3,})\s*([\w+.#-]*)')
-_PY_LANGS = frozenset({'python', 'py', 'python3', 'py3'})
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.#-]*)")
+_PY_LANGS = frozenset({"python", "py", "python3", "py3"})
 
 
 def _fenced_blocks(text: str) -> list[tuple[str, str, bool]]:
@@ -57,36 +59,41 @@ def _fenced_blocks(text: str) -> list[tuple[str, str, bool]]:
     everything after it and `closed=False`.
     """
     blocks: list[tuple[str, str, bool]] = []
-    fence, lang, body = '', '', []  # fence == '' means outside any block.
-    for line in text.split('\n'):
+    fence, lang, body = "", "", []  # fence == '' means outside any block.
+    for line in text.split("\n"):
         m = _FENCE.match(line)
         if not fence:
             if m:
                 fence, lang, body = m.group(1), m.group(2).lower(), []
-        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                and line.strip() == m.group(1):
-            blocks.append((lang, '\n'.join(body), True))
-            fence = ''
+        elif (
+            m
+            and m.group(1)[0] == fence[0]
+            and len(m.group(1)) >= len(fence)
+            and line.strip() == m.group(1)
+        ):
+            blocks.append((lang, "\n".join(body), True))
+            fence = ""
         else:
             body.append(line)
     if fence:
-        blocks.append((lang, '\n'.join(body), False))
+        blocks.append((lang, "\n".join(body), False))
     return blocks
 
 
 def _tidy(code: str) -> str | None:
-    code = textwrap.dedent(code).strip('\n')
-    return code.rstrip() + '\n' if code.strip() else None
+    code = textwrap.dedent(code).strip("\n")
+    return code.rstrip() + "\n" if code.strip() else None
 
 
 _CODE_START = re.compile(
-    r'^(?:from\s+[\w.]+\s+import\s|import\s+\w|(?:async\s+)?def\s+\w|class\s+\w|@\w'
-    r'|"""|\'\'\'|#!)')
+    r"^(?:from\s+[\w.]+\s+import\s|import\s+\w|(?:async\s+)?def\s+\w|class\s+\w|@\w"
+    r'|"""|\'\'\'|#!)'
+)
 
 
 def _is_prose(line: str) -> bool:
     """A column-0 sentence that is not a Python statement."""
-    if not line or line[0].isspace() or not line[0].isalpha() or ' ' not in line.strip():
+    if not line or line[0].isspace() or not line[0].isalpha() or " " not in line.strip():
         return False
     try:
         ast.parse(line)
@@ -116,18 +123,18 @@ def extract_program(text: str | None) -> str | None:
         python = [b for lang, b in blocks if lang in _PY_LANGS]
         pool = python or [b for _, b in blocks]
         return _tidy(max(pool, key=lambda b: len(b.strip())))
-    lines = answer.split('\n')
+    lines = answer.split("\n")
     start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
     if start is None:
         return None
     lines = lines[start:]
     while lines and (not lines[-1].strip() or _is_prose(lines[-1])):
         lines.pop()
-    return _tidy('\n'.join(lines))
+    return _tidy("\n".join(lines))
 
 
 _CODE_LINE = re.compile(
-    r'''^\s*(?:
+    r"""^\s*(?:
         (?:async\s+)?def\s+\w+\s*\(
       | class\s+\w+\s*[(:]
       | import\s+[\w.]+
@@ -137,8 +144,10 @@ _CODE_LINE = re.compile(
       | (?:if|elif|else|for|while|with|try|except|finally)\b[^.!?]*:\s*$
       | [A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\s*,\s*[A-Za-z_][\w.]*)*\s*[-+*/@]?=(?!=)\s*\S.*[\[({]
       | [\])}]+[,;:]?\s*$
-    )''', re.VERBOSE)
-_LABEL = re.compile(r'^\W*directive\W*?:[\s*_]*', re.IGNORECASE)
+    )""",
+    re.VERBOSE,
+)
+_LABEL = re.compile(r"^\W*directive\W*?:[\s*_]*", re.IGNORECASE)
 
 
 def sanitize_directive(text: str | None, max_chars: int = 600) -> str:
@@ -154,24 +163,24 @@ def sanitize_directive(text: str | None, max_chars: int = 600) -> str:
       The directive, or '' if nothing is left.
     """
     if max_chars <= 0:
-        raise ValueError('max_chars must be > 0')
+        raise ValueError("max_chars must be > 0")
     answer, _ = split_reasoning(text)
     kept: list[str] = []
-    fence = ''
-    for line in answer.split('\n'):
+    fence = ""
+    for line in answer.split("\n"):
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and line.strip() == m.group(1):
-                fence = ''
+                fence = ""
             continue
         if m:
             fence = m.group(1)
             continue
         if not _CODE_LINE.match(line):
             kept.append(line)
-    out = ' '.join(' '.join(kept).replace('`', '').split())
-    out = _LABEL.sub('', out)
+    out = " ".join(" ".join(kept).replace("`", "").split())
+    out = _LABEL.sub("", out)
     if len(out) > max_chars:
-        cut = out[:max_chars + 1].rfind(' ')
+        cut = out[: max_chars + 1].rfind(" ")
         out = out[:cut] if cut > 0 else out[:max_chars]
     return out.strip()

@@ -9,18 +9,43 @@ configured and an honest non-LLM baseline:
   transform per proposal), wired into the `editors.Editor` contract by `OfflineEditor`.
 Records it produces carry `is_llm=False` and the editor name 'offline-rules'.
 """
+
 from __future__ import annotations
 
 from spark_jax.operator.offline.base import MAGNITUDES, Transform, TransformNotApplicable
 from spark_jax.operator.offline.roles import (
-    EDITOR_NAME, BanditRouter, CatalogueEditor, Directive, NoApplicableTransform, OfflineEdit,
-    OfflineEditor, RuleDirector, StepSignals)
+    EDITOR_NAME,
+    BanditRouter,
+    CatalogueEditor,
+    Directive,
+    NoApplicableTransform,
+    OfflineEdit,
+    OfflineEditor,
+    RuleDirector,
+    StepSignals,
+)
 from spark_jax.operator.offline.transforms import (
-    CATALOGUE, applicable_transforms, get_transform, transforms_for)
+    CATALOGUE,
+    applicable_transforms,
+    get_transform,
+    transforms_for,
+)
 
 __all__ = [
-    'CATALOGUE', 'EDITOR_NAME', 'MAGNITUDES', 'BanditRouter', 'CatalogueEditor', 'Directive',
-    'NoApplicableTransform', 'OfflineEdit', 'OfflineEditor', 'RuleDirector', 'StepSignals',
-    'Transform', 'TransformNotApplicable', 'applicable_transforms', 'get_transform',
-    'transforms_for',
+    "CATALOGUE",
+    "EDITOR_NAME",
+    "MAGNITUDES",
+    "BanditRouter",
+    "CatalogueEditor",
+    "Directive",
+    "NoApplicableTransform",
+    "OfflineEdit",
+    "OfflineEditor",
+    "RuleDirector",
+    "StepSignals",
+    "Transform",
+    "TransformNotApplicable",
+    "applicable_transforms",
+    "get_transform",
+    "transforms_for",
 ]

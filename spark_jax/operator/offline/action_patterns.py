@@ -9,6 +9,7 @@ Patterns are found by structure, not by variable names:
 - the triplet readout: `self.o3(jnp.max(TRIPLETS, axis=1))`.
 Each finder raises TransformNotApplicable naming what is missing.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,29 +18,48 @@ import re
 import libcst as cst
 
 from spark_jax.operator.offline.base import ProgramContext, TransformNotApplicable
-from spark_jax.operator.offline.cst_util import Stmts, assign_name, assign_value, code, find_calls, squash
+from spark_jax.operator.offline.cst_util import (
+    Stmts,
+    assign_name,
+    assign_value,
+    code,
+    find_calls,
+    squash,
+)
 
-__all__ = ['Messages', 'Aggregation', 'find_return', 'first_assign', 'mixes_hidden',
-           'find_messages', 'find_aggregation', 'find_max_aggregation', 'find_triplet_readout']
+__all__ = [
+    "Messages",
+    "Aggregation",
+    "find_return",
+    "first_assign",
+    "mixes_hidden",
+    "find_messages",
+    "find_aggregation",
+    "find_max_aggregation",
+    "find_triplet_readout",
+]
 
 
 def find_return(stmts: Stmts) -> tuple[int, str, cst.Tuple]:
     """(index, node-output name, returned tuple) of the top-level `return OUT, EDGE`."""
     for i, stmt in enumerate(stmts):
-        if (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
-                and isinstance(stmt.body[0].value, cst.Tuple)
-                and len(stmt.body[0].value.elements) == 2
-                and isinstance(stmt.body[0].value.elements[0].value, cst.Name)):
+        if (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and isinstance(stmt.body[0], cst.Return)
+            and isinstance(stmt.body[0].value, cst.Tuple)
+            and len(stmt.body[0].value.elements) == 2
+            and isinstance(stmt.body[0].value.elements[0].value, cst.Name)
+        ):
             value = stmt.body[0].value
             return i, value.elements[0].value.value, value
-    raise TransformNotApplicable('no top-level `return OUT, EDGE` with a named node output')
+    raise TransformNotApplicable("no top-level `return OUT, EDGE` with a named node output")
 
 
 def first_assign(stmts: Stmts, name: str) -> int:
     for i, stmt in enumerate(stmts):
         if assign_name(stmt) == name:
             return i
-    raise TransformNotApplicable(f'no top-level assignment to {name!r}')
+    raise TransformNotApplicable(f"no top-level assignment to {name!r}")
 
 
 class _Assigns(cst.CSTVisitor):
@@ -57,7 +77,7 @@ def mixes_hidden(ctx: ProgramContext, name: str) -> bool:
     """Whether some assignment to `name` already reads `hidden` (a residual or gate)."""
     visitor = _Assigns()
     ctx.action.module.visit(visitor)
-    return any(n == name and re.search(r'\bhidden\b', code(v)) for n, v in visitor.found)
+    return any(n == name and re.search(r"\bhidden\b", code(v)) for n, v in visitor.found)
 
 
 def _terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -86,17 +106,22 @@ def find_messages(stmts: Stmts) -> Messages:
         roles: dict[str, str] = {}
         for term in _terms(value):
             if isinstance(term, cst.Name):
-                roles.setdefault('edge', term.value)
-            elif (isinstance(term, cst.Call) and squash(code(term.func)) == 'jnp.expand_dims'
-                    and len(term.args) == 2 and isinstance(term.args[0].value, cst.Name)):
+                roles.setdefault("edge", term.value)
+            elif (
+                isinstance(term, cst.Call)
+                and squash(code(term.func)) == "jnp.expand_dims"
+                and len(term.args) == 2
+                and isinstance(term.args[0].value, cst.Name)
+            ):
                 axis = squash(code(term.args[1].value))
-                role = {'1': 'receiver', '2': 'sender', '(1,2)': 'graph'}.get(axis)
+                role = {"1": "receiver", "2": "sender", "(1,2)": "graph"}.get(axis)
                 if role:
                     roles.setdefault(role, term.args[0].value.value)
-        if 'receiver' in roles and 'sender' in roles:
-            return Messages(i, name, roles['receiver'], roles['sender'], roles.get('edge'),
-                             roles.get('graph'))
-    raise TransformNotApplicable('no message construction from receiver and sender terms')
+        if "receiver" in roles and "sender" in roles:
+            return Messages(
+                i, name, roles["receiver"], roles["sender"], roles.get("edge"), roles.get("graph")
+            )
+    raise TransformNotApplicable("no message construction from receiver and sender terms")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,36 +140,53 @@ class Aggregation:
 def find_aggregation(stmts: Stmts) -> Aggregation:
     for i, stmt in enumerate(stmts):
         value = assign_value(stmt)
-        if not (isinstance(value, cst.Call) and squash(code(value.func)) == 'jnp.where'
-                and len(value.args) == 3 and isinstance(value.args[1].value, cst.Name)
-                and squash(code(value.args[2].value)).startswith('-')
-                and assign_name(stmt) is not None):
+        if not (
+            isinstance(value, cst.Call)
+            and squash(code(value.func)) == "jnp.where"
+            and len(value.args) == 3
+            and isinstance(value.args[1].value, cst.Name)
+            and squash(code(value.args[2].value)).startswith("-")
+            and assign_name(stmt) is not None
+        ):
             continue
         masked = assign_name(stmt)
         nxt = assign_value(stmts[i + 1]) if i + 1 < len(stmts) else None
-        is_max = (isinstance(nxt, cst.Call) and squash(code(nxt.func)) == 'jnp.max'
-                  and len(nxt.args) == 2 and squash(code(nxt.args[0].value)) == masked
-                  and squash(code(nxt.args[1])).rstrip(',') in ('axis=1', '1'))
-        return Aggregation(i, masked, code(value.args[0].value), value.args[1].value.value,
-                            i + 1 if is_max else None,
-                            assign_name(stmts[i + 1]) if is_max else None)
-    raise TransformNotApplicable('no masked aggregation `jnp.where(mask, msgs, -BIG)`')
+        is_max = (
+            isinstance(nxt, cst.Call)
+            and squash(code(nxt.func)) == "jnp.max"
+            and len(nxt.args) == 2
+            and squash(code(nxt.args[0].value)) == masked
+            and squash(code(nxt.args[1])).rstrip(",") in ("axis=1", "1")
+        )
+        return Aggregation(
+            i,
+            masked,
+            code(value.args[0].value),
+            value.args[1].value.value,
+            i + 1 if is_max else None,
+            assign_name(stmts[i + 1]) if is_max else None,
+        )
+    raise TransformNotApplicable("no masked aggregation `jnp.where(mask, msgs, -BIG)`")
 
 
 def find_max_aggregation(stmts: Stmts) -> Aggregation:
     agg = find_aggregation(stmts)
     if agg.max is None:
-        raise TransformNotApplicable('the masked messages are not reduced by a plain max')
+        raise TransformNotApplicable("the masked messages are not reduced by a plain max")
     return agg
 
 
 def find_triplet_readout(stmts: Stmts) -> tuple[int, str, str]:
     """(index, `jnp.max(X, axis=1)` code, X) of the statement reading out triplets by o3."""
     for i, stmt in enumerate(stmts):
-        for call in find_calls(stmt, 'self.o3'):
+        for call in find_calls(stmt, "self.o3"):
             arg = call.args[0].value if len(call.args) == 1 else None
-            if (isinstance(arg, cst.Call) and squash(code(arg.func)) == 'jnp.max'
-                    and len(arg.args) == 2 and isinstance(arg.args[0].value, cst.Name)
-                    and squash(code(arg.args[1])).rstrip(',') in ('axis=1', '1')):
+            if (
+                isinstance(arg, cst.Call)
+                and squash(code(arg.func)) == "jnp.max"
+                and len(arg.args) == 2
+                and isinstance(arg.args[0].value, cst.Name)
+                and squash(code(arg.args[1])).rstrip(",") in ("axis=1", "1")
+            ):
                 return i, code(arg), arg.args[0].value.value
-    raise TransformNotApplicable('no `self.o3(jnp.max(triplets, axis=1))` readout')
+    raise TransformNotApplicable("no `self.o3(jnp.max(triplets, axis=1))` readout")

@@ -8,6 +8,7 @@ is a rewrite of that region's statement list. `Transform.apply` re-indents the n
 splices it back with `regions.replace_region` and verifies `locality.check_locality`, so an
 edit can never touch the other region or the scaffolding.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,19 +22,22 @@ from typing import Callable, Sequence
 import libcst as cst
 from libcst import metadata
 
-from spark_jax.program import regions
-
-from spark_jax.program import locality
 from spark_jax.operator.offline.cst_util import code, self_assign, self_calls
+from spark_jax.program import locality, regions
 
 __all__ = [
-    'MAGNITUDES', 'EditFn', 'TransformNotApplicable', 'Region', 'ProgramContext', 'Transform',
-    'load_context',
+    "MAGNITUDES",
+    "EditFn",
+    "TransformNotApplicable",
+    "Region",
+    "ProgramContext",
+    "Transform",
+    "load_context",
 ]
 
-MAGNITUDES: tuple[str, ...] = ('small', 'large')
-PROCESSOR_CLASS = 'Processor'
-_METHOD_OF = {'OPERATOR': 'setup', 'ACTION': '__call__'}
+MAGNITUDES: tuple[str, ...] = ("small", "large")
+PROCESSOR_CLASS = "Processor"
+_METHOD_OF = {"OPERATOR": "setup", "ACTION": "__call__"}
 
 
 class TransformNotApplicable(ValueError):
@@ -74,7 +78,7 @@ class Region:
 
     def names(self) -> frozenset[str]:
         """Every identifier used in the region (for fresh names)."""
-        return frozenset(re.findall(r'[A-Za-z_][A-Za-z0-9_]*', self.text))
+        return frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.text))
 
     def render(self, stmts: Sequence[cst.BaseStatement]) -> str:
         """The body text (re-indented) of this region with `stmts` as its statements."""
@@ -84,16 +88,16 @@ class Region:
 
 def _split_region(factor: str, body: str) -> Region:
     dedented = textwrap.dedent(body)
-    first = next((line for line in body.split('\n') if line.strip()), '')
-    first_dedented = next((line for line in dedented.split('\n') if line.strip()), '')
-    indent = first[:len(first) - len(first_dedented)]
+    first = next((line for line in body.split("\n") if line.strip()), "")
+    first_dedented = next((line for line in dedented.split("\n") if line.strip()), "")
+    indent = first[: len(first) - len(first_dedented)]
     try:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as e:
-        raise TransformNotApplicable(f'{factor} body does not parse: {e.message}') from None
+        raise TransformNotApplicable(f"{factor} body does not parse: {e.message}") from None
     region = Region(factor, indent, module)
     if regions.normalize(region.render(module.body)) != regions.normalize(body):
-        raise TransformNotApplicable(f'{factor} body is not uniformly indented')
+        raise TransformNotApplicable(f"{factor} body is not uniformly indented")
     return region
 
 
@@ -117,11 +121,11 @@ class ProgramContext:
 
     def region(self, factor: str) -> Region:
         """The region of `factor`."""
-        if factor == 'OPERATOR':
+        if factor == "OPERATOR":
             return self.operator
-        if factor == 'ACTION':
+        if factor == "ACTION":
             return self.action
-        raise ValueError(f'Unexpected factor {factor!r}; expected one of {regions.FACTORS}')
+        raise ValueError(f"Unexpected factor {factor!r}; expected one of {regions.FACTORS}")
 
     def submodules(self) -> dict[str, cst.BaseExpression]:
         """`self.NAME = EXPR` assignments at the top of the OPERATOR region."""
@@ -144,16 +148,17 @@ def _module_names(module: cst.Module) -> tuple[frozenset[str], bool]:
             continue
         for small in stmt.body:
             if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
-                    small.names, cst.ImportStar):
+                small.names, cst.ImportStar
+            ):
                 for alias in small.names:
                     target = alias.asname.name if alias.asname else alias.name
-                    names.add(code(target).split('.')[0])
+                    names.add(code(target).split(".")[0])
             elif isinstance(small, cst.Assign):
                 for target in small.targets:
                     if isinstance(target.target, cst.Name):
                         names.add(target.target.value)
-                        if target.target.value == 'MASKS_NON_EDGES':
-                            masks = code(small.value).strip() == 'True'
+                        if target.target.value == "MASKS_NON_EDGES":
+                            masks = code(small.value).strip() == "True"
     return frozenset(names), masks
 
 
@@ -161,20 +166,23 @@ def _check_methods(module: cst.Module, program: regions.ProgramRegions) -> None:
     """Checks each region starts inside its `Processor` method."""
     wrapper = metadata.MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(metadata.PositionProvider)
-    cls = next((s for s in module.body
-                if isinstance(s, cst.ClassDef) and s.name.value == PROCESSOR_CLASS), None)
+    cls = next(
+        (s for s in module.body if isinstance(s, cst.ClassDef) and s.name.value == PROCESSOR_CLASS),
+        None,
+    )
     if cls is None:
-        raise TransformNotApplicable(f'no class {PROCESSOR_CLASS!r} in the program')
+        raise TransformNotApplicable(f"no class {PROCESSOR_CLASS!r} in the program")
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     for factor, method in _METHOD_OF.items():
         func = methods.get(method)
         if func is None:
-            raise TransformNotApplicable(f'{PROCESSOR_CLASS} has no {method}()')
+            raise TransformNotApplicable(f"{PROCESSOR_CLASS} has no {method}()")
         pos = positions[func]
         tag_line = program.span(factor).begin + 1
         if not pos.start.line < tag_line <= pos.end.line + 1:
             raise TransformNotApplicable(
-                f'{factor} region is not inside {PROCESSOR_CLASS}.{method}()')
+                f"{factor} region is not inside {PROCESSOR_CLASS}.{method}()"
+            )
 
 
 @functools.lru_cache(maxsize=512)
@@ -184,17 +192,20 @@ def load_context(source: str) -> ProgramContext:
     try:
         program = regions.parse_regions(text)
     except regions.TemplateError as e:
-        raise TransformNotApplicable(f'bad region tags: {e.reason}') from None
+        raise TransformNotApplicable(f"bad region tags: {e.reason}") from None
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        raise TransformNotApplicable(f'program does not parse: {e.message}') from None
+        raise TransformNotApplicable(f"program does not parse: {e.message}") from None
     _check_methods(module, program)
     names, masks = _module_names(module)
     return ProgramContext(
-        source=text, masks_non_edges=masks, module_names=names,
-        operator=_split_region('OPERATOR', program.body('OPERATOR')),
-        action=_split_region('ACTION', program.body('ACTION')))
+        source=text,
+        masks_non_edges=masks,
+        module_names=names,
+        operator=_split_region("OPERATOR", program.body("OPERATOR")),
+        action=_split_region("ACTION", program.body("ACTION")),
+    )
 
 
 # The record.
@@ -231,11 +242,11 @@ class Transform:
 
     def __post_init__(self) -> None:
         if self.factor not in regions.FACTORS:
-            raise ValueError(f'Unexpected factor {self.factor!r} for transform {self.name}')
+            raise ValueError(f"Unexpected factor {self.factor!r} for transform {self.name}")
         if self.magnitude not in MAGNITUDES:
-            raise ValueError(f'Unexpected magnitude {self.magnitude!r} for {self.name}')
+            raise ValueError(f"Unexpected magnitude {self.magnitude!r} for {self.name}")
         if not callable(self.edit):
-            raise ValueError(f'transform {self.name} has no edit function')
+            raise ValueError(f"transform {self.name} has no edit function")
 
     def apply(self, source: str, rng: random.Random) -> str:
         """The edited program (normalized); deterministic given `rng`'s state.
@@ -247,25 +258,27 @@ class Transform:
         ctx = load_context(source)
         if ctx.masks_non_edges and not self.masking_safe:
             raise TransformNotApplicable(
-                f'{self.name} would let non-edge features reach the node output of a '
-                'program that claims MASKS_NON_EDGES')
+                f"{self.name} would let non-edge features reach the node output of a "
+                "program that claims MASKS_NON_EDGES"
+            )
         region = ctx.region(self.factor)
         stmts = list(self.edit(ctx, rng))
-        if self.factor == 'ACTION':  # ACTION may only call modules that setup defines.
+        if self.factor == "ACTION":  # ACTION may only call modules that setup defines.
             new_calls = self_calls(stmts) - self_calls(region.stmts)
             unknown = new_calls - set(ctx.submodules())
             if unknown:
                 raise TransformNotApplicable(
-                    f'{self.name} would call undefined submodule(s) {sorted(unknown)}')
+                    f"{self.name} would call undefined submodule(s) {sorted(unknown)}"
+                )
         body = region.render(stmts)
         child = regions.replace_region(ctx.source, self.factor, body)
         try:
             ast.parse(child)
         except SyntaxError as e:  # A catalogue bug; never hand out a broken program.
-            raise TransformNotApplicable(f'{self.name} produced a syntax error: {e}') from None
+            raise TransformNotApplicable(f"{self.name} produced a syntax error: {e}") from None
         verdict = locality.check_locality(ctx.source, child, self.factor)
         if not verdict.ok:
-            raise TransformNotApplicable(f'{self.name}: {verdict.reason}')
+            raise TransformNotApplicable(f"{self.name}: {verdict.reason}")
         return child
 
     def applies(self, source: str) -> bool:

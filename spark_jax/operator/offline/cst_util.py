@@ -1,4 +1,5 @@
 """Small pure libcst helpers for the offline editor's transforms (they return new nodes)."""
+
 from __future__ import annotations
 
 import re
@@ -8,8 +9,19 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 __all__ = [
-    'Stmts', 'code', 'squash', 'parse_stmts', 'assign_name', 'assign_value', 'self_assign',
-    'with_value', 'replace_subexpr', 'find_calls', 'self_calls', 'insert_before', 'fresh_name',
+    "Stmts",
+    "code",
+    "squash",
+    "parse_stmts",
+    "assign_name",
+    "assign_value",
+    "self_assign",
+    "with_value",
+    "replace_subexpr",
+    "find_calls",
+    "self_calls",
+    "insert_before",
+    "fresh_name",
 ]
 
 _EMPTY = cst.Module(body=[])
@@ -23,7 +35,7 @@ def code(node: cst.CSTNode) -> str:
 
 def squash(text: str) -> str:
     """`text` without any whitespace (a formatting-insensitive pattern key)."""
-    return re.sub(r'\s+', '', text)
+    return re.sub(r"\s+", "", text)
 
 
 def parse_stmts(text: str) -> Stmts:
@@ -38,8 +50,12 @@ def parse_stmts(text: str) -> Stmts:
 
 
 def _single_assign(stmt: cst.BaseStatement) -> cst.Assign | None:
-    if (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1):
+    if (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Assign)
+        and len(stmt.body[0].targets) == 1
+    ):
         return stmt.body[0]
     return None
 
@@ -64,14 +80,16 @@ def self_assign(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | Non
     if assign is None:
         return None
     target = assign.targets[0].target
-    if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-            and target.value.value == 'self'):
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
         return target.attr.value, assign.value
     return None
 
 
-def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str
-               ) -> cst.SimpleStatementLine:
+def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str) -> cst.SimpleStatementLine:
     """`stmt` (a one-target assignment) with a new value; comments are kept."""
     assign = _single_assign(stmt)
     assert assign is not None and isinstance(stmt, cst.SimpleStatementLine)
@@ -80,20 +98,21 @@ def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str
     return stmt.with_changes(body=[assign.with_changes(value=value)])
 
 
-def insert_before(stmts: Sequence[cst.BaseStatement], index: int,
-                  new: Sequence[cst.BaseStatement]) -> Stmts:
+def insert_before(
+    stmts: Sequence[cst.BaseStatement], index: int, new: Sequence[cst.BaseStatement]
+) -> Stmts:
     """Inserts `new` before `stmts[index]`, moving that statement's leading comments and
     blank lines onto the first inserted statement (so a section comment stays on top)."""
     out = list(stmts)
     if not new:
         return out
     anchor = out[index]
-    lead = getattr(anchor, 'leading_lines', ())
+    lead = getattr(anchor, "leading_lines", ())
     first = new[0]
-    if lead and hasattr(first, 'leading_lines'):
+    if lead and hasattr(first, "leading_lines"):
         first = first.with_changes(leading_lines=lead)
         anchor = anchor.with_changes(leading_lines=())
-    out[index:index + 1] = [first, *new[1:], anchor]
+    out[index : index + 1] = [first, *new[1:], anchor]
     return out
 
 
@@ -103,15 +122,18 @@ class _Replace(cst.CSTTransformer):
         self.old, self.new, self.count = old, new, 0
 
     def on_leave(self, original_node, updated_node):
-        if (isinstance(original_node, cst.BaseExpression)
-                and squash(code(original_node)) == self.old):
+        if (
+            isinstance(original_node, cst.BaseExpression)
+            and squash(code(original_node)) == self.old
+        ):
             self.count += 1
             return self.new
         return updated_node
 
 
-def replace_subexpr(stmt: cst.BaseStatement, old: str, new: cst.BaseExpression | str
-                    ) -> tuple[cst.BaseStatement, int]:
+def replace_subexpr(
+    stmt: cst.BaseStatement, old: str, new: cst.BaseExpression | str
+) -> tuple[cst.BaseStatement, int]:
     """Replaces every sub-expression whose code equals `old` (whitespace-insensitive).
 
     Returns (new statement, number of replacements).
@@ -156,8 +178,11 @@ class _SelfCalls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == 'self'):
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
             self.names.add(func.attr.value)
 
 
@@ -167,6 +192,6 @@ def fresh_name(base: str, used: Iterable[str]) -> str:
     if base not in taken:
         return base
     i = 2
-    while f'{base}_{i}' in taken:
+    while f"{base}_{i}" in taken:
         i += 1
-    return f'{base}_{i}'
+    return f"{base}_{i}"

@@ -10,6 +10,7 @@ This is NOT an LLM. Every object here says so (`is_llm = False`, `name = 'offlin
   catalogue (weighted towards the directive's magnitude), never repeating one on a parent.
 `OfflineEditor` wires the three into the search operator's `editors.Editor` contract.
 """
+
 from __future__ import annotations
 
 import collections
@@ -18,21 +19,28 @@ import hashlib
 import random
 from typing import Any, Sequence
 
-from spark_jax.program import regions
-from spark_jax.util import rngstate
 from spark_jax.operator.editors import CallRecord, Editor, RoleOutput, StepContext
 from spark_jax.operator.offline.base import Transform, TransformNotApplicable
 from spark_jax.operator.offline.transforms import CATALOGUE
 from spark_jax.operator.signals import StepSignals
+from spark_jax.program import regions
+from spark_jax.util import rngstate
 
 __all__ = [
-    'EDITOR_NAME', 'FALLBACK_FACTOR', 'StepSignals', 'Directive', 'OfflineEdit',
-    'NoApplicableTransform', 'BanditRouter', 'RuleDirector', 'CatalogueEditor',
-    'OfflineEditor',
+    "EDITOR_NAME",
+    "FALLBACK_FACTOR",
+    "StepSignals",
+    "Directive",
+    "OfflineEdit",
+    "NoApplicableTransform",
+    "BanditRouter",
+    "RuleDirector",
+    "CatalogueEditor",
+    "OfflineEditor",
 ]
 
-EDITOR_NAME = 'offline-rules'
-FALLBACK_FACTOR = 'ACTION'  # The paper's ASR fallback.
+EDITOR_NAME = "offline-rules"
+FALLBACK_FACTOR = "ACTION"  # The paper's ASR fallback.
 FAILURE_RATE_HIGH = 0.5
 
 
@@ -50,10 +58,14 @@ class BanditRouter:
     name = EDITOR_NAME
     is_llm = False
 
-    def __init__(self, seed: int = 0, factors: Sequence[str] = regions.FACTORS,
-                 prior: tuple[float, float] = (1.0, 1.0)) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        factors: Sequence[str] = regions.FACTORS,
+        prior: tuple[float, float] = (1.0, 1.0),
+    ) -> None:
         if not factors or any(f not in regions.FACTORS for f in factors):
-            raise ValueError(f'Unexpected factors {factors!r}; expected some of {regions.FACTORS}')
+            raise ValueError(f"Unexpected factors {factors!r}; expected some of {regions.FACTORS}")
         self.factors = tuple(factors)
         self._rng = random.Random(seed)
         self._ab = {f: [float(prior[0]), float(prior[1])] for f in self.factors}
@@ -69,7 +81,7 @@ class BanditRouter:
     def update(self, factor: str, success: bool) -> None:
         """Records one outcome (success = feasible and improved the best score)."""
         if factor not in self._ab:
-            raise ValueError(f'Unexpected factor {factor!r}; expected one of {self.factors}')
+            raise ValueError(f"Unexpected factor {factor!r}; expected one of {self.factors}")
         self._ab[factor][0 if success else 1] += 1.0
 
     def posterior(self, factor: str) -> tuple[float, float]:
@@ -78,7 +90,7 @@ class BanditRouter:
         return a, b
 
     def describe(self) -> str:
-        return ', '.join(f'{f} Beta({a:g}, {b:g})' for f, (a, b) in self._ab.items())
+        return ", ".join(f"{f} Beta({a:g}, {b:g})" for f, (a, b) in self._ab.items())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,40 +111,68 @@ class Directive:
 
 
 _FACTOR_SCOPE = {
-    'OPERATOR': 'which modules exist in setup and how they are parameterized',
-    'ACTION': 'how the existing modules are invoked, wired, masked and aggregated',
+    "OPERATOR": "which modules exist in setup and how they are parameterized",
+    "ACTION": "how the existing modules are invoked, wired, masked and aggregated",
 }
-_WIDTH = frozenset({'width', 'depth'})
-_SCOPE = 'Stay strictly inside the {factor} region and keep the tag lines untouched.'
+_WIDTH = frozenset({"width", "depth"})
+_SCOPE = "Stay strictly inside the {factor} region and keep the tag lines untouched."
 # Failure type -> (advice, prefer tags, avoid tags). Types as in `feasibility`.
 FAILURE_RULES: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
-    'mask_leak': ('Prefer masking-preserving edits: every sum, mean or max over senders '
-                  'must stay behind the adjacency mask.', frozenset({'masking'}), frozenset()),
-    'timeout': ('Avoid width or depth increases; keep compute close to the parent.',
-                frozenset(), _WIDTH),
-    'memory': ('Avoid width or depth increases; keep activations the parent size.',
-               frozenset(), _WIDTH),
-    'over_budget': ('Avoid width or depth increases; the parent is near the budget.',
-                    frozenset(), _WIDTH),
-    'output_too_large': ('Avoid width increases.', frozenset(), _WIDTH),
-    'locality': (_SCOPE, frozenset(), frozenset()),
-    'scaffold_edit': (_SCOPE, frozenset(), frozenset()),
-    'template': (_SCOPE, frozenset(), frozenset()),
-    'no_change': ('Make a real change that was not tried on this parent.', frozenset(),
-                  frozenset()),
-    'shape_mismatch': ('Keep tensor shapes: node output [B, N, H], edge output per node pair '
-                       'or none.', frozenset(), frozenset({'width'})),
-    'dtype_mismatch': ('Keep float outputs.', frozenset(), frozenset()),
-    'non_finite': ('Prefer stabilizing edits (normalization, gates, residual paths) over new '
-                   'interaction terms.', frozenset({'norm', 'gate', 'residual'}),
-                   frozenset({'interaction'})),
-    'runtime_error': ('Prefer simple, well-trodden edits.', frozenset({'norm', 'activation'}),
-                      frozenset()),
-    'crash': ('Prefer simple, well-trodden edits.', frozenset({'norm', 'activation'}),
-              frozenset()),
+    "mask_leak": (
+        "Prefer masking-preserving edits: every sum, mean or max over senders "
+        "must stay behind the adjacency mask.",
+        frozenset({"masking"}),
+        frozenset(),
+    ),
+    "timeout": (
+        "Avoid width or depth increases; keep compute close to the parent.",
+        frozenset(),
+        _WIDTH,
+    ),
+    "memory": (
+        "Avoid width or depth increases; keep activations the parent size.",
+        frozenset(),
+        _WIDTH,
+    ),
+    "over_budget": (
+        "Avoid width or depth increases; the parent is near the budget.",
+        frozenset(),
+        _WIDTH,
+    ),
+    "output_too_large": ("Avoid width increases.", frozenset(), _WIDTH),
+    "locality": (_SCOPE, frozenset(), frozenset()),
+    "scaffold_edit": (_SCOPE, frozenset(), frozenset()),
+    "template": (_SCOPE, frozenset(), frozenset()),
+    "no_change": (
+        "Make a real change that was not tried on this parent.",
+        frozenset(),
+        frozenset(),
+    ),
+    "shape_mismatch": (
+        "Keep tensor shapes: node output [B, N, H], edge output per node pair or none.",
+        frozenset(),
+        frozenset({"width"}),
+    ),
+    "dtype_mismatch": ("Keep float outputs.", frozenset(), frozenset()),
+    "non_finite": (
+        "Prefer stabilizing edits (normalization, gates, residual paths) over new "
+        "interaction terms.",
+        frozenset({"norm", "gate", "residual"}),
+        frozenset({"interaction"}),
+    ),
+    "runtime_error": (
+        "Prefer simple, well-trodden edits.",
+        frozenset({"norm", "activation"}),
+        frozenset(),
+    ),
+    "crash": ("Prefer simple, well-trodden edits.", frozenset({"norm", "activation"}), frozenset()),
 }
-_GENERIC_FAILURE = ('Use only jax, flax.linen and the helpers already in the program; keep the '
-                    'interface and avoid mutable state.', frozenset(), frozenset())
+_GENERIC_FAILURE = (
+    "Use only jax, flax.linen and the helpers already in the program; keep the "
+    "interface and avoid mutable state.",
+    frozenset(),
+    frozenset(),
+)
 
 
 class RuleDirector:
@@ -141,43 +181,45 @@ class RuleDirector:
     name = EDITOR_NAME
     is_llm = False
 
-    def __init__(self, failure_rate_high: float = FAILURE_RATE_HIGH,
-                 max_chars: int = 600) -> None:
+    def __init__(self, failure_rate_high: float = FAILURE_RATE_HIGH, max_chars: int = 600) -> None:
         self.failure_rate_high = failure_rate_high
         self.max_chars = max_chars
 
     def direct(self, signals: StepSignals) -> Directive:
         """Bigger edits when stagnating, conservative ones after failures (which win)."""
         factor = signals.factor
-        scope = _FACTOR_SCOPE.get(factor, 'the selected region')
-        parts = [f'Edit the {factor} region: {scope}.']
+        scope = _FACTOR_SCOPE.get(factor, "the selected region")
+        parts = [f"Edit the {factor} region: {scope}."]
         failing = signals.failure_rate >= self.failure_rate_high
         if failing:
-            magnitude = 'small'
-            parts.append(f'{signals.failure_rate:.0%} of recent proposals failed: make one '
-                         'small, conservative change.')
+            magnitude = "small"
+            parts.append(
+                f"{signals.failure_rate:.0%} of recent proposals failed: make one "
+                "small, conservative change."
+            )
         elif signals.stagnating:
-            magnitude = 'large'
-            parts.append('The search is stagnating: make a bigger structural change '
-                         '(aggregation, widths, new paths) rather than a tweak.')
+            magnitude = "large"
+            parts.append(
+                "The search is stagnating: make a bigger structural change "
+                "(aggregation, widths, new paths) rather than a tweak."
+            )
         else:
-            magnitude = 'small'
-            parts.append('The search is not stagnating: refine what works with one focused '
-                         'change.')
+            magnitude = "small"
+            parts.append("The search is not stagnating: refine what works with one focused change.")
         prefer: set[str] = set()
         avoid: set[str] = set()
         dominant = signals.dominant_failures[:2]
         if dominant:
-            parts.append(f'Dominant recent failures: {", ".join(dominant)}.')
+            parts.append(f"Dominant recent failures: {', '.join(dominant)}.")
         for failure in dominant:
             advice, more, fewer = FAILURE_RULES.get(failure, _GENERIC_FAILURE)
             if advice.format(factor=factor) not in parts:
                 parts.append(advice.format(factor=factor))
             prefer |= more
             avoid |= fewer
-        text = ' '.join(parts)
+        text = " ".join(parts)
         if len(text) > self.max_chars:
-            text = text[:self.max_chars].rsplit(' ', 1)[0]
+            text = text[: self.max_chars].rsplit(" ", 1)[0]
         return Directive(text, magnitude, frozenset(prefer), frozenset(avoid - prefer))
 
 
@@ -198,7 +240,7 @@ class OfflineEdit:
     transform: str
     factor: str
     magnitude: str
-    description: str = ''
+    description: str = ""
     editor: str = EDITOR_NAME
     is_llm: bool = False
 
@@ -209,8 +251,13 @@ class CatalogueEditor:
     name = EDITOR_NAME
     is_llm = False
 
-    def __init__(self, seed: int = 0, catalogue: Sequence[Transform] = CATALOGUE,
-                 magnitude_weight: float = 3.0, tag_weight: float = 2.0) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        catalogue: Sequence[Transform] = CATALOGUE,
+        magnitude_weight: float = 3.0,
+        tag_weight: float = 2.0,
+    ) -> None:
         self.catalogue = tuple(catalogue)
         self.magnitude_weight = magnitude_weight
         self.tag_weight = tag_weight
@@ -224,11 +271,15 @@ class CatalogueEditor:
     def candidates(self, parent_source: str, factor: str) -> tuple[Transform, ...]:
         """Applicable transforms of `factor` not yet tried on this parent, catalogue order."""
         done = self._tried.get(_key(parent_source), set())
-        return tuple(t for t in self.catalogue if t.factor == factor and t.name not in done
-                     and t.applies(parent_source))
+        return tuple(
+            t
+            for t in self.catalogue
+            if t.factor == factor and t.name not in done and t.applies(parent_source)
+        )
 
-    def _weights(self, pool: Sequence[Transform], directive: Directive | None,
-                 magnitude: str | None) -> list[float]:
+    def _weights(
+        self, pool: Sequence[Transform], directive: Directive | None, magnitude: str | None
+    ) -> list[float]:
         weights = []
         for t in pool:
             w = 1.0
@@ -239,11 +290,17 @@ class CatalogueEditor:
             weights.append(w)
         return weights
 
-    def edit(self, parent_source: str, factor: str, directive: Directive | str | None = None,
-             magnitude: str | None = None, rng: random.Random | None = None) -> OfflineEdit:
+    def edit(
+        self,
+        parent_source: str,
+        factor: str,
+        directive: Directive | str | None = None,
+        magnitude: str | None = None,
+        rng: random.Random | None = None,
+    ) -> OfflineEdit:
         """Applies one transform; raises NoApplicableTransform when none is left."""
         if factor not in regions.FACTORS:
-            raise ValueError(f'Unexpected factor {factor!r}; expected one of {regions.FACTORS}')
+            raise ValueError(f"Unexpected factor {factor!r}; expected one of {regions.FACTORS}")
         rng = self._rng if rng is None else rng
         if isinstance(directive, str):
             directive = None  # Prose from another director carries no structured hints.
@@ -262,19 +319,37 @@ class CatalogueEditor:
                 child = transform.apply(parent_source, rng)
             except TransformNotApplicable:
                 continue
-            return OfflineEdit(child, transform.name, factor, transform.magnitude,
-                               transform.description)
+            return OfflineEdit(
+                child, transform.name, factor, transform.magnitude, transform.description
+            )
         raise NoApplicableTransform(
-            f'no untried {factor} transform applies to this parent '
-            f'({len(self.tried(parent_source))} tried)')
+            f"no untried {factor} transform applies to this parent "
+            f"({len(self.tried(parent_source))} tried)"
+        )
 
 
-def _call(role: str, prompt: str, response: str, model: str, ok: bool = True,
-          outcome: str = 'ok', error: str = '') -> CallRecord:
-    return CallRecord(role=role, prompt=prompt,
-                      prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
-                      response=response, reasoning='', parse_outcome=outcome,
-                      backend=EDITOR_NAME, model=model, is_llm=False, ok=ok, error=error)
+def _call(
+    role: str,
+    prompt: str,
+    response: str,
+    model: str,
+    ok: bool = True,
+    outcome: str = "ok",
+    error: str = "",
+) -> CallRecord:
+    return CallRecord(
+        role=role,
+        prompt=prompt,
+        prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
+        response=response,
+        reasoning="",
+        parse_outcome=outcome,
+        backend=EDITOR_NAME,
+        model=model,
+        is_llm=False,
+        ok=ok,
+        error=error,
+    )
 
 
 class OfflineEditor(Editor):
@@ -292,35 +367,52 @@ class OfflineEditor(Editor):
         source = ctx.parent.source
         available = [f for f in regions.FACTORS if self.sar.candidates(source, f)]
         factor = self.router.choose(available)
-        prompt = (f'thompson sampling over {self.router.describe()}; factors with untried '
-                  f'applicable transforms: {", ".join(available) or "none"}')
-        return RoleOutput(factor, _call('route', prompt, factor, 'thompson-bandit'))
+        prompt = (
+            f"thompson sampling over {self.router.describe()}; factors with untried "
+            f"applicable transforms: {', '.join(available) or 'none'}"
+        )
+        return RoleOutput(factor, _call("route", prompt, factor, "thompson-bandit"))
 
     async def direct(self, ctx: StepContext, factor: str, signals: StepSignals) -> RoleOutput:
         directive = self.director.direct(dataclasses.replace(signals, factor=factor))
         self._directives[directive.text] = directive
-        prompt = (f'rule table: factor={factor}, stagnating={signals.stagnating}, '
-                  f'failure_rate={signals.failure_rate:.2f}, '
-                  f'dominant_failures={",".join(signals.dominant_failures) or "none"}')
-        return RoleOutput(directive.text, _call('directive', prompt, directive.text,
-                                                f'rules:{directive.magnitude}'))
+        prompt = (
+            f"rule table: factor={factor}, stagnating={signals.stagnating}, "
+            f"failure_rate={signals.failure_rate:.2f}, "
+            f"dominant_failures={','.join(signals.dominant_failures) or 'none'}"
+        )
+        return RoleOutput(
+            directive.text,
+            _call("directive", prompt, directive.text, f"rules:{directive.magnitude}"),
+        )
 
     async def edit(self, ctx: StepContext, factor: str | None, directive: str) -> RoleOutput:
         directive_rec = self._directives.get(directive)
         source = ctx.parent.source
-        prompt = f'catalogue edit: factor={factor or "BOTH"}; directive={directive!r}'
+        prompt = f"catalogue edit: factor={factor or 'BOTH'}; directive={directive!r}"
         try:
             if factor is not None:
                 edits = [self.sar.edit(source, factor, directive_rec)]
             else:  # An unscoped rewrite: one transform per factor, entangled on purpose.
-                first = self.sar.edit(source, 'OPERATOR', directive_rec)
-                edits = [first, self.sar.edit(first.source, 'ACTION', directive_rec)]
+                first = self.sar.edit(source, "OPERATOR", directive_rec)
+                edits = [first, self.sar.edit(first.source, "ACTION", directive_rec)]
         except NoApplicableTransform as e:
-            return RoleOutput(None, _call('edit', prompt, '', 'catalogue', ok=False,
-                                          outcome='no_applicable_transform', error=str(e)))
-        names = '+'.join(e.transform for e in edits)
-        return RoleOutput(edits[-1].source, _call('edit', prompt, edits[-1].source,
-                                                  f'catalogue:{names}'))
+            return RoleOutput(
+                None,
+                _call(
+                    "edit",
+                    prompt,
+                    "",
+                    "catalogue",
+                    ok=False,
+                    outcome="no_applicable_transform",
+                    error=str(e),
+                ),
+            )
+        names = "+".join(e.transform for e in edits)
+        return RoleOutput(
+            edits[-1].source, _call("edit", prompt, edits[-1].source, f"catalogue:{names}")
+        )
 
     def observe(self, factor: str | None, success: bool, detail: Any = None) -> None:
         if factor in regions.FACTORS:
@@ -328,16 +420,18 @@ class OfflineEditor(Editor):
 
     def state(self) -> dict[str, Any]:
         """Bandit posteriors, tried transforms and RNG states (for run snapshots)."""
-        return dict(router_rng=rngstate.dump(self.router._rng),
-                    router_ab={f: list(ab) for f, ab in self.router._ab.items()},
-                    sar_rng=rngstate.dump(self.sar._rng),
-                    sar_tried={k: sorted(v) for k, v in self.sar._tried.items()})
+        return dict(
+            router_rng=rngstate.dump(self.router._rng),
+            router_ab={f: list(ab) for f, ab in self.router._ab.items()},
+            sar_rng=rngstate.dump(self.sar._rng),
+            sar_tried={k: sorted(v) for k, v in self.sar._tried.items()},
+        )
 
     def load_state(self, state: dict[str, Any]) -> None:
-        rngstate.load(self.router._rng, state['router_rng'])
-        ab = state['router_ab']  # snapshots store keys sorted: keep the router's own order
+        rngstate.load(self.router._rng, state["router_rng"])
+        ab = state["router_ab"]  # snapshots store keys sorted: keep the router's own order
         self.router._ab = {f: [float(ab[f][0]), float(ab[f][1])] for f in self.router.factors}
-        rngstate.load(self.sar._rng, state['sar_rng'])
+        rngstate.load(self.sar._rng, state["sar_rng"])
         self.sar._tried = collections.defaultdict(
-            set, {k: set(v) for k, v in state['sar_tried'].items()})
-
+            set, {k: set(v) for k, v in state["sar_tried"].items()}
+        )

@@ -4,21 +4,27 @@
 `transforms_action`); each is a `Transform` record that edits one region with libcst and
 checks its own locality. Look-ups are by name; unknown names raise ValueError.
 """
+
 from __future__ import annotations
 
-from spark_jax.program import regions
 from spark_jax.operator.offline.base import MAGNITUDES, Transform, TransformNotApplicable
 from spark_jax.operator.offline.transforms_action import ACTION_TRANSFORMS
 from spark_jax.operator.offline.transforms_operator import OPERATOR_TRANSFORMS
+from spark_jax.program import regions
 
 __all__ = [
-    'CATALOGUE', 'MAGNITUDES', 'Transform', 'TransformNotApplicable', 'get_transform',
-    'transforms_for', 'applicable_transforms',
+    "CATALOGUE",
+    "MAGNITUDES",
+    "Transform",
+    "TransformNotApplicable",
+    "get_transform",
+    "transforms_for",
+    "applicable_transforms",
 ]
 
 CATALOGUE: tuple[Transform, ...] = OPERATOR_TRANSFORMS + ACTION_TRANSFORMS
 _BY_NAME = {t.name: t for t in CATALOGUE}
-assert len(_BY_NAME) == len(CATALOGUE), 'duplicate transform names'
+assert len(_BY_NAME) == len(CATALOGUE), "duplicate transform names"
 
 
 def get_transform(name: str) -> Transform:
@@ -26,13 +32,13 @@ def get_transform(name: str) -> Transform:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise ValueError(f'Unexpected transform {name!r}; known: {", ".join(_BY_NAME)}') from None
+        raise ValueError(f"Unexpected transform {name!r}; known: {', '.join(_BY_NAME)}") from None
 
 
 def transforms_for(factor: str) -> tuple[Transform, ...]:
     """The catalogue transforms that edit `factor`'s region."""
     if factor not in regions.FACTORS:
-        raise ValueError(f'Unexpected factor {factor!r}; expected one of {regions.FACTORS}')
+        raise ValueError(f"Unexpected factor {factor!r}; expected one of {regions.FACTORS}")
     return tuple(t for t in CATALOGUE if t.factor == factor)
 
 
