@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from spark_jax.config.protocol import ConfigError
 
 __all__ = [
+    "check_int",
     "ArchiveConfig",
     "CascadeConfig",
     "CommandLLMConfig",
@@ -119,7 +120,7 @@ class ArchiveConfig:
             ("num_diverse_inspirations", 0),
             ("seed", 0),
         ):
-            _check_int(f"ArchiveConfig.{key}", getattr(self, key), minimum)
+            check_int(f"ArchiveConfig.{key}", getattr(self, key), minimum)
         dims = self.feature_dimensions
         if not dims or len(set(dims)) != len(dims):
             raise ValueError(
@@ -127,7 +128,7 @@ class ArchiveConfig:
             )
         for dim in dims:
             bins = self.feature_bins
-            _check_int(
+            check_int(
                 f"ArchiveConfig.feature_bins[{dim!r}]",
                 bins.get(dim) if isinstance(bins, dict) else bins,
                 1,
@@ -171,7 +172,8 @@ class ArchiveConfig:
         return cls(**dict(data))
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
+def check_int(name: str, value: Any, minimum: int) -> None:
+    """Raises ValueError unless `value` is an integer (not a bool) >= `minimum`."""
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name}: must be an integer >= {minimum} (got {value!r})")
 

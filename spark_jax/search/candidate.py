@@ -8,15 +8,12 @@ import math
 import numbers
 from typing import Any, Mapping, NamedTuple
 
+from spark_jax.config.sections import check_int
+
 __all__ = ["AddResult", "Candidate", "Cell", "Sample", "fitness_key", "is_better"]
 
 Cell = tuple[int, ...]
 BUILTIN_FEATURES = ("ood_acc", "macs", "val_score")
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum} (got {value!r})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,8 +49,8 @@ class Candidate:
             raise ValueError(
                 f"Candidate {self.id!r}: ood_acc must be finite (got {self.ood_acc!r})"
             )
-        _check_int(f"Candidate {self.id!r}: macs", self.macs, 0)
-        _check_int(f"Candidate {self.id!r}: island", self.island, 0)
+        check_int(f"Candidate {self.id!r}: macs", self.macs, 0)
+        check_int(f"Candidate {self.id!r}: island", self.island, 0)
         for key, kind in (("ood_acc", float), ("macs", int), ("island", int)):
             object.__setattr__(self, key, kind(getattr(self, key)))
         object.__setattr__(self, "val_score", float(self.val_score))
