@@ -90,11 +90,11 @@ class Processor(nn.Module):
             + jnp.expand_dims(att_g, axis=-1)  # [B, K, 1, 1]
         )  # [B, K, N, N]
         coefs = jax.nn.softmax(jax.nn.leaky_relu(logits) + bias_mat, axis=-1)  # [B, K, N, N]
-        ret = jnp.matmul(coefs, values)  # [B, K, N, H/K]
-        ret = jnp.transpose(ret, (0, 2, 1, 3))  # [B, N, K, H/K]
-        ret = jnp.reshape(ret, ret.shape[:-2] + (-1,))  # [B, N, H]
+        att_out = jnp.matmul(coefs, values)  # [B, K, N, H/K]
+        att_out = jnp.transpose(att_out, (0, 2, 1, 3))  # [B, N, K, H/K]
+        att_out = jnp.reshape(att_out, att_out.shape[:-2] + (-1,))  # [B, N, H]
 
-        ret = jax.nn.relu(ret + self.skip(z))  # [B, N, H]
+        ret = jax.nn.relu(att_out + self.skip(z))  # [B, N, H]
         if self.use_ln:
             ret = self.ln(ret)
         return ret, None
