@@ -21,6 +21,7 @@ FLOORS = (
     "evaluation",
     "search",
     "report",
+    "benchmark",
     "bench",
     "cli",
 )

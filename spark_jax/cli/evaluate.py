@@ -11,23 +11,7 @@ import json
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 
-__all__ = ["OFFICIAL_KINDS", "add_parser", "run"]
-
-OFFICIAL_KINDS = (
-    "triplet_gmpnn",
-    "triplet_mpnn",
-    "triplet_pgn",
-    "gmpnn",
-    "gpgn",
-    "mpnn",
-    "pgn",
-    "pgn_mask",
-    "deepsets",
-    "gat",
-    "gatv2",
-    "gat_full",
-    "gatv2_full",
-)
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -58,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
         tasks.check_task(args.task)
         if official:
             kind = args.program[len(program_lib.OFFICIAL_PREFIX) :]
-            if kind not in OFFICIAL_KINDS:
+            if kind not in program_lib.OFFICIAL_KINDS:
                 raise UsageError(
-                    f"unknown official processor {kind!r}; known: {', '.join(OFFICIAL_KINDS)}"
+                    f"unknown official processor {kind!r}; known: {', '.join(program_lib.OFFICIAL_KINDS)}"
                 )
             name = args.program
         else:

@@ -6,6 +6,7 @@
   check     cli/check.py      feasibility check, no training
   report    cli/report.py     (re)write a run's report
   bench     cli/bench.py      performance ratios vs the official CLRS loop
+  benchmark cli/benchmark.py  programs x tasks x seeds vs DeepMind's processors
 
 Command modules import their heavy dependencies (JAX, CLRS) only when run.
 """
@@ -20,7 +21,7 @@ from typing import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
-from spark_jax.cli import bench, check, evaluate, report, search  # noqa: E402
+from spark_jax.cli import bench, benchmark, check, evaluate, report, search  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -31,6 +32,7 @@ COMMANDS: dict[str, ModuleType] = {
     "check": check,
     "report": report,
     "bench": bench,
+    "benchmark": benchmark,
 }
 
 

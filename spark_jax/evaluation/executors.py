@@ -54,7 +54,8 @@ class EvalJob:
 
     Attributes:
       job_id: the caller's id for the job (echoed in the result).
-      source, program_name: the program (`Program(source, program_name)`).
+      source, program_name: the program (`Program(source, program_name)`); an empty source
+        with program_name 'official:KIND' trains DeepMind's processor KIND instead.
       task: CLRS task; protocol: `ProtocolConfig.to_dict()`; seed: evaluation seed.
       timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
     """

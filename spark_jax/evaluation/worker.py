@@ -82,16 +82,20 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         from spark_jax.config import protocol as config
         from spark_jax.evaluation import evaluate
 
-        program = program_lib.Program(source=job["source"], name=job["program_name"])
         cfg = config.from_dict(job["protocol"])
         cascade = job.get("cascade")
-        ev = evaluate.evaluate_program(
-            program,
-            job["task"],
-            cfg,
-            int(job["seed"]),
-            cascade=None if cascade is None else tuple(cascade),
-        )
+        name = job["program_name"]
+        if not job["source"] and name.startswith(program_lib.OFFICIAL_PREFIX):
+            kind = name[len(program_lib.OFFICIAL_PREFIX) :]  # DeepMind's processor, no source
+            ev = evaluate.evaluate_official(kind, job["task"], cfg, int(job["seed"]))
+        else:
+            ev = evaluate.evaluate_program(
+                program_lib.Program(source=job["source"], name=name),
+                job["task"],
+                cfg,
+                int(job["seed"]),
+                cascade=None if cascade is None else tuple(cascade),
+            )
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).
         if isinstance(e, KeyboardInterrupt):

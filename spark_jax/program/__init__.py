@@ -11,6 +11,7 @@ May import: `config`, `util`.
 from spark_jax.program import locality, regions
 from spark_jax.program.source import (
     FACTORY_NAME,
+    OFFICIAL_KINDS,
     OFFICIAL_PREFIX,
     Program,
     ProgramError,
@@ -23,6 +24,7 @@ from spark_jax.program.source import (
 
 __all__ = [
     "FACTORY_NAME",
+    "OFFICIAL_KINDS",
     "OFFICIAL_PREFIX",
     "Program",
     "ProgramError",

@@ -21,6 +21,28 @@ from spark_jax.program import regions
 FACTORY_NAME = "make_processor"
 # Names of the form official:KIND refer to DeepMind's Haiku processors, not program files.
 OFFICIAL_PREFIX = "official:"
+# Every kind `clrs.get_processor_factory` accepts (tests check this against clrs itself).
+OFFICIAL_KINDS: tuple[str, ...] = (
+    "deepsets",
+    "gat",
+    "gat_full",
+    "gatv2",
+    "gatv2_full",
+    "gmpnn",
+    "gpgn",
+    "gpgn_mask",
+    "memnet_full",
+    "memnet_masked",
+    "mpnn",
+    "pgn",
+    "pgn_mask",
+    "triplet_gmpnn",
+    "triplet_gpgn",
+    "triplet_gpgn_mask",
+    "triplet_mpnn",
+    "triplet_pgn",
+    "triplet_pgn_mask",
+)
 _counter = itertools.count()
 
 

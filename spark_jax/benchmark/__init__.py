@@ -1,0 +1,33 @@
+"""Benchmarks: programs x CLRS tasks x seeds on the executors, stored in SQLite as results land.
+
+  plan     programs (files, run directories, official:KIND), task sets (clrs10, clrs30), jobs
+  store    the benchmark database (plan and results; resumable)
+  runner   start / resume: submit the jobs without a result, record each as it lands
+  stats    per-task spread over seeds, paired comparison with a bootstrap interval
+  tables   report.md (paper-shaped table, comparison, reference rows), results.csv, bar plot
+
+May import: `report`, `search`, `evaluation` and everything below them.
+"""
+
+from spark_jax.benchmark.plan import (
+    CLRS10,
+    BenchmarkProgram,
+    PlanError,
+    expand_tasks,
+    resolve_program,
+)
+from spark_jax.benchmark.runner import DB_NAME, BenchmarkSpec, resume_benchmark, start_benchmark
+from spark_jax.benchmark.store import BenchmarkDBError
+
+__all__ = [
+    "CLRS10",
+    "DB_NAME",
+    "BenchmarkDBError",
+    "BenchmarkProgram",
+    "BenchmarkSpec",
+    "PlanError",
+    "expand_tasks",
+    "resolve_program",
+    "resume_benchmark",
+    "start_benchmark",
+]

@@ -1,0 +1,154 @@
+"""Runs a benchmark: every (program, task, seed) job on an executor, stored as it lands.
+
+`start_benchmark` writes the plan into a fresh directory; `resume_benchmark` reads it back.
+Both go through `run_pending`, which submits only the jobs without a stored result, records
+each result in its own transaction when its future resolves, and finally writes the tables.
+A kill -9 loses only the jobs in flight; they run again on resume and nothing runs twice.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import pathlib
+from typing import Any, Callable, Sequence
+
+from spark_jax.benchmark import tables
+from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, PlanError, plan_jobs
+from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.sections import ExecutorConfig
+from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
+
+__all__ = ["DB_NAME", "BenchmarkSpec", "resume_benchmark", "run_pending", "start_benchmark"]
+
+DB_NAME = "benchmark.db"
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkSpec:
+    """What a benchmark measures and where its jobs run (stored in its database).
+
+    Attributes:
+      tasks, seeds: the CLRS tasks and the evaluation seeds of every program.
+      preset: the protocol preset (the whole protocol is stored beside it).
+      baseline: label of the program the others are compared with (None: no comparison).
+      executor: where jobs run ('local' workers or 'ray').
+      timeout_s: per-job wall-clock limit (None: none).
+    """
+
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    preset: str
+    baseline: str | None = None
+    executor: ExecutorConfig = ExecutorConfig()
+    timeout_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["protocol"] = protocol_lib.get_preset(self.preset).to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "BenchmarkSpec":
+        executor = ExecutorConfig(**data["executor"])
+        return cls(
+            tasks=tuple(data["tasks"]),
+            seeds=tuple(int(s) for s in data["seeds"]),
+            preset=data["preset"],
+            baseline=data.get("baseline"),
+            executor=executor,
+            timeout_s=data.get("timeout_s"),
+        )
+
+
+def _check_spec(spec: BenchmarkSpec, programs: Sequence[BenchmarkProgram]) -> None:
+    protocol_lib.get_preset(spec.preset)
+    if not spec.seeds:
+        raise PlanError("no seeds: --seeds must be at least 1")
+    if len(set(spec.seeds)) != len(spec.seeds):
+        raise PlanError(f"repeated seeds: {spec.seeds}")
+    labels = [p.label for p in programs]
+    if spec.baseline is not None and spec.baseline not in labels:
+        raise PlanError(f"baseline {spec.baseline!r} is not one of the programs: {labels}")
+
+
+def start_benchmark(
+    out_dir: str | pathlib.Path,
+    programs: Sequence[BenchmarkProgram],
+    spec: BenchmarkSpec,
+    *,
+    progress: Callable[[BenchmarkJob, EvalResult, int, int], None] | None = None,
+) -> pathlib.Path:
+    """Plans a new benchmark in `out_dir` (which must not hold one), runs it, writes the
+    tables; returns the path of the Markdown report."""
+    _check_spec(spec, programs)
+    plan_jobs(programs, spec.tasks, spec.seeds)  # refuses repeated labels / programs early
+    out = pathlib.Path(out_dir)
+    if (out / DB_NAME).exists():
+        raise PlanError(f"{out} already holds a benchmark; continue it with --resume {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    with BenchmarkDB(out / DB_NAME, create=True) as db:
+        db.store_plan(spec.to_dict(), list(programs))
+    return run_pending(out, progress=progress)
+
+
+def resume_benchmark(
+    out_dir: str | pathlib.Path,
+    *,
+    progress: Callable[[BenchmarkJob, EvalResult, int, int], None] | None = None,
+) -> pathlib.Path:
+    """Runs the jobs of the benchmark in `out_dir` that have no stored result yet."""
+    return run_pending(out_dir, progress=progress)
+
+
+def run_pending(
+    out_dir: str | pathlib.Path,
+    *,
+    progress: Callable[[BenchmarkJob, EvalResult, int, int], None] | None = None,
+) -> pathlib.Path:
+    """Submits every job without a stored result, stores results as they land, writes the
+    tables (`report.md`, `results.csv`, `plots/ood_by_task.png`); returns report.md's path."""
+    out = pathlib.Path(out_dir)
+    with BenchmarkDB(out / DB_NAME) as db:
+        spec = BenchmarkSpec.from_dict(db.spec())
+        programs = db.programs()
+        cfg = protocol_lib.get_preset(spec.preset)
+        if json.loads(json.dumps(cfg.to_dict())) != db.spec()["protocol"]:
+            raise PlanError(
+                f"preset {spec.preset!r} changed since this benchmark started; its stored "
+                "protocol differs from this version's"
+            )
+        jobs = plan_jobs(programs, spec.tasks, spec.seeds)
+        done = db.done_job_ids()
+        pending = [j for j in jobs if j.job_id not in done]
+        if pending:
+            _run_jobs(db, pending, spec, cfg.to_dict(), len(jobs), len(done), progress, out)
+        return tables.write_benchmark_report(db, out)
+
+
+def _run_jobs(db, pending, spec, protocol, total, finished, progress, out) -> None:
+    options = {"log_dir": str(out / "logs")} if spec.executor.kind == "local" else {}
+    executor = make_executor(spec.executor, **options)
+    try:
+        futures = {}
+        for job in pending:
+            eval_job = EvalJob(
+                job_id=job.job_id,
+                source=job.program.source,
+                program_name=job.program.program_name,
+                task=job.task,
+                protocol=protocol,
+                seed=job.seed,
+                timeout_s=spec.timeout_s,
+            )
+            futures[executor.submit(eval_job)] = job
+        for future in concurrent.futures.as_completed(futures):
+            job, result = futures[future], future.result()
+            db.record(job, result)
+            finished += 1
+            if progress is not None:
+                progress(job, result, finished, total)
+    finally:
+        executor.shutdown(wait=False)

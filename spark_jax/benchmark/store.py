@@ -1,0 +1,182 @@
+"""The benchmark database: one SQLite file (WAL) holding the plan and every result as it lands.
+
+A result row is written in its own transaction the moment its job finishes, so a benchmark
+killed at any point keeps everything that finished; `--resume` re-plans from the stored spec
+and runs only the jobs without a row. A landed result is final (a failed job is a result too:
+its error type and message are kept and shown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import pathlib
+import sqlite3
+from typing import Any, Iterator, Mapping
+
+from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram
+from spark_jax.evaluation.executors import EvalResult
+from spark_jax.evaluation.record import Evaluation
+
+__all__ = ["SCHEMA_VERSION", "BenchmarkDB", "BenchmarkDBError", "StoredResult"]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS programs (
+  key TEXT PRIMARY KEY, label TEXT NOT NULL UNIQUE, program_name TEXT NOT NULL,
+  origin TEXT NOT NULL, source TEXT NOT NULL, position INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+  job_id TEXT PRIMARY KEY, program_key TEXT NOT NULL REFERENCES programs(key),
+  task TEXT NOT NULL, seed INTEGER NOT NULL, ok INTEGER NOT NULL, evaluation TEXT,
+  error_type TEXT, error TEXT NOT NULL, worker TEXT NOT NULL, wall_seconds REAL NOT NULL,
+  finished_at TEXT NOT NULL);
+"""
+
+
+class BenchmarkDBError(RuntimeError):
+    """A benchmark database that cannot be used (missing, corrupt, another version)."""
+
+
+class StoredResult:
+    """One landed (program, task, seed) result, read back."""
+
+    __slots__ = ("program_key", "task", "seed", "ok", "evaluation", "error_type", "error")
+
+    def __init__(self, program_key, task, seed, ok, evaluation, error_type, error):
+        self.program_key, self.task, self.seed = program_key, task, int(seed)
+        self.ok, self.error_type, self.error = bool(ok), error_type, error
+        self.evaluation = None if evaluation is None else Evaluation.from_dict(evaluation)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+class BenchmarkDB:
+    """The database of one benchmark directory (`benchmark.db`)."""
+
+    def __init__(self, path: str | pathlib.Path, *, create: bool = False) -> None:
+        self.path = pathlib.Path(path)
+        if not create and not self.path.is_file():
+            raise BenchmarkDBError(f"no benchmark database at {self.path}")
+        try:
+            self._conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as e:
+            raise BenchmarkDBError(f"{self.path}: not a usable benchmark database ({e})") from None
+        version = self.meta().get("schema_version")
+        if version is None and create:
+            self._set_meta({"schema_version": SCHEMA_VERSION})
+        elif version != SCHEMA_VERSION:
+            raise BenchmarkDBError(
+                f"{self.path}: schema version {version!r}, this version reads {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "BenchmarkDB":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- the plan -------------------------------------------------------------------------
+    def _set_meta(self, values: Mapping[str, Any]) -> None:
+        with self._transaction() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in values.items()],
+            )
+
+    def meta(self) -> dict[str, Any]:
+        rows = self._conn.execute("SELECT key, value FROM meta").fetchall()
+        return {k: json.loads(v) for k, v in rows}
+
+    def store_plan(self, spec: Mapping[str, Any], programs: list[BenchmarkProgram]) -> None:
+        """Writes the benchmark's spec and programs once (a fresh database only)."""
+        if self.meta().get("spec") is not None:
+            raise BenchmarkDBError(f"{self.path}: already holds a benchmark (use --resume)")
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)",
+                ("spec", json.dumps(dict(spec)), "created_at", json.dumps(_now())),
+            )
+            c.executemany(
+                "INSERT INTO programs (key, label, program_name, origin, source, position) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (p.key, p.label, p.program_name, p.origin, p.source, i)
+                    for i, p in enumerate(programs)
+                ],
+            )
+
+    def spec(self) -> dict[str, Any]:
+        spec = self.meta().get("spec")
+        if spec is None:
+            raise BenchmarkDBError(f"{self.path}: holds no benchmark plan")
+        return spec
+
+    def programs(self) -> list[BenchmarkProgram]:
+        rows = self._conn.execute(
+            "SELECT label, key, source, program_name, origin FROM programs ORDER BY position"
+        ).fetchall()
+        return [BenchmarkProgram(*row) for row in rows]
+
+    # -- results --------------------------------------------------------------------------
+    def record(self, job: BenchmarkJob, result: EvalResult) -> None:
+        """Stores one landed result (its own transaction); a second one for a job is refused."""
+        evaluation = None if result.evaluation is None else result.evaluation.to_dict()
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO results (job_id, program_key, task, seed, ok, evaluation, "
+                "error_type, error, worker, wall_seconds, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    job.job_id,
+                    job.program.key,
+                    job.task,
+                    job.seed,
+                    int(result.ok),
+                    None if evaluation is None else json.dumps(evaluation),
+                    result.error_type,
+                    result.error,
+                    result.worker,
+                    result.wall_seconds,
+                    _now(),
+                ),
+            )
+
+    def done_job_ids(self) -> set[str]:
+        return {r[0] for r in self._conn.execute("SELECT job_id FROM results")}
+
+    def results(self) -> list[StoredResult]:
+        rows = self._conn.execute(
+            "SELECT program_key, task, seed, ok, evaluation, error_type, error FROM results "
+            "ORDER BY rowid"
+        ).fetchall()
+        return [
+            StoredResult(k, t, s, ok, None if ev is None else json.loads(ev), et, err)
+            for k, t, s, ok, ev, et, err in rows
+        ]
+
+    def wall_seconds(self) -> float:
+        """Sum of the jobs' wall times (device time spent; not the benchmark's elapsed time)."""
+        (total,) = self._conn.execute(
+            "SELECT COALESCE(SUM(wall_seconds), 0) FROM results"
+        ).fetchone()
+        return float(total)

@@ -1,0 +1,232 @@
+"""A benchmark's outputs: `report.md` (the paper-shaped table, the paired comparison, the
+paper's reference rows, failures, the protocol), `results.csv` (one row per job) and
+`plots/ood_by_task.png`. Everything is recomputed from the database, so a resumed or
+interrupted benchmark's report is always the report of what has landed."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import pathlib
+import platform
+
+from spark_jax.benchmark import stats
+from spark_jax.benchmark.plan import CLRS10
+from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.config import tasks as tasks_lib
+from spark_jax.report import reference
+from spark_jax.util.files import write_atomic
+
+__all__ = ["PLOT_FILE", "write_benchmark_report"]
+
+PLOT_FILE = "plots/ood_by_task.png"
+
+
+def _cell_text(cell: stats.Cell | None) -> str:
+    if cell is None:
+        return "…"  # not landed yet
+    if not cell.n:
+        return "failed"
+    text = f"{cell.mean:.2f} ± {cell.std:.2f}" if cell.n > 1 else f"{cell.mean:.2f}"
+    return text + (f" ({len(cell.failures)} failed)" if cell.failures else "")
+
+
+def _num(value: float, digits: int = 2) -> str:
+    return "—" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _protocol_line(spec: dict) -> str:
+    p = spec["protocol"]
+    return (
+        f"`{spec['preset']}` protocol: train sizes {list(p['train_lengths'])}, "
+        f"{p['train_steps']} steps, batch {p['batch_size']}, hidden {p['hidden_size']}; "
+        f"OOD test size {p['test_length']} ({p['test_samples']} samples); seeds "
+        f"{list(spec['seeds'])}; executor {spec['executor']['kind']}; machine "
+        f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs)"
+    )
+
+
+def _main_table(db, spec, programs, cells) -> list[str]:
+    tasks = list(spec["tasks"])
+    means = [("mean", tasks)]
+    if set(CLRS10) <= set(tasks) and len(tasks) > len(CLRS10):
+        means.insert(0, ("10-task mean", list(CLRS10)))
+    if set(tasks_lib.TASKS) <= set(tasks):
+        means[-1] = ("30-task mean", list(tasks_lib.TASKS))
+    evals = {}
+    for r in db.results():
+        if r.evaluation is not None:
+            evals.setdefault(r.program_key, r.evaluation)
+    head = ["program", *tasks, *(m for m, _ in means), "params", "MACs/step (K)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in programs:
+        ev = evals.get(p.key)
+        row = [f"`{p.label}`", *(_cell_text(cells.get((p.label, t))) for t in tasks)]
+        row += [_num(stats.mean_over(cells, p.label, ts)) for _, ts in means]
+        row += [
+            "—" if ev is None else f"{ev.params:,}",
+            "—" if ev is None else f"{ev.macs / 1000:.1f}",
+        ]
+        lines.append("| " + " | ".join(row) + " |")
+    nodes = next(iter(evals.values())).macs_nodes if evals else "?"
+    lines += [
+        "",
+        "Cells: OOD accuracy (%) mean ± sample std over the seeds that trained (one seed: no "
+        "spread shown); '…' not landed yet; failed seeds are counted apart, never as zeros. "
+        "Means are over per-task means and need every task. params: processor parameters; "
+        f"MACs/step: contraction MACs of one processor step at {nodes} nodes, batch 1 (ours; "
+        "the paper's MACs are model-level and are shown in their own table below).",
+    ]
+    return lines
+
+
+def _comparison(spec, programs, cells) -> list[str]:
+    base = spec.get("baseline")
+    if base is None:
+        return ["No baseline chosen (`--baseline LABEL`): no paired comparison."]
+    lines = [
+        f"Each program against `{base}`, per task: a win or loss only when the difference of "
+        "means exceeds the two cells' combined seed spread, else a tie; mean difference over "
+        "tasks in percentage points with a 95% bootstrap interval (tasks and seeds resampled).",
+        "",
+        "| program | tasks | wins | ties | losses | mean diff (pp) | 95% CI |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in programs:
+        if p.label == base:
+            continue
+        c = stats.compare(cells, p.label, base, spec["tasks"])
+        ci = "—" if math.isnan(c.ci_low) else f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}]"
+        lines.append(
+            f"| `{p.label}` | {len(c.tasks)} | {c.wins} | {c.ties} | {c.losses} | "
+            f"{_num(c.mean_diff):s} | {ci} |"
+        )
+    return lines
+
+
+def _reference(spec) -> list[str]:
+    tasks = [t for t in spec["tasks"]]
+    ten = [t for t in tasks if t in CLRS10]
+    lines = [
+        f"Published figures ({reference.paper_label()}); not measured here and comparable to "
+        f"the table above only under the same protocol (this benchmark: `{spec['preset']}`).",
+        "",
+    ]
+    if ten:
+        head = ["paper row", *ten, "10-task avg"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        rows = sorted(reference.clrs_10task(), key=lambda r: r.metric != "ood_acc")
+        for row in rows:
+            ood = row.metric == "ood_acc"
+            unit, digits = ("OOD %", 2) if ood else ("MACs (K, model-level)", 0)
+            cells = [f"{row.values[t]:.{digits}f}" for t in ten] + [f"{row.avg:.{digits}f}"]
+            lines.append(f"| {row.method} ({unit}) | " + " | ".join(cells) + " |")
+        lines.append("")
+    rest = {r.task: r for r in reference.clrs_30task()}
+    others = [t for t in tasks if t in rest]
+    if others:
+        methods = list(next(iter(rest.values())).values)
+        head = ["30-task appendix (OOD %)", *methods]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for t in others:
+            values = " | ".join(f"{rest[t].values[m]:.2f}" for m in methods)
+            lines.append(f"| {t} | {values} |")
+    return lines
+
+
+def _failures(db, labels) -> list[str]:
+    failed = [r for r in db.results() if not r.ok]
+    if not failed:
+        return ["None."]
+    lines = ["| program | task | seed | type | error |", "|---|---|---|---|---|"]
+    for r in failed:
+        first = (r.error or "").splitlines()[0][:160] if r.error else ""
+        first = first.replace("|", "\\|")
+        lines.append(
+            f"| `{labels[r.program_key]}` | {r.task} | {r.seed} | {r.error_type} | {first} |"
+        )
+    return lines
+
+
+def _write_csv(db, labels, path: pathlib.Path) -> None:
+    rows = [
+        ["program", "task", "seed", "ok", "ood_score", "val_score", "params", "macs", "error_type"]
+    ]
+    for r in db.results():
+        ev = r.evaluation
+        rows.append(
+            [labels[r.program_key], r.task, r.seed, int(r.ok)]
+            + (["", "", "", ""] if ev is None else [ev.ood_score, ev.val_score, ev.params, ev.macs])
+            + [r.error_type or ""]
+        )
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    write_atomic(path, buf.getvalue())
+
+
+def _plot(spec, programs, cells, path: pathlib.Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    tasks = list(spec["tasks"])
+    fig = Figure(figsize=(max(6.0, 0.9 * len(tasks) + 2), 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(1, len(programs))
+    for i, p in enumerate(programs):
+        xs = [k + (i - (len(programs) - 1) / 2) * width for k in range(len(tasks))]
+        found = [cells.get((p.label, t)) for t in tasks]
+        means = [c.mean if c is not None and c.n else 0.0 for c in found]
+        errs = [c.std if c is not None and c.n else 0.0 for c in found]
+        ax.bar(xs, means, width, yerr=errs, capsize=2, label=p.label)
+    ax.set_xticks(range(len(tasks)))
+    ax.set_xticklabels(tasks, rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("OOD accuracy (%): mean ± std over seeds")
+    ax.set_title(f"OOD accuracy by task ({spec['preset']} protocol, seeds {list(spec['seeds'])})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(str(path), dpi=110)
+
+
+def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
+    """Writes report.md, results.csv and the bar plot from what `db` holds; returns report.md."""
+    spec, programs = db.spec(), db.programs()
+    labels = {p.key: p.label for p in programs}
+    results = db.results()
+    rows = [
+        (
+            labels[r.program_key],
+            r.task,
+            r.seed,
+            None if r.evaluation is None else r.evaluation.ood_score,
+            r.error_type,
+        )
+        for r in results
+    ]
+    cells = stats.cells_of(rows)
+    expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
+    _write_csv(db, labels, out / "results.csv")
+    _plot(spec, programs, cells, out / PLOT_FILE)
+    sections = [
+        [
+            "# Benchmark",
+            "",
+            _protocol_line(spec),
+            "",
+            f"Jobs landed: {len(results)} of {expected}; "
+            f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times).",
+            "",
+        ],
+        ["## OOD accuracy by task", "", *_main_table(db, spec, programs, cells), ""],
+        ["## Paired comparison", "", *_comparison(spec, programs, cells), ""],
+        [f"![OOD accuracy by task]({PLOT_FILE})", ""],
+        ["## Failures", "", *_failures(db, labels), ""],
+        ["## Paper reference rows", "", *_reference(spec), ""],
+        ["## Programs", "", *(f"- `{p.label}`: {p.origin}" for p in programs), ""],
+    ]
+    report = out / "report.md"
+    write_atomic(report, "\n".join(line for s in sections for line in s))
+    return report

@@ -1,0 +1,112 @@
+"""`spark-jax benchmark PROGRAM... --tasks T[,T...] --seeds K --preset P [--baseline LABEL]`:
+every (program, task, seed) trained and scored on the executors, stored as it lands in
+`OUT/benchmark.db`, then `OUT/report.md` (per-task OOD mean ± std, 10- and 30-task means,
+paired comparison with the baseline, the paper's reference rows), `results.csv` and a bar plot.
+`--resume OUT` runs only what has not landed (after a crash or kill -9).
+
+Exit codes: 0 every job landed (failed programs are results, shown in the report), 1 the
+benchmark could not finish, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+
+from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds the `benchmark` subcommand to `sub`."""
+    p = sub.add_parser("benchmark", help="programs x CLRS tasks x seeds, with a paper-shaped table")
+    p.add_argument(
+        "programs",
+        nargs="*",
+        help="program files, run directories (their best program) or official:KIND",
+    )
+    p.add_argument("--tasks", default="dfs", help="tasks, comma-separated; clrs10, clrs30 sets")
+    p.add_argument("--seeds", type=int, default=3, help="evaluation seeds per (program, task)")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST..FIRST+K-1")
+    p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
+    p.add_argument("--baseline", help="label of the program the others are compared with")
+    p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
+    p.add_argument("--resume", metavar="OUT", help="continue the benchmark in OUT")
+    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
+    p.add_argument("--timeout", type=float, help="per-job wall-clock limit, seconds")
+    p.add_argument("--quiet", action="store_true", help="no line per landed job")
+    return p
+
+
+def _progress(job, result, finished: int, total: int) -> None:
+    if result.ok:
+        what = f"OOD {100 * result.evaluation.ood_score:.2f}%"
+    else:
+        what = f"failed ({result.error_type})"
+    print(
+        f"[{finished}/{total}] {job.program.label} {job.task} seed {job.seed}: {what} "
+        f"in {result.wall_seconds:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _spec(args: argparse.Namespace):
+    from spark_jax import benchmark
+    from spark_jax.config.protocol import ConfigError, get_preset
+    from spark_jax.config.sections import ExecutorConfig
+
+    if args.seeds < 1:
+        raise UsageError(f"--seeds must be at least 1 (got {args.seeds})")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be > 0 (got {args.timeout})")
+    try:
+        get_preset(args.preset)
+        executor = ExecutorConfig(
+            kind=args.executor, num_workers=args.workers, address=args.address
+        )
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    programs = [benchmark.resolve_program(word) for word in args.programs]
+    if args.baseline is None and any(p.official for p in programs):
+        args.baseline = next(p.label for p in programs if p.official)
+    spec = benchmark.BenchmarkSpec(
+        tasks=benchmark.expand_tasks([args.tasks]),
+        seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+        preset=args.preset,
+        baseline=args.baseline,
+        executor=executor,
+        timeout_s=args.timeout,
+    )
+    return programs, spec
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `benchmark`; returns the exit code."""
+    from spark_jax import benchmark
+
+    progress = None if args.quiet else _progress
+    out = args.resume or args.out or f"benchmarks/{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    try:
+        if args.resume:
+            if args.programs:
+                raise UsageError("--resume takes no programs (they are stored in the benchmark)")
+            report = benchmark.resume_benchmark(args.resume, progress=progress)
+        else:
+            if not args.programs:
+                raise UsageError("give at least one program (a file, a run dir or official:KIND)")
+            programs, spec = _spec(args)
+            report = benchmark.start_benchmark(out, programs, spec, progress=progress)
+    except (UsageError, benchmark.PlanError, benchmark.BenchmarkDBError) as e:
+        return fail(str(e))
+    except KeyboardInterrupt:
+        print(f"interrupted; continue with: spark-jax benchmark --resume {out}", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - an executor or database failure mid-run
+        return fail(f"benchmark stopped: {type(e).__name__}: {e}", EXIT_FAILED)
+    print(f"wrote {report}")
+    return EXIT_OK

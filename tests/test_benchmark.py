@@ -1,0 +1,265 @@
+"""`spark-jax benchmark`: plans, the database, the statistics and the report, then real runs on
+the tiny preset (local workers, kill -9 and resume, a local Ray instance)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+import records  # noqa: E402 - tests/records.py: record builders
+
+from spark_jax import benchmark, cli
+from spark_jax import program as program_lib
+from spark_jax.benchmark import stats
+from spark_jax.benchmark.plan import plan_jobs
+from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.benchmark.tables import write_benchmark_report
+from spark_jax.config import tasks as tasks_lib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+# -- plans ------------------------------------------------------------------------------------
+def test_programs_resolve_from_files_run_dirs_and_official_kinds(tmp_path, seed_paths):
+    official = benchmark.resolve_program("official:pgn_mask")
+    assert official.official and official.source == "" and official.label == "official:pgn_mask"
+    mpnn = benchmark.resolve_program(str(seed_paths["mpnn"]))
+    assert mpnn.label == "mpnn" and not mpnn.official and "SPARK:BEGIN" in mpnn.source
+    run = tmp_path / "dfs-run"
+    (run / "best").mkdir(parents=True)
+    (run / "best" / "best_program.py").write_text(seed_paths["pgn"].read_text())
+    best = benchmark.resolve_program(str(run))
+    assert best.label == "dfs-run:best" and best.source == seed_paths["pgn"].read_text()
+    assert best.key != mpnn.key
+
+
+@pytest.mark.parametrize(
+    "word, message",
+    [
+        ("official:resnet", "unknown official processor"),
+        ("does/not/exist.py", "not found"),
+        (".", "not a run dir"),
+    ],
+)
+def test_bad_programs_are_plan_errors(word, message):
+    with pytest.raises(benchmark.PlanError, match=message):
+        benchmark.resolve_program(word)
+
+
+def test_task_sets_expand_in_order_without_repeats():
+    assert benchmark.expand_tasks(["clrs10"]) == benchmark.CLRS10
+    assert len(benchmark.CLRS10) == 10 and set(benchmark.CLRS10) <= set(tasks_lib.TASKS)
+    assert benchmark.expand_tasks(["clrs30"]) == tasks_lib.TASKS
+    assert benchmark.expand_tasks(["bfs,dfs", "dfs"]) == ("bfs", "dfs")
+    with pytest.raises(benchmark.PlanError, match="unknown task 'dfz'"):
+        benchmark.expand_tasks(["dfs,dfz"])
+
+
+def test_official_kinds_are_exactly_the_factorys_kinds():
+    import inspect
+    import re
+
+    from clrs._src import processors
+
+    # Every `kind == '...'` branch of DeepMind's factory, and nothing else.
+    source = inspect.getsource(processors.get_processor_factory)
+    assert set(re.findall(r"kind == '(\w+)'", source)) == set(program_lib.OFFICIAL_KINDS)
+
+
+def test_jobs_cover_every_program_task_and_seed(seed_paths):
+    a = benchmark.resolve_program("official:mpnn")
+    b = benchmark.resolve_program(str(seed_paths["mpnn"]))
+    jobs = plan_jobs([a, b], ("dfs", "bfs"), (0, 1))
+    assert len({j.job_id for j in jobs}) == 8
+    with pytest.raises(benchmark.PlanError, match="twice"):
+        plan_jobs([b, benchmark.resolve_program(str(seed_paths["mpnn"]))], ("dfs",), (0,))
+
+
+# -- statistics -------------------------------------------------------------------------------
+def test_cells_spread_and_failures():
+    cells = stats.cells_of(
+        [("a", "dfs", 1, 0.5, None), ("a", "dfs", 0, 0.3, None), ("a", "dfs", 2, None, "timeout")]
+    )
+    cell = cells[("a", "dfs")]
+    assert cell.scores == (30.0, 50.0) and cell.failures == ("timeout",)
+    assert cell.mean == pytest.approx(40.0) and cell.std == pytest.approx(math.sqrt(200.0))
+    assert stats.Cell((70.0,)).std == 0.0
+
+
+def test_comparison_counts_only_differences_beyond_the_spread():
+    cells = {
+        ("p", "t1"): stats.Cell((80.0, 82.0)),  # +30 vs a tight baseline: a win
+        ("b", "t1"): stats.Cell((50.0, 52.0)),
+        ("p", "t2"): stats.Cell((40.0, 60.0)),  # +5 inside a spread of ~14: a tie
+        ("b", "t2"): stats.Cell((45.0, 45.0)),
+        ("p", "t3"): stats.Cell((10.0, 11.0)),  # -40: a loss
+        ("b", "t3"): stats.Cell((50.0, 51.0)),
+    }
+    c = stats.compare(cells, "p", "b", ["t1", "t2", "t3", "t4"])
+    assert (c.wins, c.ties, c.losses) == (1, 1, 1) and c.tasks == ("t1", "t2", "t3")
+    assert c.mean_diff == pytest.approx((30 + 5 - 40) / 3)
+    assert c.ci_low < c.mean_diff < c.ci_high
+    assert stats.compare(cells, "p", "b", ["t1", "t2", "t3"]) == c  # deterministic
+    assert stats.mean_over(cells, "p", ["t1", "t4"]) != stats.mean_over(cells, "p", ["t1"])
+    assert math.isnan(stats.mean_over(cells, "p", ["t1", "t4"]))
+
+
+# -- the database and the report, without training --------------------------------------------
+def _spec(**kw):
+    values = dict(tasks=("dfs", "bfs"), seeds=(0, 1), preset="tiny", baseline="official:mpnn")
+    values.update(kw)
+    return benchmark.BenchmarkSpec(**values)
+
+
+def _result(job, ood, ok=True):
+    if not ok:
+        return records.replace(records.result(None, "timeout", job.job_id), error="boom")
+    return records.result(ood, job_id=job.job_id, task=job.task, seed=job.seed)
+
+
+def test_report_from_a_partial_database(tmp_path, seed_paths):
+    programs = [
+        benchmark.resolve_program("official:mpnn"),
+        benchmark.resolve_program(str(seed_paths["mpnn"])),
+    ]
+    spec = _spec()
+    with BenchmarkDB(tmp_path / benchmark.DB_NAME, create=True) as db:
+        db.store_plan(spec.to_dict(), programs)
+        jobs = plan_jobs(programs, spec.tasks, spec.seeds)
+        for i, job in enumerate(jobs[:6]):
+            db.record(job, _result(job, 0.1 * (i + 1), ok=i != 5))
+        with pytest.raises(sqlite3.IntegrityError):
+            db.record(jobs[0], _result(jobs[0], 0.9))  # never twice
+        assert len(db.done_job_ids()) == 6
+        report = write_benchmark_report(db, tmp_path).read_text()
+    assert "Jobs landed: 6 of 8" in report and "`tiny` protocol" in report
+    assert "| `official:mpnn` | 20.00 ± 14.14 |" in report  # dfs seeds 0, 1: 10% and 30%
+    assert "…" in report  # bfs has not landed for every program
+    assert "| `mpnn` | official:mpnn |" not in report
+    assert "timeout" in report and "boom" in report  # the failed job, counted apart
+    assert "Published figures (paper, GPU" in report and "| CLRS (OOD %) | 46.78 |" in report
+    rows = list(csv.DictReader((tmp_path / "results.csv").open()))
+    assert len(rows) == 6 and rows[5]["ok"] == "0" and rows[5]["error_type"] == "timeout"
+    assert (tmp_path / "plots" / "ood_by_task.png").stat().st_size > 0
+
+
+def test_corrupt_or_foreign_databases_are_one_line_errors(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / benchmark.DB_NAME).write_bytes(b"not sqlite at all" * 100)
+    assert cli.main(["benchmark", "--resume", str(bad)]) == 2
+    assert "not a usable benchmark database" in capsys.readouterr().err
+    assert cli.main(["benchmark", "--resume", str(tmp_path / "none")]) == 2
+    assert "no benchmark database" in capsys.readouterr().err
+
+
+def test_usage_errors_write_nothing(tmp_path, capsys, seed_paths):
+    out = tmp_path / "out"
+    for argv in (
+        ["official:mpnn", "--tasks", "dfz"],
+        ["official:mpnn", "--seeds", "0"],
+        ["official:mpnn", "--preset", "huge"],
+        ["official:mpnn", str(seed_paths["mpnn"]), "--baseline", "pgn"],
+        [],
+    ):
+        assert cli.main(["benchmark", *argv, "--out", str(out)]) == 2, argv
+        assert capsys.readouterr().err.startswith("error: ")
+        assert not (out / benchmark.DB_NAME).exists()
+
+
+# -- real runs (tiny preset) ------------------------------------------------------------------
+def _cli(*args, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", "benchmark", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+# Two jobs on one worker: a kill after the first lands leaves the second to the resume.
+ARGS = ("official:mpnn", "processors/mpnn.py", "--tasks", "dfs", "--seeds", "1")
+ARGS += ("--preset", "tiny", "--workers", "1", "--quiet")
+
+
+def _scores(out: pathlib.Path) -> dict[tuple[str, str, str], str]:
+    rows = csv.DictReader((out / "results.csv").open())
+    return {(r["program"], r["task"], r["seed"]): r["ood_score"] for r in rows}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "whole"
+    proc = _cli(*ARGS, "--out", str(out))
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-2000:]
+    return out
+
+
+def test_benchmark_runs_on_local_workers(uninterrupted):
+    report = (uninterrupted / "report.md").read_text()
+    assert "Jobs landed: 2 of 2" in report
+    scores = _scores(uninterrupted)
+    assert set(scores) == {(p, "dfs", "0") for p in ("official:mpnn", "mpnn")}
+    assert all(0.0 <= float(v) <= 1.0 for v in scores.values())
+    assert "| `mpnn` | 1 |" in report  # compared with the official baseline over 1 task
+
+
+def test_kill_9_then_resume_gives_the_same_table(uninterrupted, tmp_path):
+    out = tmp_path / "killed"
+    proc = _cli(*ARGS, "--out", str(out), start_new_session=True)
+    db = out / benchmark.DB_NAME
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists() and len(BenchmarkDB(db).done_job_ids()) >= 1:
+            break
+        time.sleep(0.5)
+    assert proc.poll() is None, "finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the CLI and its workers
+    proc.wait()
+    landed = BenchmarkDB(db).done_job_ids()
+    assert len(landed) == 1
+    resumed = _cli("--resume", str(out), "--quiet")
+    _, err = resumed.communicate(timeout=900)
+    assert resumed.returncode == 0, err[-2000:]
+    assert _scores(out) == _scores(uninterrupted)
+    assert landed <= BenchmarkDB(db).done_job_ids()
+    assert "Jobs landed: 2 of 2" in (out / "report.md").read_text()
+
+
+def test_benchmark_runs_on_a_local_ray_instance(tmp_path, seed_paths):
+    pytest.importorskip("ray")
+    out = tmp_path / "ray"
+    code = cli.main(
+        ["benchmark", str(seed_paths["mpnn"]), "--tasks", "dfs", "--seeds", "1"]
+        + ["--preset", "tiny", "--executor", "ray", "--quiet", "--out", str(out)]
+    )
+    assert code == 0
+    (row,) = csv.DictReader((out / "results.csv").open())
+    assert row["ok"] == "1" and 0.0 <= float(row["ood_score"]) <= 1.0
+
+
+@pytest.mark.slow
+def test_ten_task_benchmark_official_vs_port(tmp_path):
+    """The full tiny command: official triplet_gmpnn vs our mpnn on the 10-task set, 2 seeds."""
+    out = tmp_path / "clrs10"
+    code = cli.main(
+        ["benchmark", "official:triplet_gmpnn", str(ROOT / "processors" / "mpnn.py")]
+        + ["--tasks", "clrs10", "--seeds", "2", "--preset", "tiny", "--workers", "2"]
+        + ["--quiet", "--out", str(out)]
+    )
+    assert code == 0
+    report = (out / "report.md").read_text()
+    assert "Jobs landed: 40 of 40" in report and "| `mpnn` | 10 |" in report
