@@ -23,9 +23,27 @@ ADAPTER_NAME = "spark_flax"
 class FlaxProcessor(clrs_processors.Processor):
     """Haiku adapter around a Flax linen processor (the CLRS processor contract)."""
 
-    def __init__(self, flax_module, name: str = ADAPTER_NAME):
+    def __init__(
+        self,
+        flax_module,
+        name: str = ADAPTER_NAME,
+        inf_bias: bool = False,
+        inf_bias_edge: bool = False,
+    ):
         super().__init__(name=name)  # appends '_clrs_processor'
         self._flax_module = flax_module
+        self._inf_bias = inf_bias
+        self._inf_bias_edge = inf_bias_edge
+
+    @property
+    def inf_bias(self):
+        """CLRS decoders mask pointer logits on non-edges (the program's INF_BIAS)."""
+        return self._inf_bias
+
+    @property
+    def inf_bias_edge(self):
+        """CLRS decoders mask edge-mask logits on non-edges (the program's INF_BIAS_EDGE)."""
+        return self._inf_bias_edge
 
     def __call__(self, node_fts, edge_fts, graph_fts, adj_mat, hidden, **unused_kwargs):
         b, n, _ = node_fts.shape
@@ -78,9 +96,11 @@ def module_processor_factory(
 ) -> Callable[[int], FlaxProcessor]:
     """The same for a program module already loaded with `program.load_module`."""
 
+    inf_bias, inf_bias_edge = program_lib.decoder_inf_bias(module)
+
     def _factory(out_size: int) -> FlaxProcessor:
         flax_module = program_lib.build_flax_processor(module, out_size, use_ln, nb_triplet_fts)
-        return FlaxProcessor(flax_module)
+        return FlaxProcessor(flax_module, inf_bias=inf_bias, inf_bias_edge=inf_bias_edge)
 
     return _factory
 
