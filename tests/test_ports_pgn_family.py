@@ -117,3 +117,25 @@ def test_bridge_decoder_bias_matches_official(kind, modules):
 
     official, ours = hk.transform(flags).apply({}, None)
     assert ours == official == (kind.endswith("_mask"),) * 2
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_seed_passes_feasibility(kind, modules, seed_paths, sandbox_worker, check_options):
+    from spark_jax.feasibility.checker import check_program
+
+    source = (next(iter(seed_paths.values())).parent / f"{kind}.py").read_text()
+    report = check_program(source, options=check_options, worker=sandbox_worker)
+    assert report.feasible, report.reason
+    assert report.masks_non_edges == program_lib.masks_non_edges(modules[kind])
+    assert report.params > 0 and report.macs > 0
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_seed_macs_equal_official(kind, modules):
+    from spark_jax.program import macs
+
+    ours = macs.flax_processor_macs(
+        program_lib.build_flax_processor(modules[kind], 32, True, 8), 6, 32
+    )
+    official = macs.haiku_processor_macs(bridge.official_processor_factory(kind, True, 8), 6, 32)
+    assert ours == official > 0
