@@ -5,6 +5,8 @@
 The adapter subclasses CLRS's `Processor` so its Haiku name carries the `_clrs_processor` tag
 (without it CLRS's gradient filtering drops the processor's gradients) and lifts the Flax
 module with `hk.experimental.flax.lift`, so Flax parameters live in the Haiku params tree.
+A program's module-level `INF_BIAS` / `INF_BIAS_EDGE` (the `*_mask` kinds) become the
+adapter's `inf_bias` / `inf_bias_edge`, which CLRS's decoders read.
 """
 
 from __future__ import annotations
