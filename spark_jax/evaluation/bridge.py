@@ -5,6 +5,8 @@
 The adapter subclasses CLRS's `Processor` so its Haiku name carries the `_clrs_processor` tag
 (without it CLRS's gradient filtering drops the processor's gradients) and lifts the Flax
 module with `hk.experimental.flax.lift`, so Flax parameters live in the Haiku params tree.
+A program's module-level `INF_BIAS` / `INF_BIAS_EDGE` (the `*_mask` kinds) become the
+adapter's `inf_bias` / `inf_bias_edge`, which CLRS's decoders read.
 """
 
 from __future__ import annotations
@@ -23,9 +25,27 @@ ADAPTER_NAME = "spark_flax"
 class FlaxProcessor(clrs_processors.Processor):
     """Haiku adapter around a Flax linen processor (the CLRS processor contract)."""
 
-    def __init__(self, flax_module, name: str = ADAPTER_NAME):
+    def __init__(
+        self,
+        flax_module,
+        name: str = ADAPTER_NAME,
+        inf_bias: bool = False,
+        inf_bias_edge: bool = False,
+    ):
         super().__init__(name=name)  # appends '_clrs_processor'
         self._flax_module = flax_module
+        self._inf_bias = inf_bias
+        self._inf_bias_edge = inf_bias_edge
+
+    @property
+    def inf_bias(self):
+        """CLRS decoders mask pointer logits on non-edges (the program's INF_BIAS)."""
+        return self._inf_bias
+
+    @property
+    def inf_bias_edge(self):
+        """CLRS decoders mask edge-mask logits on non-edges (the program's INF_BIAS_EDGE)."""
+        return self._inf_bias_edge
 
     def __call__(self, node_fts, edge_fts, graph_fts, adj_mat, hidden, **unused_kwargs):
         b, n, _ = node_fts.shape
@@ -78,9 +98,11 @@ def module_processor_factory(
 ) -> Callable[[int], FlaxProcessor]:
     """The same for a program module already loaded with `program.load_module`."""
 
+    inf_bias, inf_bias_edge = program_lib.decoder_inf_bias(module)
+
     def _factory(out_size: int) -> FlaxProcessor:
         flax_module = program_lib.build_flax_processor(module, out_size, use_ln, nb_triplet_fts)
-        return FlaxProcessor(flax_module)
+        return FlaxProcessor(flax_module, inf_bias=inf_bias, inf_bias_edge=inf_bias_edge)
 
     return _factory
 

@@ -136,3 +136,13 @@ def build_flax_processor(
 def masks_non_edges(module: types.ModuleType) -> bool:
     """Whether the program claims its node output ignores features on non-edges."""
     return bool(getattr(module, "MASKS_NON_EDGES", False))
+
+
+def decoder_inf_bias(module: types.ModuleType) -> tuple[bool, bool]:
+    """The program's (INF_BIAS, INF_BIAS_EDGE) declarations, both False unless set.
+
+    They are CLRS's `Processor.inf_bias` / `inf_bias_edge` (True for the `*_mask` kinds): the
+    decoders then push pointer and edge-mask logits on adjacency-defined non-edges below
+    every edge's logit.
+    """
+    return bool(getattr(module, "INF_BIAS", False)), bool(getattr(module, "INF_BIAS_EDGE", False))
