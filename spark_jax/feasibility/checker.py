@@ -23,10 +23,11 @@ import dataclasses
 import difflib
 import json
 import time
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from spark_jax.feasibility import policy as safety
 from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
+from spark_jax.feasibility.timings import Timings
 from spark_jax.program import locality, regions
 
 __all__ = [
@@ -164,43 +165,6 @@ class CheckOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-class Timings(Mapping[str, float]):
-    """An immutable, picklable stage -> seconds mapping, in stage order."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping[str, float] | tuple[tuple[str, float], ...] = ()) -> None:
-        pairs = tuple(items.items()) if isinstance(items, Mapping) else tuple(items)
-        object.__setattr__(self, "_items", tuple((str(k), float(v)) for k, v in pairs))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Timings is immutable")
-
-    def __getitem__(self, key: str) -> float:
-        for k, v in self._items:
-            if k == key:
-                return v
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self) == dict(other)
-
-    def __repr__(self) -> str:
-        return f"Timings({dict(self._items)!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return Timings, (self._items,)
 
 
 @dataclasses.dataclass(frozen=True)

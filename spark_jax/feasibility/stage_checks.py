@@ -70,11 +70,7 @@ def guarded(stage: str, default: str = "runtime_error"):
 
 
 def check_semantic(
-    module: Any,
-    proc: Any,
-    opts: dict[str, Any],
-    info: dict[str, Any],
-    claim: bool | None = None,
+    module: Any, proc: Any, opts: dict[str, Any], info: dict[str, Any], claim: bool | None = None
 ) -> None:
     """The semantic stage on a built processor; raises CheckFailure.
 

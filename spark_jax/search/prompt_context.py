@@ -23,8 +23,7 @@ def provenance(parent: Candidate, best: Candidate | None, island: int) -> str:
     if best is None or best.id == parent.id:
         return text + "; it is the best program so far."
     return (
-        text
-        + f". It is not the best program so far ({best.id}, OOD {best.ood_acc:.4f} vs "
+        text + f". It is not the best program so far ({best.id}, OOD {best.ood_acc:.4f} vs "
         f"{parent.ood_acc:.4f}): the archive samples parents across islands and fitness "
         "levels on purpose, to keep exploring, so a weaker parent is expected."
     )
