@@ -269,7 +269,10 @@ def test_cli_infeasible(seed_paths, seeds, worker, capsys, tmp_path):
         (["{seed}", "--factor", "ACTION"], "--factor needs --parent"),
         (["{seed}", "--parent", "{seed}", "--factor", "BOTH"], "--factor must be"),
         (["{seed}", "--preset", "huge"], "unknown preset"),
-        (["{seed}", "--nodes", "6", "--large-nodes", "6"], "large_nodes: must be an integer > nodes"),
+        (
+            ["{seed}", "--nodes", "6", "--large-nodes", "6"],
+            "large_nodes: must be an integer > nodes",
+        ),
         (["{seed}", "--parent", "missing.py"], "parent file not found"),
     ],
 )
