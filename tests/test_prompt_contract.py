@@ -53,6 +53,14 @@ class _Capture(LLMBackend):
         return LLMResponse(role=role, text="FACTOR: ACTION", backend="capture")
 
 
+def _region_edit(source: str) -> str:
+    """`source` with one line added to its ACTION body (scaffolding unchanged)."""
+    tag = next(line for line in source.splitlines() if line.strip() == "# SPARK:BEGIN ACTION")
+    return source.replace(
+        tag + "\n", tag + "\n" + tag.replace("# SPARK:BEGIN ACTION", "pass  # p9") + "\n"
+    )
+
+
 def _context(source: str) -> StepContext:
     paper = protocol_config.get_preset("paper")
     parent_c = Candidate("p3", "sha", 0.40, 1000, val_score=0.6, parent_id="p1", iteration=3)
@@ -68,7 +76,7 @@ def _context(source: str) -> StepContext:
         parent=parent,
         top=(
             ProgramView("p7", source + "# top\n", {"ood_score": 0.55}, parent_id="p1"),
-            ProgramView("p9", source + "# child\n", {"ood_score": 0.30}, parent_id="p3"),
+            ProgramView("p9", _region_edit(source), {"ood_score": 0.30}, parent_id="p3"),
         ),
         diverse=(ProgramView("p1", source + "# grandparent\n", {"ood_score": 0.20}),),
         recent_outcomes=history.recent_text(),
@@ -122,9 +130,14 @@ def test_every_role_prompt_states_the_rules(seed):
         )
         assert "### p9: a child of the parent; ood_score=0.3000; OOD -0.1000, worse" in text
         assert "### p1: the parent's own parent" in text
-        # The contract, the parent and three whole programs.
+        # The contract, the parent, two whole programs and the regions of the third.
         assert text.count("# SPARK:BEGIN OPERATOR") == 5
-        assert "# grandparent" in text
+        assert "# grandparent" in text and "# top" in text
+        p9 = text.split("### p9")[1].split("###")[0]
+        assert "Same scaffolding as the parent; its two regions:" in p9
+        assert "pass  # p9" in p9 and "def make_processor" not in p9
+        p7 = text.split("### p7")[1].split("###")[0]
+        assert "Whole program:" in p7 and "def make_processor" in p7
     # The directive prompt: its limit, and k / k' from the config, not hard-coded.
     directive = prompts["directive"]
     assert "at most 345 characters" in directive

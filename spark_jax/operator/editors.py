@@ -197,13 +197,37 @@ def _versus(view: ProgramView, parent: ProgramView) -> str:
     return f"OOD {delta:+.4f}, {word} the parent"
 
 
+def _both_regions(view: ProgramView, parent: ProgramView) -> str | None:
+    """Both regions of `view`, tags included, when its scaffolding equals the parent's (then
+    they are the whole difference); None otherwise."""
+    try:
+        mine, theirs = regions.parse_regions(view.source), regions.parse_regions(parent.source)
+    except regions.TemplateError:
+        return None
+    if mine.scaffolding != theirs.scaffolding:
+        return None
+    parts = []
+    for factor in regions.FACTORS:
+        span = mine.span(factor)
+        parts.append("\n".join(mine.lines[span.begin : span.end + 1]))
+    return "\n    ...\n".join(parts)
+
+
 def program_views(views: Sequence[ProgramView], parent: ProgramView) -> str:
-    """Whole inspiration programs, each with its scores and its relation to the parent."""
-    blocks = [
-        f"### {v.id}: {relation(v, parent)}; {v.metrics_text()}; {_versus(v, parent)}\n"
-        f"```python\n{v.source.rstrip()}\n```"
-        for v in views
-    ]
+    """Inspiration programs, each with its scores and its relation to the parent: both
+    regions when its scaffolding is the parent's (the rest is identical), else the whole
+    program."""
+    blocks = []
+    for v in views:
+        head = f"### {v.id}: {relation(v, parent)}; {v.metrics_text()}; {_versus(v, parent)}"
+        regions_only = _both_regions(v, parent)
+        if regions_only is None:
+            blocks.append(f"{head}\nWhole program:\n```python\n{v.source.rstrip()}\n```")
+        else:
+            blocks.append(
+                f"{head}\nSame scaffolding as the parent; its two regions:\n"
+                f"```python\n{regions_only}\n```"
+            )
     return "\n\n".join(blocks) or "(none yet)"
 
 
