@@ -97,6 +97,13 @@ def test_search_writes_outputs(reference_run):
         assert pathlib.Path(result.best_path).read_text() == db.program_source(
             result.best_program_id
         )
+        # Algorithm 1: each proposal's feasibility verdict (PASS included) is what the
+        # failure window holds, whatever its evaluation did later.
+        history = db.latest_archive_snapshot()[1]["history"]
+        window = {o["attempt"]: o["status"] for o in history["proposals"]}
+        assert window and all(
+            window[p.attempt] == p.status for p in db.proposals() if p.attempt in window
+        )
         # The search did something: some candidate was trained and scored.
         assert len(scored) > 1 and result.evaluated == len(evaluated) + 1 > 1  # seed counted
 
