@@ -184,6 +184,7 @@ def test_truncated_answers(seed_paths, sandbox_worker, check_options, keyed):
     assert proposal.factor == "OPERATOR" and proposal.directive == ""
     assert proposal.status == "failed" and proposal.failure_type == "truncated"
     assert proposal.calls[-1].response.startswith("```python")  # kept for the record
+    assert not proposal.calls[-1].ok and "max_tokens" in proposal.calls[-1].error
 
 
 def test_out_of_scope_edit_is_infeasible(seed_paths, sandbox_worker, check_options, keyed):

@@ -277,7 +277,8 @@ class LLMEditor(Editor):
         if response.finish_reason == "length":
             # Cut off at max_tokens: never parsed, so it is not misread as a missing factor,
             # a half directive or missing tags.
-            return RoleOutput(None, make_call_record(role, prompt, response, TRUNCATED))
+            error = "answer cut off at max_tokens (finish_reason 'length')"
+            return RoleOutput(None, make_call_record(role, prompt, response, TRUNCATED, error))
         value, outcome = parse(response)
         return RoleOutput(value, make_call_record(role, prompt, response, outcome))
 
