@@ -106,6 +106,7 @@ def build_cases(seed: str, masks_non_edges: bool) -> list[Case]:
             "ACTION",
             "template",
             "template",
+            entanglement="scaffold",  # Tag lines are scaffolding.
         ),
         Case(
             "duplicated_tag",

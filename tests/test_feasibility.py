@@ -184,6 +184,33 @@ def test_report_record(seeds, worker):
     assert hash(report) == hash(pickle.loads(pickle.dumps(report)))
 
 
+def test_masking_claim_is_the_parents(seeds, worker):
+    """A child cannot drop its parent's MASKS_NON_EDGES claim to skip the masking check."""
+    leak = corpus.sub(seeds["pgn"], corpus.MASKED_MAX, "maxarg = msgs")
+    dropped = leak.replace("MASKS_NON_EDGES = True", "MASKS_NON_EDGES = False")
+    assert dropped != leak
+    report = check_program(dropped, parent_source=seeds["pgn"], options=OPTIONS, worker=worker)
+    assert (report.failure_stage, report.failure_type) == ("semantic", "mask_leak"), report.reason
+    assert report.masks_non_edges is True
+    # A seed (no parent) is held to its own claim; a child can still not add one it breaks.
+    assert check_program(dropped, options=OPTIONS, worker=worker).feasible
+    claimed = seeds["mpnn"].replace("MASKS_NON_EDGES = False", "MASKS_NON_EDGES = True")
+    report = check_program(claimed, parent_source=seeds["mpnn"], options=OPTIONS, worker=worker)
+    assert report.feasible and report.masks_non_edges is False
+
+
+def test_semantic_check_runs_at_a_second_larger_size(seeds, worker):
+    line = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]\n"
+    assert line in seeds["mpnn"]
+    small_only = seeds["mpnn"].replace(line, line + "        ret = ret / (n < 8)\n")
+    report = check_program(small_only, parent_source=seeds["mpnn"], options=OPTIONS, worker=worker)
+    assert (report.failure_stage, report.failure_type) == ("semantic", "non_finite")
+    assert "N=13" in report.reason
+    options = dataclasses.replace(OPTIONS, large_nodes=7)
+    assert options.semantic_sizes == (5, 7)
+    assert check_program(small_only, options=options, worker=worker).feasible
+
+
 def test_options_from_protocol():
     options = CheckOptions.from_protocol(config.get_preset("smoke"), max_params=10)
     assert (options.hidden_size, options.nb_triplet_fts, options.max_params) == (64, 8, 10)
@@ -204,7 +231,8 @@ def test_cli_feasible_json(seed_paths, worker, capsys):
     )
     assert code == 0
     data = json.loads(out)
-    assert data["feasible"] is True and data["task"] == "dfs" and data["macs"] > 0
+    assert data["feasible"] is True and data["macs"] > 0
+    assert (data["nodes"], data["large_nodes"]) == (5, 13)  # the semantic check's two sizes
 
 
 def test_cli_infeasible(seed_paths, seeds, worker, capsys, tmp_path):
@@ -241,7 +269,10 @@ def test_cli_infeasible(seed_paths, seeds, worker, capsys, tmp_path):
         (["{seed}", "--factor", "ACTION"], "--factor needs --parent"),
         (["{seed}", "--parent", "{seed}", "--factor", "BOTH"], "--factor must be"),
         (["{seed}", "--preset", "huge"], "unknown preset"),
-        (["{seed}", "--task", "sorting_hat"], "unknown CLRS task"),
+        (
+            ["{seed}", "--nodes", "6", "--large-nodes", "6"],
+            "large_nodes: must be an integer > nodes",
+        ),
         (["{seed}", "--parent", "missing.py"], "parent file not found"),
     ],
 )

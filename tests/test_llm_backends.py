@@ -404,3 +404,16 @@ def test_public_api():
         assert hasattr(llm, name), name
     with pytest.raises(ValueError):
         asyncio.run(CommandBackend(["cat"]).complete("", "x"))
+
+
+def test_default_max_tokens_leaves_room_for_reasoning_and_length_is_kept():
+    sleep = FakeSleep()
+    with LoopbackServer(
+        script=[Reply("<think>long</think>```python\nx = 1", finish_reason="length")]
+    ) as srv:
+        backend = _backend(srv, sleep)
+        response = _run(backend)
+        body = srv.requests[-1].body
+    assert backend.max_tokens == 16384 and body["max_tokens"] == 16384
+    assert response.finish_reason == "length" and response.reasoning == "long"
+    assert response.text.startswith("```python")

@@ -41,18 +41,16 @@ def test_split_reasoning(raw, answer, reasoning):
 @pytest.mark.parametrize(
     "text, expected",
     [
+        # A line holding the token alone (any case, markdown allowed).
         ("OPERATOR", "OPERATOR"),
         ("action", "ACTION"),
         ("**ACTION**", "ACTION"),
-        ("I choose: operator.", "OPERATOR"),
-        ("no factor here", None),
-        ("", None),
-        (None, None),
-        ("ACTIONS and OPERATORS and action_space and operator-level", None),
-        # Reasoning never decides.
-        ("<think>OPERATOR looks good</think>ACTION", "ACTION"),
-        ("<think>OPERATOR looks good", None),
-        # Both present: a labeled line wins, the last one if several.
+        ("  `operator`.", "OPERATOR"),
+        # A labelled line whose only content after the label is the token.
+        ("FACTOR: ACTION", "ACTION"),
+        ("Final answer: operator.", "OPERATOR"),
+        ("- **Factor:** `OPERATOR`\nbecause the ACTION ...", "OPERATOR"),
+        ("Answer: operator\nfinal factor = ACTION", "ACTION"),
         (
             d("""
         OPERATOR edits could help, but the ACTION side is stuck.
@@ -61,12 +59,23 @@ def test_split_reasoning(raw, answer, reasoning):
      """),
             "ACTION",
         ),
-        ("Answer: operator\nfinal factor = ACTION", "ACTION"),
-        ("- **Factor:** `OPERATOR`\nbecause the ACTION ...", "OPERATOR"),
-        # Both present, no label: upper-case tokens beat prose words, the last wins.
-        ("Pick OPERATOR, since the action is rarely the bottleneck.", "OPERATOR"),
-        ("ACTION was tried; now OPERATOR", "OPERATOR"),
-        ("the operator vs the action", "ACTION"),
+        # Tokens in prose never count: a parse failure (retry, then the ACTION fallback).
+        ("I choose: operator.", None),
+        ("Pick OPERATOR, since the action is rarely the bottleneck.", None),
+        ("ACTION was tried; now OPERATOR", None),
+        ("the operator vs the action", None),
+        ("FACTOR: ACTION, because the wiring is stuck", None),
+        ("FACTOR: OPERATOR or ACTION", None),
+        ("no factor here", None),
+        ("", None),
+        (None, None),
+        ("ACTIONS\noperator-level\naction_space", None),
+        # Reasoning never decides.
+        ("<think>OPERATOR looks good</think>ACTION", "ACTION"),
+        ("<think>FACTOR: OPERATOR</think>The ACTION region.", None),
+        ("<think>OPERATOR looks good", None),
+        # A labelled line beats a lone token, wherever they are.
+        ("FACTOR: OPERATOR\nACTION", "OPERATOR"),
     ],
 )
 def test_parse_factor(text, expected):
@@ -183,7 +192,7 @@ def test_sanitize_strips_code_and_reasoning():
     """)
     assert sanitize_directive(text) == (
         "Add a gated residual around the triplet messages and keep hidden size fixed. "
-        "Use max aggregation with a mean mixer."
+        "Use `max` aggregation with a mean mixer."
     )
 
 
@@ -199,6 +208,21 @@ def test_sanitize_unclosed_fence_and_code_lines():
 def test_sanitize_keeps_prose_with_equals():
     text = "Set the hidden size = 128 (double it) and compare a == b checks."
     assert sanitize_directive(text) == text
+
+
+def test_sanitize_cuts_at_sentence_boundary_and_keeps_backticks():
+    text = (
+        "Gate the messages of `self.m_e` with `adj_mat` before the max. "
+        "Keep `self.o1` and `self.o2` as they are. "
+        "Then widen the hidden layer of the message MLP considerably, to twice its width."
+    )
+    first_two = text[: text.index("Then") - 1]
+    assert sanitize_directive(text, max_chars=len(first_two) + 20) == first_two
+    assert sanitize_directive(text, max_chars=len(first_two)) == first_two
+    assert sanitize_directive(text, max_chars=len(first_two) - 1) == text[: text.index("Keep") - 1]
+    # One sentence longer than the cap: the last word boundary, and no open code span.
+    out = sanitize_directive("Use `self.m_1` and `self.m_2` in the message sum", max_chars=24)
+    assert out == "Use `self.m_1` and" and out.count("`") % 2 == 0
 
 
 def test_sanitize_length_cap_at_word_boundary():

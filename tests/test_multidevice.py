@@ -35,7 +35,19 @@ SCRIPT = textwrap.dedent("""
             losses.append(trainer.step(sub, fb)["loss"])
         devices = min(len(l.sharding.device_set) for l in jax.tree_util.tree_leaves(trainer.params))
         val = trainer.evaluate(jax.random.PRNGKey(1), task_data.val_batches)["score"]
-        out[n] = dict(losses=losses, val=val, param_devices=devices)
+        # The batch itself is split over the devices: rows (axis 0) of inputs, lengths and
+        # outputs, axis 1 of the time-major hints; each device holds 1/n of them.
+        fb = trainer.shard_feedback(batches[0])
+        leaves = jax.tree_util.tree_leaves
+        rows = leaves((fb.features.inputs, fb.features.lengths, fb.outputs))
+        hints = leaves(fb.features.hints)
+        def split(leaf, axis):
+            return (len(leaf.sharding.device_set) == n
+                    and leaf.sharding.shard_shape(leaf.shape)[axis] * n == leaf.shape[axis])
+        batch_split = n > 1 and bool(rows and hints) and all(
+            split(l, 0) for l in rows) and all(split(l, 1) for l in hints)
+        out[n] = dict(losses=losses, val=val, param_devices=devices, batch_split=batch_split,
+                      batch_rows=int(rows[0].shape[0]))
     print("RESULT" + json.dumps(out))
 """)
 
@@ -63,3 +75,4 @@ def test_two_devices_match_one_device(seed_paths):
     np.testing.assert_allclose(two["losses"], one["losses"], rtol=1e-4, atol=1e-5)
     assert abs(two["val"] - one["val"]) < 1e-6
     assert one["param_devices"] == 1 and two["param_devices"] == 2
+    assert two["batch_rows"] % 2 == 0 and two["batch_split"] is True

@@ -225,7 +225,15 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     assert "Attempts (every proposal" in md and ": 12 (8 feasible, 3 infeasible, 1 editor" in md
     assert "status ok; the budget): 6 (1 evaluation errors, 1 feasible not evaluated" in md
     assert "Valid rate (feasible / attempts): 0.667." in md
-    assert "Entanglement rate (entangled or scaffold / attempts): 0.250 (3 of 12)." in md
+    assert (
+        "Entanglement rate (entangled or scaffold, tag breaks included / attempts): "
+        "0.250 (3 of 12)."
+    ) in md
+    # Results first, configuration last.
+    order = [md.index(h) for h in ("## Seed vs best", "## Search accounting", "## Plots")]
+    assert order == sorted(order) and md.index("## Configuration") > md.index("## Paper")
+    assert "## Seed vs best (task `dfs`, preset `smoke`, seed 0)" in md
+    assert "## Top 10 programs (task `dfs`, preset `smoke`, seed 0)" in md
     assert (
         "Best OOD 70.00% (best-so-far, seed included) first reached at attempt 6 of 12 "
         "(0-based attempt index 5), evaluated candidate 3 of 6."
@@ -237,7 +245,9 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     )
     assert "24 editor calls (2.00 per attempt); 12 to an LLM, 12 offline rules" in md
     assert "| asr | 12 | offline rules (not an LLM) | 0 |" in md
-    assert "| sar | 12 | openai/deepseek-r1 | 1 | 1,200 | 600 | 24.00 | 2.000 |" in md
+    assert "| sar | 12 | openai/deepseek-r1 | 1 | 0 | 1,200 | 600 | 24.00 | 2.000 |" in md
+    assert "12 attempts routed by a parsed factor line, 0 needed a retry, 0 fell back" in md
+    assert "no `editor.prices` configured" in md
     assert "Wall hours (first to last record, database creation included): 0.361." in md
     assert "over all evaluations): 0.046." in md
     assert "Train seconds per evaluated candidate (mean): 20.0 (compile: 5.0)." in md
@@ -249,6 +259,7 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     ]
     assert ranks == ["5", "8", "10", "2", "3", "0", "seed"]
     assert "| 3 | `" in top and "| 65.00 | 60.00 | — | — | — |" in top  # NULL fields
+    assert "our MACs (K; one processor step, contraction count, N=" in top
     fails = md.split("## Failures by stage")[1].split("##")[0]
     for row in (
         "| editor | failed | 1 |",
@@ -261,10 +272,11 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     assert "paper, GPU, DeepSeek-R1, `paper` protocol" in ref
     assert "this run, `smoke` protocol" in ref and "NOT comparable" in ref
     assert "| Table 1 (10-task) | CLRS | paper, GPU, DeepSeek-R1, `paper` protocol | 46.78 |" in ref
-    assert "| Table 1 (10-task) | Ours |" in ref and "| 83.74 | 664.0 |" in ref
+    assert "| Table 1 (10-task) | Ours |" in ref and "| 83.74 | — | 664.0 |" in ref
+    assert "| our MACs (K, one processor step) | paper MACs (K, as reported) |" in ref
     assert "| DFS ablation | ASR only |" in ref and "Qwen-Plus" in ref
     assert "| DFS scope control | CLRS reference | paper, GPU, Qwen-Plus, `paper` protocol" in ref
-    assert "| this run | seed | this run, `smoke` protocol | 50.00 | 1.0 |" in ref
+    assert "| this run | seed | this run, `smoke` protocol | 50.00 | 1.0 | — |" in ref
     assert "attempt 57" in ref
     for p in paths.plots:
         assert f"(plots/{p.name})" in md
@@ -319,7 +331,7 @@ def test_zero_feasible_proposals(tmp_path: pathlib.Path):
     md = paths.report.read_text()
     assert ": 2 (0 feasible, 1 infeasible, 1 editor failures)" in md
     assert "Valid rate (feasible / attempts): 0.000." in md
-    assert "Entanglement rate (entangled or scaffold / attempts): 0.500 (1 of 2)." in md
+    assert "tag breaks included / attempts): 0.500 (1 of 2)." in md
     assert "status ok; the budget): 0 (" in md
     assert "no candidate was evaluated" in md
     assert "| syntax | SyntaxError | 1 |" in md and "| editor | failed | 1 |" in md
@@ -412,3 +424,55 @@ def test_reference_tables():
     assert reference.for_task("no_such_task") == ()
     with pytest.raises(AttributeError):
         ours.method = "x"  # type: ignore[misc]
+
+
+def test_routing_truncation_tag_breaks_and_cost(tmp_path: pathlib.Path):
+    meta = dict(
+        META,
+        config={"editor": {"prices": {"r1": {"prompt_per_mtok": 1.0, "completion_per_mtok": 4.0}}}},
+    )
+    llm = dict(backend="openai", model="r1", is_llm=True, prompt_tokens=1000, completion_tokens=500)
+    route_bad = records.call("route", parse_outcome="no_factor_line", **llm)
+    route_ok = records.call("route", **llm)
+    cut = records.call("edit", parse_outcome="truncated", **dict(llm, model="other"))
+    with _new_db(tmp_path, meta) as db:
+        seed_id = db.insert_program("seed = 0\n")
+        _seed_eval(db, seed_id)
+        db.record_proposal(records.proposal(0, "feasible", calls=(route_ok, records.call())))
+        db.record_proposal(
+            records.proposal(
+                1,
+                "failed",
+                calls=(route_bad, route_ok, cut),
+                failure_type="truncated",
+                child_source=None,
+                feasibility=None,
+            )
+        )
+        db.record_proposal(
+            records.proposal(
+                2,
+                "infeasible",
+                calls=(route_bad, route_bad, route_bad),
+                factor="ACTION",
+                factor_source="fallback",
+                failure_stage="template",
+                failure_type="template",
+                child_source="broken = 1\n",
+                feasibility=records.report(
+                    False,
+                    failure_stage="template",
+                    failure_type="template",
+                    entanglement="scaffold",
+                ),
+            )
+        )
+        acc = accounting.summarize(db)
+    assert (acc.routed, acc.route_retried, acc.route_fallback) == (2, 2, 1)
+    assert (acc.truncated_calls, acc.truncated, acc.tag_breaks) == (1, 1, 1)
+    assert acc.entangled == 1
+    md = report.write_report(tmp_path).report.read_text()
+    assert "2 attempts routed by a parsed factor line, 2 needed a retry, 1 fell back" in md
+    assert "1 calls; 1 attempts failed because the edit was truncated" in md
+    # 6 priced route calls: 6 * (1000 * 1 + 500 * 4) / 1e6; the 'other' model is unpriced.
+    assert "per million tokens): 0.0180 (not priced: other x1)." in md

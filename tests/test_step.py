@@ -77,15 +77,19 @@ def keyed(monkeypatch):
 
 def _ctx(seed_paths) -> StepContext:
     src = seed_paths["mpnn"].read_text()
-    parent = ProgramView("p0", src, {"ood_score": 0.25, "val_score": 0.5, "macs": 1000})
-    inspo = ProgramView("p1", src, {"ood_score": 0.2})
+    parent = ProgramView(
+        "p0", src, {"ood_score": 0.25, "val_score": 0.5, "macs": 1000}, parent_id="seed"
+    )
+    inspo = ProgramView("p1", src, {"ood_score": 0.2}, parent_id="p0")
     return StepContext(
         task="dfs",
         parent=parent,
         top=(inspo,),
         diverse=(),
-        recent_outcomes="- attempt 0: ACTION edit infeasible (locality)",
+        recent_outcomes="- attempt 0, ACTION edit of seed: changed ACTION region -> "
+        "infeasible (locality)",
         feasibility_summary="1 of 1 failed (locality)",
+        parent_provenance="program p0, made at attempt 0 by editing seed; drawn from island 0",
     )
 
 
@@ -128,33 +132,59 @@ def test_one_spark_step(seed_paths, sandbox_worker, check_options, keyed):
 
 
 def test_router_garbage_falls_back_to_action(seed_paths, sandbox_worker, check_options, keyed):
+    # Tokens inside prose are not an answer: each is a parse failure that uses a retry.
     script = [
-        Reply("I cannot decide."),
+        Reply("I cannot decide between the operator and the action."),
         Fault("malformed_json"),
-        Reply("Maybe later."),
-        Reply("neither"),
+        Reply("Maybe OPERATOR later; ACTION now?"),
+        Reply("FACTOR: ACTION, probably"),
     ]
     with LoopbackServer(script=script, responder=responder) as server:
         op, _ = _operator(server, sandbox_worker, check_options, asr_retries=3)
         proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=2))
     routes = [c for c in proposal.calls if c.role == "route"]
-    assert len(routes) == 3 and all(c.parse_outcome == "no_factor_token" for c in routes)
+    assert len(routes) == 3 and all(c.parse_outcome == "no_factor_line" for c in routes)
     assert routes[1].attempts == 2  # the malformed JSON was retried
     assert proposal.factor == "ACTION" and proposal.factor_source == "fallback"
 
 
-def test_missing_tags_is_a_failed_proposal(seed_paths, sandbox_worker, check_options, keyed):
+@pytest.mark.parametrize("mode", ["spark", "rewrite"])
+def test_broken_tags_are_a_scaffold_edit(seed_paths, sandbox_worker, check_options, keyed, mode):
     def no_tags(body):
-        if _role(body) == "edit":
+        text = body["messages"][-1]["content"]
+        if text.startswith(("# Scoped Architecture Refiner", "# Program Rewrite")):
             child = _action_edit(_parent_from(body)).replace("# SPARK:END ACTION\n", "")
             return Reply(f"```python\n{child}```")
         return responder(body)
 
     with LoopbackServer(responder=no_tags) as server:
+        op, _ = _operator(server, sandbox_worker, check_options, mode=mode)
+        proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=3))
+    assert proposal.calls[-1].parse_outcome.startswith("tags_broken")
+    assert proposal.status == "infeasible" and proposal.failure_stage == "template"
+    assert proposal.failure_type == "template" and proposal.child_source is not None
+    # Tags are scaffolding: counted in the entanglement rate.
+    assert proposal.entanglement == "scaffold" and "-        # SPARK:END ACTION" in proposal.diff
+
+
+def test_truncated_answers(seed_paths, sandbox_worker, check_options, keyed):
+    cut = _action_edit(seed_paths["mpnn"].read_text())[:900]
+    script = [
+        Reply("FACTOR: ACTION", finish_reason="length"),  # cut off: not a routing answer
+        Reply("FACTOR: OPERATOR"),
+        Reply("Widen the message MLP.", finish_reason="length"),
+        Reply(f"```python\n{cut}", finish_reason="length"),
+    ]
+    with LoopbackServer(script=script, responder=responder) as server:
         op, _ = _operator(server, sandbox_worker, check_options)
         proposal = asyncio.run(op.step(_ctx(seed_paths), attempt=3))
-    assert proposal.status == "failed" and proposal.failure_stage == "edit"
-    assert proposal.failure_type == "missing_tags" and proposal.child_source is None
+    assert [c.parse_outcome for c in proposal.calls] == ["truncated", "ok", "truncated"] + [
+        "truncated"
+    ]
+    assert proposal.factor == "OPERATOR" and proposal.directive == ""
+    assert proposal.status == "failed" and proposal.failure_type == "truncated"
+    assert proposal.calls[-1].response.startswith("```python")  # kept for the record
+    assert not proposal.calls[-1].ok and "max_tokens" in proposal.calls[-1].error
 
 
 def test_out_of_scope_edit_is_infeasible(seed_paths, sandbox_worker, check_options, keyed):
@@ -230,27 +260,51 @@ def test_signals_window():
         h.record(Outcome(i, "OPERATOR", "infeasible", failure_type="mask_leak"))
     sig = h.signals("OPERATOR")
     assert sig.failure_rate == 0.75 and sig.dominant_failures == ("mask_leak",)
+    assert (sig.stagnation_window, sig.failure_window) == (3, 4)
+
+
+def test_pass_enters_the_window_at_feasibility():
+    """Algorithm 1: PASS is pushed when feasibility passes; a training failure afterwards is
+    an evaluation failure, not a feasibility failure, and is not pushed twice."""
+    h = SearchHistory(stagnation_window=2, failure_window=3)
+    h.seed(0.5)
+    h.record(Outcome(0, "ACTION", "infeasible", failure_type="locality", summary="s0"))
+    h.record(Outcome(1, "ACTION", "feasible", summary="Gate messages.", parent_id="p0"))
+    sig = h.signals("ACTION")
+    assert sig.proposals_in_window == 2 and sig.failure_rate == 0.5  # evaluation pending
+    assert "Gate messages. -> feasible, evaluation pending" in h.recent_text()
+    h.record(Outcome(1, "ACTION", "eval_failed", failure_type="train_timeout"))
+    sig = h.signals("ACTION")
+    assert sig.proposals_in_window == 2 and sig.failure_rate == 0.5
+    assert sig.dominant_failures == ("locality",) and sig.evaluated_in_window == 0
+    line = h.recent_text().splitlines()[-1]
+    assert line == (
+        "- attempt 1, ACTION edit of p0: Gate messages. -> feasible but training failed "
+        "(train_timeout)"
+    )
+    h.record(Outcome(2, "OPERATOR", "feasible", summary="Deeper MLP.", parent_id="p0"))
+    h.record(Outcome(2, "OPERATOR", "evaluated", ood_score=0.6, val_score=0.7))
+    assert h.recent_text().splitlines()[-1] == (
+        "- attempt 2, OPERATOR edit of p0: Deeper MLP. -> evaluated, val 0.7000, "
+        "OOD 0.6000 (new best)"
+    )
+    assert h.signals("ACTION").proposals_in_window == 3
+    restored = SearchHistory.from_state(json.loads(json.dumps(h.to_state())))
+    assert restored.recent_text() == h.recent_text()
 
 
 def _render_all(prompts: PromptLibrary, ctx: StepContext) -> dict[str, str]:
-    from spark_jax.operator.editors import _region_views
+    from spark_jax.operator.editors import role_fields
 
-    common = dict(
-        task=ctx.task,
-        parent_metrics=ctx.parent.metrics_text(),
-        parent_source=ctx.parent.source.rstrip(),
-        recent_outcomes=ctx.recent_outcomes,
-    )
+    fields = role_fields(ctx)
     return {
-        "route": prompts.render("route", feasibility_summary=ctx.feasibility_summary, **common),
+        "route": prompts.render("route", feasibility_summary=ctx.feasibility_summary, **fields),
         "edit": prompts.render(
             "edit",
             factor="ACTION",
             other_factor="OPERATOR",
             directive="Add a mean-context term.",
-            top_inspirations=_region_views(ctx.top, "ACTION"),
-            diverse_inspirations=_region_views(ctx.diverse, "ACTION"),
-            **common,
+            **fields,
         ),
     }
 

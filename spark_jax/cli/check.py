@@ -1,5 +1,9 @@
-"""`spark-jax check PROGRAM [--parent P --factor F] [--task T] [--preset P] [--json]`: the
-staged feasibility check of one program, without training.
+"""`spark-jax check PROGRAM [--parent P --factor F] [--preset P] [--json]`: the staged
+feasibility check of one program, without training.
+
+The check does not depend on the CLRS task (a processor sees only [B, N, H] features), so
+there is no `--task`; the preset sets the processor's width and options, and the semantic
+stage runs at two graph sizes (`--nodes`, and `--large-nodes`, default 2N + 3).
 
 Exit codes: 0 feasible, 1 infeasible (the report is printed), 2 usage error (one
 `error: ...` line on stderr).
@@ -41,7 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="OPERATOR or ACTION: the region the edit was scoped to (needs --parent)",
     )
-    parser.add_argument("--task", default="dfs", help="CLRS task (default: dfs)")
+    parser.add_argument(
+        "--nodes", type=int, default=None, help="N of the semantic check's first batch (default 5)"
+    )
+    parser.add_argument(
+        "--large-nodes",
+        type=int,
+        default=None,
+        help="N of the semantic check's second, larger batch (default 2N + 3)",
+    )
     parser.add_argument(
         "--preset",
         default="smoke",
@@ -85,26 +97,17 @@ def _parse(
         cfg = config.get_preset(args.preset)
     except config.ConfigError as e:
         raise UsageError(str(e)) from None
-    _check_task(args.task)
     child = _read(args.program, "program")
     parent = _read(args.parent, "parent") if args.parent is not None else None
     overrides: dict[str, Any] = {"max_params": args.max_params, "max_macs": args.max_macs}
-    if args.timeout_s is not None:
-        overrides["timeout_s"] = args.timeout_s
+    for key in ("timeout_s", "nodes", "large_nodes"):
+        if getattr(args, key) is not None:
+            overrides[key] = getattr(args, key)
     try:
         options = feasibility.CheckOptions.from_protocol(cfg, **overrides)
     except ValueError as e:
         raise UsageError(str(e)) from None
     return child, parent, factor, options
-
-
-def _check_task(task: str) -> None:
-    from spark_jax.config import tasks as data  # no clrs import needed to validate the name
-
-    try:
-        data.check_task(task)
-    except data.TaskError as e:
-        raise UsageError(str(e)) from None
 
 
 def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int:
@@ -128,14 +131,16 @@ def run(args: argparse.Namespace, *, worker: SandboxWorker | None = None) -> int
         "program": args.program,
         "parent": args.parent,
         "factor": factor,
-        "task": args.task,
         "preset": args.preset,
+        "nodes": options.nodes,
+        "large_nodes": options.semantic_sizes[1],
     }
     if args.json:
         print(json.dumps({**context, **report.to_dict()}))
     else:
         print(
-            f"{args.program}: task {args.task}, preset {args.preset}"
+            f"{args.program}: preset {args.preset}, N={options.nodes} and "
+            f"N={options.semantic_sizes[1]}"
             + (f", parent {args.parent}" if args.parent else "")
             + (f", factor {factor}" if factor else "")
         )

@@ -235,12 +235,33 @@ class OperatorConfig:
         return f"{scope} RC+SAR" if self.use_rc else f"{scope} SAR"
 
 
+DEFAULT_MAX_TOKENS = 16384
+PRICE_KEYS = ("prompt_per_mtok", "completion_per_mtok")
+
+
+def check_prices(prices: Any) -> None:
+    """Raises ConfigError unless `prices` maps model names to {prompt_per_mtok,
+    completion_per_mtok} (prices per million tokens, >= 0)."""
+    if not isinstance(prices, Mapping):
+        raise ConfigError(f"prices: must map model names to {PRICE_KEYS} (got {prices!r})")
+    for model, entry in prices.items():
+        if not isinstance(entry, Mapping) or set(entry) != set(PRICE_KEYS):
+            raise ConfigError(
+                f"prices.{model}: must be a mapping with exactly {', '.join(PRICE_KEYS)} "
+                f"(got {entry!r})"
+            )
+        for key in PRICE_KEYS:
+            _check_number(f"prices.{model}.{key}", entry[key], minimum=0.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class OpenAILLMConfig:
     """An OpenAI-compatible `/v1/chat/completions` endpoint (vLLM, Ollama, llama.cpp, ...).
 
     The API key is read from the environment variable `api_key_env` (never stored); null
-    means no authentication. `temperature` 0.7 as the paper; `max_tokens` null: no cap.
+    means no authentication. `temperature` 0.7 as the paper; `max_tokens` (default 16384,
+    sized for reasoning models: their thinking plus a whole program) null: no cap. An answer
+    cut off at the cap is a `truncated` failure, never parsed.
     """
 
     kind: str = "openai"
@@ -248,7 +269,7 @@ class OpenAILLMConfig:
     model: str = ""
     api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = 0.7
-    max_tokens: int | None = 4096
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
     timeout_s: float = 120.0
     max_retries: int = 5
     backoff_base_s: float = 1.0
@@ -329,6 +350,8 @@ class EditorConfig:
       record: wrap the backend in a cassette recorder writing this JSONL file.
       replay: replay this cassette instead of calling any LLM.
       seed: RNG seed of the offline editor (derived from the search's top-level seed).
+      prices: optional {model: {prompt_per_mtok, completion_per_mtok}}; the report turns
+        each call's token counts into cost with the price of the model that answered it.
     """
 
     kind: str = "offline"
@@ -336,6 +359,7 @@ class EditorConfig:
     record: str | None = None
     replay: str | None = None
     seed: int = 0
+    prices: Mapping[str, Mapping[str, float]] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in EDITOR_KINDS:
@@ -344,6 +368,8 @@ class EditorConfig:
             raise ConfigError(
                 "llm: an 'llm' editor needs a backend config (or editor.replay: a cassette)"
             )
+        if self.prices is not None:
+            check_prices(self.prices)
 
 
 @dataclasses.dataclass(frozen=True)

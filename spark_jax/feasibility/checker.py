@@ -20,12 +20,14 @@ Everything from `syntax` on runs candidate code only in the sandbox worker
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import time
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from spark_jax.feasibility import policy as safety
 from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
+from spark_jax.feasibility.timings import Timings
 from spark_jax.program import locality, regions
 
 __all__ = [
@@ -35,9 +37,12 @@ __all__ = [
     "CheckOptions",
     "Timings",
     "FeasibilityReport",
+    "TAG_BREAK_ENTANGLEMENT",
     "check_program",
 ]
 
+# The entanglement of a child whose tag lines are broken: tags are scaffolding.
+TAG_BREAK_ENTANGLEMENT = "scaffold"
 STAGES: tuple[str, ...] = ("template", "locality", "syntax", "interface", "semantic", "budget")
 # Failures of the sandbox itself; any worker stage can end with one of these.
 RUNTIME_FAILURES: tuple[str, ...] = (
@@ -81,6 +86,7 @@ class CheckOptions:
       hidden_size: processor width H (inputs [B, N, H]; node output must be [B, N, H]).
       use_ln, nb_triplet_fts: passed to the program's `make_processor`.
       batch, nodes: B and N of the abstract and concrete semantic checks.
+      large_nodes: N of the second concrete semantic batch (None: 2 * nodes + 3).
       macs_nodes: N of the MACs reference input (batch 1, width H).
       max_params, max_macs: optional budget caps (None: no cap).
       timeout_s: wall clock for the worker-side stages (warm worker; start-up excluded).
@@ -93,6 +99,7 @@ class CheckOptions:
     nb_triplet_fts: int = 8
     batch: int = 2
     nodes: int = 5
+    large_nodes: int | None = None
     macs_nodes: int = 16
     max_params: int | None = None
     max_macs: int | None = None
@@ -109,6 +116,13 @@ class CheckOptions:
             raise ValueError(
                 f"CheckOptions.nb_triplet_fts: must be an integer >= 0 "
                 f"(got {self.nb_triplet_fts!r})"
+            )
+        if self.large_nodes is not None and (
+            not isinstance(self.large_nodes, int) or self.large_nodes <= self.nodes
+        ):
+            raise ValueError(
+                f"CheckOptions.large_nodes: must be an integer > nodes ({self.nodes}) "
+                f"(got {self.large_nodes!r})"
             )
         for key in ("max_params", "max_macs"):
             value = getattr(self, key)
@@ -144,45 +158,13 @@ class CheckOptions:
         values.update(overrides)
         return cls.from_protocol(protocol, **values)
 
+    @property
+    def semantic_sizes(self) -> tuple[int, int]:
+        """The two graph sizes N of the concrete semantic check."""
+        return self.nodes, self.large_nodes or 2 * self.nodes + 3
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-class Timings(Mapping[str, float]):
-    """An immutable, picklable stage -> seconds mapping, in stage order."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping[str, float] | tuple[tuple[str, float], ...] = ()) -> None:
-        pairs = tuple(items.items()) if isinstance(items, Mapping) else tuple(items)
-        object.__setattr__(self, "_items", tuple((str(k), float(v)) for k, v in pairs))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Timings is immutable")
-
-    def __getitem__(self, key: str) -> float:
-        for k, v in self._items:
-            if k == key:
-                return v
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self) == dict(other)
-
-    def __repr__(self) -> str:
-        return f"Timings({dict(self._items)!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return Timings, (self._items,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,12 +179,15 @@ class FeasibilityReport:
       reason: human-readable cause ('' when feasible).
       timings: stage -> seconds, for the stages that ran.
       entanglement: `locality.classify_entanglement` kind when a parent was given
-        ('none', 'operator', 'action', 'entangled', 'scaffold'), else None.
+        ('none', 'operator', 'action', 'entangled', 'scaffold'), else None; a child whose
+        tag lines are broken is 'scaffold' (tags are scaffolding).
       params: parameter count (None when the check failed before it was known).
       macs: MACs of one step on the reference input (batch 1, `macs_nodes`, width H).
-      masks_non_edges: the program's masking claim, once it was imported and run.
-      diff: the parent -> child unified diff on normalized lines ('' without a parent or
-        when the template check failed), computed once with the entanglement and locality.
+      masks_non_edges: the masking claim checked: the parent's when a parent was given
+        (a child cannot drop the claim), else the program's own.
+      diff: the parent -> child unified diff on normalized lines ('' without a parent; a
+        plain line diff when the child's tags are broken), computed once with the
+        entanglement and locality.
     """
 
     feasible: bool
@@ -330,6 +315,17 @@ def _static_stages(
     try:
         child_regions = regions.parse_regions(child)
     except regions.TemplateError as e:
+        if parent is not None:
+            # Tag lines are scaffolding: breaking, dropping or moving one is a scaffold edit.
+            run.entanglement = TAG_BREAK_ENTANGLEMENT
+            run.diff = "".join(
+                difflib.unified_diff(
+                    parent.splitlines(keepends=True),
+                    child.splitlines(keepends=True),
+                    "parent",
+                    "child",
+                )
+            )
         return run.fail("template", "template", e.reason, time.perf_counter() - start)
     diff = None
     if parent is not None:

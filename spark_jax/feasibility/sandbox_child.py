@@ -118,6 +118,7 @@ class _Runner:
         self.timings: dict[str, float] = {}
         self.loaded: list[str] = []
         self.info: dict[str, Any] = {"params": None, "macs": None, "masks_non_edges": None}
+        self.parent_claim: bool | None = None  # The parent's masking claim, once loaded.
 
     def _enter(self, stage: str) -> None:
         self.stage = stage
@@ -157,7 +158,7 @@ class _Runner:
         proc = self._interface(module)
         self._leave()
         self._enter("semantic")
-        check_semantic(module, proc, self.opts, self.info)
+        check_semantic(module, proc, self.opts, self.info, claim=self.parent_claim)
         self._check_watched(watched)
         self._leave()
         self._enter("budget")  # Measured here; the parent compares the caps.
@@ -233,6 +234,7 @@ class _Runner:
                     f"parent program failed to load: {getattr(e, 'reason', e)}",
                     recycle=True,
                 ) from None
+            self.parent_claim = program_lib.masks_non_edges(parent)
             theirs = _signature(vars(parent).get(program_lib.FACTORY_NAME))
             if _params(factory) != _params(theirs):
                 raise fail(

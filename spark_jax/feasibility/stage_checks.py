@@ -69,13 +69,18 @@ def guarded(stage: str, default: str = "runtime_error"):
         raise failure_from_exception(stage, e, default) from None
 
 
-def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str, Any]) -> None:
+def check_semantic(
+    module: Any, proc: Any, opts: dict[str, Any], info: dict[str, Any], claim: bool | None = None
+) -> None:
     """The semantic stage on a built processor; raises CheckFailure.
 
     Abstract init/apply (`jax.eval_shape`) for the variable collections and the output spec,
-    then one concrete random batch, run eagerly, for finite outputs and, when the module
-    declares MASKS_NON_EDGES, for node outputs unchanged by edge features on non-edges.
-    Fills info['params'] and info['masks_non_edges'] as they are measured.
+    then one concrete random batch, run eagerly, for finite outputs and, when the masking
+    claim holds, for node outputs unchanged by edge features on non-edges; the concrete
+    batch runs again at a second, larger graph size (`large_nodes`, default 2N + 3), with the
+    same parameters. `claim` is the parent's (or the seed's) MASKS_NON_EDGES: a child cannot
+    drop the claim to skip the check; None: the module's own. Fills info['params'] and
+    info['masks_non_edges'] (the claim checked) as they are measured.
     """
     import jax
     import numpy as np
@@ -103,20 +108,35 @@ def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str,
         out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
     check_output_spec(out, b, n, h)
 
-    rng = np.random.RandomState(0)
-    adj = (rng.rand(b, n, n) < 0.5).astype(np.float32)
+    masks = program_lib.masks_non_edges(module) if claim is None else bool(claim)
+    info["masks_non_edges"] = masks
+    variables = None
+    for nodes in (n, int(opts.get("large_nodes") or 2 * n + 3)):
+        variables = _concrete_check(proc, b, nodes, h, masks, key, variables)
+
+
+def _concrete_check(
+    proc: Any, b: int, n: int, h: int, masks: bool, key: Any, variables: Any
+) -> Any:
+    """One random concrete batch at N = n: finite outputs and, with `masks`, the masking
+    invariant. Initializes parameters when `variables` is None; returns them."""
+    import numpy as np
+
+    rng = np.random.RandomState(0 if variables is None else n)  # First batch: seed 0.
+    adj = (rng.rand(b, n, n) < 0.5).astype(np.float32)  # [B, N, N]
     adj[:, np.arange(n), np.arange(n)] = 1.0  # Self-loops, as CLRS adds them.
     if n > 1:
         adj[:, 0, n - 1] = 0.0  # At least one non-edge per graph.
     inputs = dict(
-        node_fts=rng.randn(b, n, h).astype(np.float32),
-        edge_fts=rng.randn(b, n, n, h).astype(np.float32),
-        graph_fts=rng.randn(b, h).astype(np.float32),
+        node_fts=rng.randn(b, n, h).astype(np.float32),  # [B, N, H]
+        edge_fts=rng.randn(b, n, n, h).astype(np.float32),  # [B, N, N, H]
+        graph_fts=rng.randn(b, h).astype(np.float32),  # [B, H]
         adj_mat=adj,
-        hidden=rng.randn(b, n, h).astype(np.float32),
+        hidden=rng.randn(b, n, h).astype(np.float32),  # [B, N, H]
     )
     with guarded("semantic"):
-        variables = proc.init(key, **inputs)
+        if variables is None:
+            variables = proc.init(key, **inputs)
         node, edge = proc.apply(variables, **inputs)
         node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
     for name, value in (("node", node), ("edge", edge)):
@@ -125,13 +145,18 @@ def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str,
             raise CheckFailure(
                 "semantic",
                 "non_finite",
-                f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch",
+                f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch "
+                f"with N={n}",
             )
-    masks = program_lib.masks_non_edges(module)
-    info["masks_non_edges"] = masks
+    if node.shape[:2] != (b, n):
+        raise CheckFailure(
+            "semantic",
+            "shape_mismatch",
+            f"node output has shape {node.shape} on a batch with N={n}; expected ({b}, {n}, ...)",
+        )
     if not masks:
-        return
-    noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0
+        return variables
+    noise = 3.0 * rng.randn(b, n, n, h).astype(np.float32) + 1.0  # [B, N, N, H]
     perturbed = dict(inputs, edge_fts=inputs["edge_fts"] + noise * (1.0 - adj)[..., None])
     with guarded("semantic"):
         node2 = np.asarray(proc.apply(variables, **perturbed)[0])
@@ -141,9 +166,10 @@ def check_semantic(module: Any, proc: Any, opts: dict[str, Any], info: dict[str,
             "semantic",
             "mask_leak",
             f"MASKS_NON_EDGES is True but perturbing edge features on "
-            f"adjacency non-edges changed the node output "
+            f"adjacency non-edges changed the node output at N={n} "
             f"(max abs diff {diff:.3g})",
         )
+    return variables
 
 
 def macs_lib():

@@ -15,18 +15,20 @@ from typing import Any, Mapping, Sequence
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
-from spark_jax.operator.prompts import PromptLibrary
+from spark_jax.operator.prompts import DEFAULT_SPLIT, PromptLibrary, masking_rule
 from spark_jax.operator.signals import StepSignals
 from spark_jax.program import regions
 
 
 @dataclasses.dataclass(frozen=True)
 class ProgramView:
-    """A program as the editor sees it: id, source and metrics."""
+    """A program as the editor sees it: id, source, metrics, and where it came from
+    (`parent_id`: the program it was edited from, None for the seed)."""
 
     id: str
     source: str
     metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    parent_id: str | None = None
 
     def metrics_text(self) -> str:
         keys = ("ood_score", "val_score", "macs", "params")
@@ -52,6 +54,8 @@ class StepContext:
     recent_outcomes: str = "- none yet"
     feasibility_summary: str = "no proposals yet"
     island: int = 0
+    parent_provenance: str = "not recorded"
+    task_split: str = DEFAULT_SPLIT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,19 +173,80 @@ class Editor(abc.ABC):
         """Releases resources (HTTP clients)."""
 
 
-def _region_views(views: Sequence[ProgramView], factor: str | None) -> str:
-    if not views:
-        return "(none yet)"
+def relation(view: ProgramView, parent: ProgramView) -> str:
+    """How an inspiration is related to the parent, in words."""
+    if view.id == parent.id:
+        return "the parent itself"
+    if view.parent_id is not None and view.parent_id == parent.id:
+        return "a child of the parent"
+    if parent.parent_id is not None and parent.parent_id == view.id:
+        return "the parent's own parent"
+    if view.parent_id is not None and view.parent_id == parent.parent_id:
+        return "a sibling of the parent (same parent)"
+    if view.parent_id is None:
+        return "the seed program"
+    return "another lineage"
+
+
+def _versus(view: ProgramView, parent: ProgramView) -> str:
+    mine, theirs = view.metrics.get("ood_score"), parent.metrics.get("ood_score")
+    if not isinstance(mine, (int, float)) or not isinstance(theirs, (int, float)):
+        return "not comparable"
+    delta = mine - theirs
+    word = "better than" if delta > 0 else "worse than" if delta < 0 else "equal to"
+    return f"OOD {delta:+.4f}, {word} the parent"
+
+
+def _both_regions(view: ProgramView, parent: ProgramView) -> str | None:
+    """Both regions of `view`, tags included, when its scaffolding equals the parent's (then
+    they are the whole difference); None otherwise."""
+    try:
+        mine, theirs = regions.parse_regions(view.source), regions.parse_regions(parent.source)
+    except regions.TemplateError:
+        return None
+    if mine.scaffolding != theirs.scaffolding:
+        return None
+    parts = []
+    for factor in regions.FACTORS:
+        span = mine.span(factor)
+        parts.append("\n".join(mine.lines[span.begin : span.end + 1]))
+    return "\n    ...\n".join(parts)
+
+
+def program_views(views: Sequence[ProgramView], parent: ProgramView) -> str:
+    """Inspiration programs, each with its scores and its relation to the parent: both
+    regions when its scaffolding is the parent's (the rest is identical), else the whole
+    program."""
     blocks = []
     for v in views:
-        code = v.source
-        if factor is not None:
-            try:
-                code = regions.parse_regions(v.source).body(factor)
-            except regions.TemplateError:
-                continue
-        blocks.append(f"### {v.id} ({v.metrics_text()})\n```python\n{code.rstrip()}\n```")
+        head = f"### {v.id}: {relation(v, parent)}; {v.metrics_text()}; {_versus(v, parent)}"
+        regions_only = _both_regions(v, parent)
+        if regions_only is None:
+            blocks.append(f"{head}\nWhole program:\n```python\n{v.source.rstrip()}\n```")
+        else:
+            blocks.append(
+                f"{head}\nSame scaffolding as the parent; its two regions:\n"
+                f"```python\n{regions_only}\n```"
+            )
     return "\n\n".join(blocks) or "(none yet)"
+
+
+def role_fields(ctx: StepContext) -> dict[str, Any]:
+    """The prompt fields every role shares: task, contract fields, parent and history."""
+    return dict(
+        task=ctx.task,
+        task_split=ctx.task_split,
+        masking_rule=masking_rule(ctx.parent.source),
+        parent_metrics=ctx.parent.metrics_text(),
+        parent_provenance=ctx.parent_provenance,
+        parent_source=ctx.parent.source.rstrip(),
+        top_inspirations=program_views(ctx.top, ctx.parent),
+        diverse_inspirations=program_views(ctx.diverse, ctx.parent),
+        recent_outcomes=ctx.recent_outcomes,
+    )
+
+
+TRUNCATED = "truncated"
 
 
 class LLMEditor(Editor):
@@ -209,40 +274,34 @@ class LLMEditor(Editor):
                     role, prompt, None, "llm_error", str(e), backend=self.backend.name
                 ),
             )
+        if response.finish_reason == "length":
+            # Cut off at max_tokens: never parsed, so it is not misread as a missing factor,
+            # a half directive or missing tags.
+            error = "answer cut off at max_tokens (finish_reason 'length')"
+            return RoleOutput(None, make_call_record(role, prompt, response, TRUNCATED, error))
         value, outcome = parse(response)
         return RoleOutput(value, make_call_record(role, prompt, response, outcome))
 
     async def route(self, ctx: StepContext) -> RoleOutput:
         prompt = self.prompts.render(
-            "route",
-            task=ctx.task,
-            parent_metrics=ctx.parent.metrics_text(),
-            parent_source=ctx.parent.source.rstrip(),
-            recent_outcomes=ctx.recent_outcomes,
-            feasibility_summary=ctx.feasibility_summary,
+            "route", feasibility_summary=ctx.feasibility_summary, **role_fields(ctx)
         )
 
         def parse(r: LLMResponse):
             factor = parse_factor(r.text)
-            return factor, ("ok" if factor else "no_factor_token")
+            return factor, ("ok" if factor else "no_factor_line")
 
         return await self._ask("route", prompt, parse)
 
     async def direct(self, ctx: StepContext, factor: str, signals: StepSignals) -> RoleOutput:
-        try:
-            region = regions.parse_regions(ctx.parent.source).body(factor)
-        except regions.TemplateError:
-            region = ctx.parent.source
         prompt = self.prompts.render(
             "directive",
-            task=ctx.task,
             factor=factor,
-            parent_metrics=ctx.parent.metrics_text(),
-            factor_region=region.rstrip(),
-            recent_outcomes=ctx.recent_outcomes,
-            stagnation_window=3,
-            failure_window=10,
+            directive_max_chars=self.directive_max_chars,
+            stagnation_window=signals.stagnation_window,
+            failure_window=signals.failure_window,
             **signals.describe(),
+            **role_fields(ctx),
         )
 
         def parse(r: LLMResponse):
@@ -252,14 +311,7 @@ class LLMEditor(Editor):
         return await self._ask("directive", prompt, parse)
 
     async def edit(self, ctx: StepContext, factor: str | None, directive: str) -> RoleOutput:
-        common = dict(
-            task=ctx.task,
-            parent_metrics=ctx.parent.metrics_text(),
-            parent_source=ctx.parent.source.rstrip(),
-            top_inspirations=_region_views(ctx.top, factor),
-            diverse_inspirations=_region_views(ctx.diverse, factor),
-            recent_outcomes=ctx.recent_outcomes,
-        )
+        common = role_fields(ctx)
         if factor is None:
             prompt = self.prompts.render("rewrite", **common)
         else:
@@ -279,7 +331,9 @@ class LLMEditor(Editor):
             try:
                 regions.parse_regions(program)
             except regions.TemplateError as e:
-                return None, f"missing_tags: {e.reason}"
+                # Tags are scaffolding: the program still goes to feasibility, whose template
+                # stage rejects it and counts it as a scaffold edit (entanglement).
+                return program, f"tags_broken: {e.reason}"
             return program, "ok"
 
         return await self._ask("edit", prompt, parse)

@@ -2,11 +2,13 @@
 
 Templates use `${name}` placeholders (Python code rarely contains `$`); a missing field is an
 error naming the field and the template, never a silently empty prompt. `${contract}` is
-filled from `prompts/contract.md` in every template.
+filled from `prompts/contract.md` in every template; the contract is itself a template and
+takes `${task}`, `${task_split}` and `${masking_rule}` from the same fields.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import pathlib
 import string
@@ -16,6 +18,11 @@ from spark_jax.util import resources
 
 PROMPTS_DIR = resources.asset_dir("prompts")
 ROLES = ("route", "directive", "edit", "rewrite")
+MASK_FLAG = "MASKS_NON_EDGES"
+DEFAULT_SPLIT = (
+    "Out-of-distribution (OOD) means test graphs larger than every training graph: the "
+    "processor must generalise to sizes it never saw."
+)
 
 
 class PromptError(ValueError):
@@ -52,10 +59,44 @@ class PromptLibrary:
         """Fills the role's template; raises PromptError naming any missing field."""
         if role not in self.templates:
             raise PromptError(f"unknown prompt role {role!r}; known: {', '.join(self.templates)}")
-        values = {"contract": self.contract, **{k: str(v) for k, v in fields.items()}}
+        values = {k: str(v) for k, v in fields.items()}
+        values.setdefault("task_split", DEFAULT_SPLIT)
         try:
+            values["contract"] = string.Template(self.contract).substitute(values)
             return string.Template(self.templates[role]).substitute(values)
         except KeyError as e:
             raise PromptError(f"prompt {role!r} needs field {e.args[0]!r}") from None
         except ValueError as e:
             raise PromptError(f"prompt {role!r} has a malformed placeholder: {e}") from None
+
+
+def claims_masking(source: str) -> bool:
+    """Whether a program sets `MASKS_NON_EDGES = True` at module level (read statically)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    claim = False
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == MASK_FLAG for t in node.targets
+        ):
+            claim = isinstance(node.value, ast.Constant) and node.value.value is True
+    return claim
+
+
+def masking_rule(source: str) -> str:
+    """The contract's masking paragraph for a parent program: its fixed claim, stated."""
+    if claims_masking(source):
+        return (
+            f"This program sets `{MASK_FLAG} = True` in its frozen scaffolding; no edit can "
+            "change that. Its node output must not depend on edge features or messages on "
+            "non-edges (adj_mat == 0): the feasibility check perturbs edge features on "
+            "non-edges and rejects the program if the node output changes. Keep masking "
+            "messages with adj_mat before every aggregation."
+        )
+    return (
+        f"This program sets `{MASK_FLAG} = False` in its frozen scaffolding; no edit can "
+        "change that. It makes no masking claim, so features on non-edges (adj_mat == 0) may "
+        "influence the output and no masking check is run."
+    )

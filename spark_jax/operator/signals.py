@@ -1,8 +1,11 @@
 """Search signals for the Refinement Compass: stagnation and recent feasibility failures.
 
-Following the paper's Algorithm 2: stagnation is measured over the last k (=3) *evaluated*
-candidates (none of them raised the best-so-far score), the failure rate and dominant failure
-types over the last k' (=10) *proposals*, kept in a FIFO buffer.
+Following the paper's Algorithms 1 and 2: stagnation is measured over the last k (default 3)
+*evaluated* candidates (none of them raised the best-so-far score), the failure rate and
+dominant failure types over the last k' (default 10) *proposals*, kept in a FIFO buffer. A
+proposal enters that buffer when its feasibility is decided: PASS as soon as it is feasible,
+before training, so a training failure is an evaluation failure (its own status,
+'eval_failed'), not a feasibility failure.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class StepSignals:
       dominant_failures: the most frequent failure types in that window, most frequent first.
       factor: the factor the directive is for.
       evaluated_in_window, proposals_in_window: how many observations the figures rest on.
+      stagnation_window, failure_window: k and k', the window sizes (from the config).
     """
 
     stagnating: bool = False
@@ -31,6 +35,8 @@ class StepSignals:
     factor: str = "ACTION"
     evaluated_in_window: int = 0
     proposals_in_window: int = 0
+    stagnation_window: int = 3
+    failure_window: int = 10
 
     def describe(self) -> dict[str, str]:
         """Prompt-ready strings."""
@@ -51,25 +57,44 @@ class StepSignals:
         )
 
 
+PASS_STATUSES = ("feasible", "evaluated", "eval_failed")
+
+
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """One proposal's outcome, for prompts and signals."""
+    """One proposal's outcome, for prompts and signals.
+
+    status: 'failed' (no usable program), 'infeasible', 'feasible' (evaluation pending),
+    'evaluated', or 'eval_failed' (feasible, but training or evaluation failed).
+    summary: a one-line description of the change; val_score / ood_score once evaluated.
+    """
 
     attempt: int
     factor: str | None
-    status: str  # 'evaluated' | 'infeasible' | 'failed'
+    status: str
     failure_type: str | None = None
     ood_score: float | None = None
     improved: bool = False
+    summary: str = ""
+    val_score: float | None = None
+    parent_id: str | None = None
 
     def line(self) -> str:
-        what = self.factor or "REWRITE"
+        what = f"{self.factor or 'REWRITE'} edit"
+        if self.parent_id:
+            what += f" of {self.parent_id}"
+        change = f": {self.summary}" if self.summary else ""
         if self.status == "evaluated":
             mark = " (new best)" if self.improved else ""
-            return (
-                f"- attempt {self.attempt}: {what} edit evaluated, OOD {self.ood_score:.4f}{mark}"
-            )
-        return f"- attempt {self.attempt}: {what} edit {self.status} ({self.failure_type})"
+            val = f"val {self.val_score:.4f}, " if self.val_score is not None else ""
+            result = f"evaluated, {val}OOD {self.ood_score:.4f}{mark}"
+        elif self.status == "feasible":
+            result = "feasible, evaluation pending"
+        elif self.status == "eval_failed":
+            result = f"feasible but training failed ({self.failure_type})"
+        else:
+            result = f"{self.status} ({self.failure_type})"
+        return f"- attempt {self.attempt}, {what}{change} -> {result}"
 
 
 class SearchHistory:
@@ -92,7 +117,11 @@ class SearchHistory:
         self.best_score = ood_score if self.best_score is None else max(self.best_score, ood_score)
 
     def record(self, outcome: Outcome) -> Outcome:
-        """Adds a proposal's outcome; for evaluated ones, decides `improved`. Returns it."""
+        """Adds an outcome: a proposal's feasibility verdict ('failed', 'infeasible',
+        'feasible') enters the proposal window; an evaluation ('evaluated', 'eval_failed')
+        updates the stagnation window and that attempt's line. An evaluation of an attempt
+        never recorded as feasible also enters the proposal window, as PASS. Returns the
+        outcome, with `improved` decided for evaluated ones."""
         if outcome.status == "evaluated":
             assert outcome.ood_score is not None
             improved = self.best_score is None or outcome.ood_score > self.best_score
@@ -100,13 +129,25 @@ class SearchHistory:
                 self.best_score = outcome.ood_score
             outcome = dataclasses.replace(outcome, improved=improved)
             self._improvements.append(improved)
-        self._proposals.append(outcome)
-        self._outcomes.append(outcome)
+        evaluation = outcome.status in ("evaluated", "eval_failed")
+        known = [i for i, o in enumerate(self._outcomes) if o.attempt == outcome.attempt]
+        if evaluation and known:
+            previous = self._outcomes[known[-1]]
+            outcome = dataclasses.replace(
+                outcome,
+                summary=outcome.summary or previous.summary,
+                parent_id=outcome.parent_id or previous.parent_id,
+            )
+            self._outcomes[known[-1]] = outcome
+        else:
+            self._outcomes.append(outcome)
+        if not evaluation or not any(o.attempt == outcome.attempt for o in self._proposals):
+            self._proposals.append(outcome)
         return outcome
 
     def signals(self, factor: str) -> StepSignals:
         window = list(self._proposals)
-        failures = [o.failure_type or o.status for o in window if o.status != "evaluated"]
+        failures = [o.failure_type or o.status for o in window if o.status not in PASS_STATUSES]
         counts = collections.Counter(failures)
         dominant = tuple(t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))[:3]
         full = len(self._improvements) == self.stagnation_window
@@ -117,6 +158,8 @@ class SearchHistory:
             factor=factor,
             evaluated_in_window=len(self._improvements),
             proposals_in_window=len(window),
+            stagnation_window=self.stagnation_window,
+            failure_window=self.failure_window,
         )
 
     def recent_outcomes(self) -> tuple[Outcome, ...]:

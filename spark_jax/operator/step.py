@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import random
+import re
 from typing import Any, Callable
 
 from spark_jax.config.sections import FACTOR_CHOICES, MODES, OperatorConfig, OperatorConfigError  # noqa: F401 - re-exported for callers of the step
@@ -77,6 +78,26 @@ class Proposal:
     @property
     def feasible(self) -> bool:
         return self.status == "feasible"
+
+    def change_summary(self, limit: int = 160) -> str:
+        """One line describing the change: the directive's first sentence, else the diff's
+        size and the regions it touched."""
+        if self.directive:
+            first = re.split(r"(?<=[.!?])\s", self.directive, maxsplit=1)[0]
+            return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."
+        if self.child_source is None:
+            return "no usable program"
+        lines = self.diff.splitlines()
+        added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+        removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+        where = {
+            "operator": "OPERATOR region",
+            "action": "ACTION region",
+            "entangled": "both regions",
+            "scaffold": "scaffolding (tags or frozen code)",
+            "none": "nothing",
+        }.get(self.entanglement or "", "unknown regions")
+        return f"changed {where}, +{added}/-{removed} lines"
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -3,13 +3,18 @@
 Counting follows the paper's metric definitions: an *attempt* is every proposal; an
 *evaluated candidate* is a proposal whose evaluation finished with status 'ok' (the seed's
 baseline evaluation is not a candidate); the valid rate is feasible proposals / attempts; the
-entanglement rate is proposals whose entanglement is 'entangled' or 'scaffold' / attempts.
+entanglement rate is proposals whose entanglement is 'entangled' or 'scaffold' / attempts (a
+child whose tag lines are broken is 'scaffold': tags are scaffolding). Training failures of
+feasible proposals are evaluation errors, counted apart from feasibility failures. Routing:
+an attempt is routed when the router's answer named a factor, retried when it took more than
+one router call, and fell back when every call failed to parse (ACTION then).
 Curves are attributed to the attempt that proposed a program, whatever order evaluations
 finished in.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import sqlite3
 from typing import Any, Mapping
@@ -52,6 +57,12 @@ class RunAccounting:
     mean_train_seconds: float | None
     mean_compile_seconds: float | None
     curves: Mapping[str, tuple[float, ...]]
+    routed: int = 0
+    route_retried: int = 0
+    route_fallback: int = 0
+    truncated_calls: int = 0
+    truncated: int = 0
+    tag_breaks: int = 0
 
 
 def _better(e: Mapping[str, Any], inc: Mapping[str, Any] | None) -> bool:
@@ -177,6 +188,9 @@ def summarize(
         for e in evals
     )
     n = len(props)
+    route_calls = collections.Counter(
+        p.attempt for p in props for c in p.calls if c.role == "route"
+    )
     return RunAccounting(
         attempts=n,
         feasible=n_feasible,
@@ -208,4 +222,12 @@ def summarize(
             "entangled": tuple(entangled),
             "best_eval": tuple(eval_curve),
         },
+        routed=sum(p.factor_source == "asr" for p in props),
+        route_retried=sum(route_calls[p.attempt] > 1 for p in props),
+        route_fallback=sum(p.factor_source == "fallback" for p in props),
+        truncated_calls=sum(c.parse_outcome == "truncated" for p in props for c in p.calls),
+        truncated=sum(p.failure_type == "truncated" for p in props),
+        tag_breaks=sum(
+            p.failure_stage == "template" and p.entanglement == "scaffold" for p in props
+        ),
     )

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from spark_jax.operator.step import Proposal
-from spark_jax.report import reference
+from spark_jax.report import llm_usage, reference
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search.rundb import RunDB, RunDBError
@@ -58,6 +58,10 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return str(value)
+
+
+def _kmacs(macs: int | None) -> str:
+    return _DASH if macs is None else f"{macs / 1000.0:,.1f}"
 
 
 def _pct(score: float | None) -> str:
@@ -111,45 +115,6 @@ def _verdict_line(acc: RunAccounting, protocol: str) -> str:
     return line
 
 
-def _llm_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    roles: dict[str, list[Mapping[str, Any]]] = collections.defaultdict(list)
-    for c in calls:
-        roles[c["role"] or _DASH].append(c)
-    rows = []
-    for role, cs in roles.items():
-        llm = [c for c in cs if c["is_llm"]]
-        kind = (
-            "offline rules (not an LLM)"
-            if not llm
-            else ", ".join(sorted({f"{c['backend'] or '?'}/{c['model'] or '?'}" for c in llm}))
-        )
-        total = {
-            key: [c[key] for c in cs if c[key] is not None]
-            for key in ("prompt_tokens", "completion_tokens", "latency_s")
-        }
-        lat = total["latency_s"]
-        rows.append(
-            [role, len(cs), kind, sum(not c["ok"] for c in cs)]
-            + [_fmt(sum(v) if v else None, 2) for v in total.values()]
-            + [_fmt(sum(lat) / len(lat) if lat else None, 3)]
-        )
-    if not rows:
-        return ["(no editor calls recorded)"]
-    return _table(
-        [
-            "role",
-            "calls",
-            "kind",
-            "failed",
-            "prompt tokens",
-            "completion tokens",
-            "latency s (total)",
-            "latency s (mean)",
-        ],
-        rows,
-    )
-
-
 def _markdown(
     run_dir: pathlib.Path,
     meta: Mapping[str, Any],
@@ -159,44 +124,29 @@ def _markdown(
     calls: Sequence[Mapping[str, Any]],
     plots: Sequence[pathlib.Path],
     top_k: int,
+    prices: Mapping[str, Any] | None = None,
 ) -> str:
     anchor = acc.seed or acc.best_candidate or {}
     task = anchor.get("task") or find_meta(meta, "task")
     preset = anchor.get("preset") or find_meta(meta, "preset")
     seed_no = anchor.get("seed") if anchor.get("seed") is not None else find_meta(meta, "seed")
     protocol = f"task `{task or 'unknown'}`, preset `{preset or 'unknown'}`, seed {seed_no}"
+    macs_n = find_meta(meta, "macs_nodes")
+    our_macs = f"our MACs (K; one processor step, contraction count, N={macs_n or '?'})"
     lines = [
         f"# SPARK run report: {run_dir.name}",
         "",
         f"Protocol: {protocol}.",
         "",
-        "## Configuration",
-        "",
+        f"Every number below was measured under this protocol (one training seed per "
+        f"program), unless its row says otherwise; the paper's figures are only in "
+        f"'Paper reference figures', in their own columns. MACs are {our_macs}.",
     ]
-    order = sorted(
-        meta,
-        key=lambda k: (
-            min(
-                (
-                    i
-                    for i, h in enumerate(_HIGHLIGHTS)
-                    if k == h or k.startswith(h + ".") or k.endswith("." + h)
-                ),
-                default=99,
-            ),
-            k,
-        ),
-    )
-    lines += (
-        _table(["key", "value"], [[f"`{k}`", _cell(meta[k])] for k in order])
-        if meta
-        else ["(no run metadata recorded)"]
-    )
-    lines += ["", "## Seed vs best", ""]
+    lines += ["", f"## Seed vs best ({protocol})", ""]
     cols = [
         ("OOD (%)", "ood_score", _pct),
         ("val (%)", "val_score", _pct),
-        ("MACs", "macs", _fmt),
+        (our_macs, "macs", _kmacs),
         ("params", "params", _fmt),
     ]
     pair = [("seed", acc.seed), ("best evaluated candidate", acc.best_candidate)]
@@ -216,7 +166,7 @@ def _markdown(
         "",
         _verdict_line(acc, protocol),
         "",
-        "## Search accounting (paper metric definitions)",
+        f"## Search accounting (paper metric definitions; {protocol})",
         "",
     ]
     if acc.best_ood is None:
@@ -236,8 +186,8 @@ def _markdown(
         f" ({acc.eval_errors} evaluation errors, {acc.not_evaluated} feasible not evaluated; "
         "the seed's baseline evaluation is not counted).",
         f"- Valid rate (feasible / attempts): {_fmt(acc.valid_rate, 3)}.",
-        f"- Entanglement rate (entangled or scaffold / attempts): {_fmt(acc.entanglement_rate, 3)}"
-        f" ({acc.entangled} of {acc.attempts}).",
+        f"- Entanglement rate (entangled or scaffold, tag breaks included / attempts): "
+        f"{_fmt(acc.entanglement_rate, 3)} ({acc.entangled} of {acc.attempts}).",
     ]
     n_llm = sum(bool(c["is_llm"]) for c in calls)
     per = f"{len(calls) / acc.attempts:.2f} per attempt" if acc.attempts else "no attempts"
@@ -255,8 +205,9 @@ def _markdown(
         "## LLM calls by role",
         "",
     ]
-    lines += _llm_table(calls)
-    lines += ["", f"## Top {top_k} programs", ""]
+    lines += llm_usage.routing_lines(acc) + [llm_usage.cost_line(calls, prices), ""]
+    lines += llm_usage.calls_table(calls)
+    lines += ["", f"## Top {top_k} programs ({protocol})", ""]
     factor = {p.attempt: p.factor for p in props}
     ranked = sorted(
         [e for e in evals if is_scored(e)],
@@ -271,7 +222,7 @@ def _markdown(
                 "factor",
                 "OOD (%)",
                 "val (%)",
-                "MACs",
+                our_macs,
                 "params",
                 "train s",
             ],
@@ -283,7 +234,7 @@ def _markdown(
                     factor.get(e["proposal_attempt"]) or _DASH,
                     _pct(e["ood_score"]),
                     _pct(e["val_score"]),
-                    _fmt(e["macs"]),
+                    _kmacs(e["macs"]),
                     _fmt(e["params"]),
                     _fmt(e["train_seconds"], 1),
                 ]
@@ -322,6 +273,26 @@ def _markdown(
     lines += [""] + reference.comparison_lines(
         str(task) if task else None, str(preset) if preset else None, ours
     )
+    lines += ["", "## Configuration", ""]
+    order = sorted(
+        meta,
+        key=lambda k: (
+            min(
+                (
+                    i
+                    for i, h in enumerate(_HIGHLIGHTS)
+                    if k == h or k.startswith(h + ".") or k.endswith("." + h)
+                ),
+                default=99,
+            ),
+            k,
+        ),
+    )
+    lines += (
+        _table(["key", "value"], [[f"`{k}`", _cell(meta[k])] for k in order])
+        if meta
+        else ["(no run metadata recorded)"]
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -340,9 +311,11 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         meta, created = read_meta(db)
         acc = summarize(db, meta, created)
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
+        config = db.get_meta("config")
+    prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
     plots = write_plots(acc, run_dir / "plots")
     path = run_dir / "report.md"
-    path.write_text(_markdown(run_dir, meta, acc, props, evals, calls, plots, top_k))
+    path.write_text(_markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices))
     return ReportPaths(path, plots)
 
 

@@ -32,6 +32,7 @@ from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.editors import Editor, ProgramView, StepContext, make_editor
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
+from spark_jax.search import prompt_context
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 
@@ -207,15 +208,22 @@ class _Run:
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(
-                Outcome(proposal.attempt, proposal.factor, "evaluated", ood_score=ev.ood_score)
+                Outcome(
+                    proposal.attempt,
+                    proposal.factor,
+                    "evaluated",
+                    ood_score=ev.ood_score,
+                    val_score=ev.val_score,
+                )
             )
             self.editor.observe(proposal.factor, outcome.improved)
         else:
+            # Feasible (PASS already in the proposal window): an evaluation failure.
             self.history.record(
                 Outcome(
                     proposal.attempt,
                     proposal.factor,
-                    "failed",
+                    "eval_failed",
                     failure_type=f"train_{result.error_type}",
                 )
             )
@@ -234,6 +242,7 @@ class _Run:
                 c.id,
                 self.db.program_source(c.id),
                 dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs),
+                parent_id=c.parent_id,
             )
 
         described = self.history.signals("ACTION").describe()
@@ -246,6 +255,8 @@ class _Run:
             recent_outcomes=self.history.recent_text(),
             feasibility_summary=summary,
             island=island,
+            parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
+            task_split=prompt_context.task_split(self.cfg.protocol),
         )
 
     async def propose(self, attempt: int) -> None:
@@ -254,15 +265,18 @@ class _Run:
         self.progress(f"proposing attempt {attempt} (island {island})")
         proposal = await self.operator.step(ctx, attempt)
         with self.db.transaction():
-            if not proposal.feasible:
-                self.history.record(
-                    Outcome(
-                        attempt,
-                        proposal.factor,
-                        proposal.status,
-                        failure_type=proposal.failure_type,
-                    )
+            # Algorithm 1: the feasibility verdict (PASS included) enters the window now.
+            self.history.record(
+                Outcome(
+                    attempt,
+                    proposal.factor,
+                    proposal.status,
+                    failure_type=proposal.failure_type,
+                    summary=proposal.change_summary(),
+                    parent_id=proposal.parent_id,
                 )
+            )
+            if not proposal.feasible:
                 self.editor.observe(proposal.factor, False)
             child_id = self.db.record_proposal(proposal)
             self.db.save_archive_snapshot(attempt, self.state())

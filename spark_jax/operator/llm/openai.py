@@ -103,7 +103,7 @@ class OpenAIBackend(LLMBackend):
         model: str,
         api_key_env: str | None = "OPENAI_API_KEY",
         temperature: float = 0.7,
-        max_tokens: int | None = 4096,
+        max_tokens: int | None = 16384,
         timeout_s: float = 120.0,
         max_retries: int = 5,
         backoff_base_s: float = 1.0,
@@ -121,7 +121,9 @@ class OpenAIBackend(LLMBackend):
           model: model name sent in the request.
           api_key_env: name of the env var holding the key, or None for no auth.
           temperature: sampling temperature.
-          max_tokens: completion cap sent as `max_tokens` (None: not sent).
+          max_tokens: completion cap sent as `max_tokens` (None: not sent); the default
+            leaves room for a reasoning model's thinking plus a whole program. A reply
+            with finish_reason 'length' is returned as is; the editor counts it truncated.
           timeout_s: per-request timeout (connect, read, write, pool).
           max_retries: retries after the first request for retryable failures.
           backoff_base_s: first backoff delay; doubles each retry.

@@ -16,33 +16,36 @@ __all__ = ["FACTORS", "parse_factor", "extract_program", "sanitize_directive"]
 
 FACTORS = ("OPERATOR", "ACTION")
 
-_TOKEN_RE = r"(?<![\w-])(operator|action)(?![\w-])"
-_TOKEN = re.compile(_TOKEN_RE, re.IGNORECASE)
-_TOKEN_UPPER = re.compile(r"(?<![\w-])(OPERATOR|ACTION)(?![\w-])")
+_DECOR = r"[\s>#*_`\"'.:-]*"
 _LABELED = re.compile(
-    r'^[\s>#*_`-]*(?:final\s+)?(?:factor|answer|choice|decision)[*_`\s]*[:=][\s*_`"\']*'
-    + _TOKEN_RE,
-    re.IGNORECASE | re.MULTILINE,
+    r"^[\s>#*_`-]*(?:final\s+)?(?:factor|answer|choice|decision)[*_`\s]*[:=]"
+    + _DECOR
+    + r"(OPERATOR|ACTION)"
+    + _DECOR
+    + r"$",
+    re.IGNORECASE,
 )
+_ALONE = re.compile(r"^" + _DECOR + r"(OPERATOR|ACTION)" + _DECOR + r"$", re.IGNORECASE)
 
 
 def parse_factor(text: str | None) -> str | None:
-    """Finds the routed factor, 'OPERATOR' or 'ACTION', in a route answer.
+    """Finds the routed factor, 'OPERATOR' or 'ACTION', in a route answer (strict).
 
-    Decision rule, on the answer with reasoning removed (first rule that applies):
-      1. a labeled line such as `FACTOR: ACTION` (also `Answer:`, `Choice:`,
-         `Decision:`, `Final factor:`; any case, markdown allowed) - the last wins;
-      2. upper-case standalone tokens `OPERATOR` / `ACTION` - the last wins;
-      3. standalone tokens in any case - the last wins.
-    A standalone token is not part of a longer word or hyphenated compound
-    (`ACTIONS`, `action_space`, `operator-level` do not count).
+    Decision rule, on the answer with reasoning removed:
+      1. labelled lines such as `FACTOR: ACTION` (also `Answer:`, `Choice:`, `Decision:`,
+         `Final factor:`; any case, markdown emphasis or backticks allowed), where the token
+         is the only thing after the label - the last such line wins;
+      2. else lines that hold the token alone (markdown allowed) - the last wins.
+    A token inside prose ("the action region is...") never counts, so an answer without
+    such a line is a parse failure (the caller retries, then falls back to ACTION).
 
     Returns:
-      'OPERATOR', 'ACTION', or None if neither token appears.
+      'OPERATOR', 'ACTION', or None.
     """
     answer, _ = split_reasoning(text)
-    for pattern in (_LABELED, _TOKEN_UPPER, _TOKEN):
-        found = pattern.findall(answer)
+    lines = answer.split("\n")
+    for pattern in (_LABELED, _ALONE):
+        found = [m.group(1) for m in map(pattern.match, lines) if m]
         if found:
             return found[-1].upper()
     return None
@@ -150,14 +153,18 @@ _CODE_LINE = re.compile(
 _LABEL = re.compile(r"^\W*directive\W*?:[\s*_]*", re.IGNORECASE)
 
 
+_SENTENCE_END = re.compile(r"[.!?][)\"'`]*(?=\s|$)")
+
+
 def sanitize_directive(text: str | None, max_chars: int = 600) -> str:
-    """Cleans a reflection directive into one short line of prose.
+    """Cleans a reflection directive into one short paragraph of prose.
 
     Drops reasoning, fenced code blocks (an unclosed fence drops the rest), lines that
     look like code (def/class/import/return/decorators/control-flow headers,
-    assignments whose value has brackets, lone closing brackets), a leading
-    'Directive:' label and inline backticks; collapses whitespace; and cuts at the
-    last word boundary within `max_chars`.
+    assignments whose value has brackets, lone closing brackets) and a leading
+    'Directive:' label; keeps inline `backticks` (they name attributes); collapses
+    whitespace. Over `max_chars`, it is cut after the last whole sentence that fits, else
+    (one long first sentence) at the last word boundary, never mid-word.
 
     Returns:
       The directive, or '' if nothing is left.
@@ -178,9 +185,16 @@ def sanitize_directive(text: str | None, max_chars: int = 600) -> str:
             continue
         if not _CODE_LINE.match(line):
             kept.append(line)
-    out = " ".join(" ".join(kept).replace("`", "").split())
+    out = " ".join(" ".join(kept).split())
     out = _LABEL.sub("", out)
     if len(out) > max_chars:
-        cut = out[: max_chars + 1].rfind(" ")
-        out = out[:cut] if cut > 0 else out[:max_chars]
+        ends = [m.end() for m in _SENTENCE_END.finditer(out, 0, max_chars + 1)]
+        ends = [e for e in ends if e <= max_chars]
+        if ends:
+            out = out[: ends[-1]]
+        else:
+            cut = out[: max_chars + 1].rfind(" ")
+            out = out[:cut] if cut > 0 else out[:max_chars]
+        if out.count("`") % 2:  # Never leave an inline code span open.
+            out = out[: out.rfind("`")].rstrip()
     return out.strip()

@@ -1,0 +1,163 @@
+"""Every role's prompt, rendered for every seed in processors/, states the rules a model
+needs: the Flax and factor rules, the task and its OOD split, the metrics, the masking claim
+as a fixed property, whole inspirations with their relation to the parent, the history and
+the directive's length limit."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import re
+
+import pytest
+
+from spark_jax.config import protocol as protocol_config
+from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
+from spark_jax.operator.llm import LLMBackend, LLMResponse
+from spark_jax.operator.prompts import claims_masking
+from spark_jax.operator.signals import Outcome, SearchHistory
+from spark_jax.search import prompt_context
+from spark_jax.search.candidate import Candidate
+
+SEED_FILES = sorted((pathlib.Path(__file__).resolve().parents[1] / "processors").glob("*.py"))
+
+RULES = (
+    "`__call__` is NOT `@nn.compact`",
+    "an ACTION edit cannot create layers",
+    "An OPERATOR edit that adds a new submodule is dead code unless the ACTION region calls it",
+    "keeping every attribute name that ACTION uses, its call signature and its output width",
+    "Code copied from another program must only use attributes this program's `setup` defines",
+    "`ood_score` is the CLRS score on the out-of-distribution test graphs",
+    "`val_score` is the score on the validation graphs",
+    "`macs` is the multiply-accumulates of one processor step",
+    "## Masking rule (a fixed property of this program)",
+    "no edit can change that",
+    "Training graphs have N in {4, 7, 11, 13, 16} nodes",
+    "(OOD) test graphs have N=64 nodes",
+    "A tag line that is changed, moved or dropped counts as a scaffold edit",
+)
+
+
+class _Capture(LLMBackend):
+    """Records each prompt; answers with a fixed, parseable text per role."""
+
+    def __init__(self) -> None:
+        self.prompts: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        return "capture"
+
+    async def _complete(self, role, prompt, *, system=None):
+        self.prompts[role] = prompt
+        return LLMResponse(role=role, text="FACTOR: ACTION", backend="capture")
+
+
+def _region_edit(source: str) -> str:
+    """`source` with one line added to its ACTION body (scaffolding unchanged)."""
+    tag = next(line for line in source.splitlines() if line.strip() == "# SPARK:BEGIN ACTION")
+    return source.replace(
+        tag + "\n", tag + "\n" + tag.replace("# SPARK:BEGIN ACTION", "pass  # p9") + "\n"
+    )
+
+
+def _context(source: str) -> StepContext:
+    paper = protocol_config.get_preset("paper")
+    parent_c = Candidate("p3", "sha", 0.40, 1000, val_score=0.6, parent_id="p1", iteration=3)
+    best_c = Candidate("p7", "sha", 0.55, 900, val_score=0.7, parent_id="p1", iteration=7)
+    history = SearchHistory(stagnation_window=4, failure_window=7)
+    history.seed(0.3)
+    history.record(Outcome(5, "OPERATOR", "feasible", summary="Deepen `msg_mlp`.", parent_id="p1"))
+    history.record(Outcome(5, "OPERATOR", "evaluated", ood_score=0.35, val_score=0.61))
+    history.record(Outcome(6, "ACTION", "infeasible", failure_type="mask_leak", summary="Drop it."))
+    parent = ProgramView("p3", source, {"ood_score": 0.40, "val_score": 0.6}, parent_id="p1")
+    return StepContext(
+        task="dfs",
+        parent=parent,
+        top=(
+            ProgramView("p7", source + "# top\n", {"ood_score": 0.55}, parent_id="p1"),
+            ProgramView("p9", _region_edit(source), {"ood_score": 0.30}, parent_id="p3"),
+        ),
+        diverse=(ProgramView("p1", source + "# grandparent\n", {"ood_score": 0.20}),),
+        recent_outcomes=history.recent_text(),
+        feasibility_summary="1 of 2 failed",
+        parent_provenance=prompt_context.provenance(parent_c, best_c, island=2),
+        task_split=prompt_context.task_split(paper),
+    ), history
+
+
+def _render(source: str):
+    backend = _Capture()
+    editor = LLMEditor(backend, directive_max_chars=345)
+    ctx, history = _context(source)
+
+    async def go():
+        await editor.route(ctx)
+        await editor.direct(ctx, "ACTION", history.signals("ACTION"))
+        await editor.edit(ctx, "ACTION", "Gate the messages.")
+        edit = backend.prompts["edit"]
+        await editor.edit(ctx, None, "")
+        return {**backend.prompts, "edit": edit, "rewrite": backend.prompts["edit"]}
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("seed", SEED_FILES, ids=lambda p: p.stem)
+def test_every_role_prompt_states_the_rules(seed):
+    source = seed.read_text()
+    prompts = _render(source)
+    assert sorted(prompts) == ["directive", "edit", "rewrite", "route"]
+    claim = claims_masking(source)
+    for role, text in prompts.items():
+        assert "${" not in text, role
+        for rule in RULES:
+            assert rule in text, (role, rule)
+        assert f"`MASKS_NON_EDGES = {claim}`" in text, role
+        # The parent's provenance: why a weaker parent was drawn.
+        assert "program p3, made at attempt 3 by editing p1; drawn from island 2" in text
+        assert "It is not the best program so far (p7, OOD 0.5500 vs 0.4000)" in text
+        # Recent outcomes: what changed, its factor, validation and OOD scores.
+        assert (
+            "- attempt 5, OPERATOR edit of p1: Deepen `msg_mlp`. -> evaluated, val 0.6100, "
+            "OOD 0.3500" in text
+        ), role
+        assert "- attempt 6, ACTION edit: Drop it. -> infeasible (mask_leak)" in text
+    # Route, edit and rewrite see whole inspirations, with scores and relation to the parent.
+    for role in ("route", "edit", "rewrite"):
+        text = prompts[role]
+        assert (
+            "### p7: a sibling of the parent (same parent); ood_score=0.5500; OOD +0.1500" in text
+        )
+        assert "### p9: a child of the parent; ood_score=0.3000; OOD -0.1000, worse" in text
+        assert "### p1: the parent's own parent" in text
+        # The contract, the parent, two whole programs and the regions of the third.
+        assert text.count("# SPARK:BEGIN OPERATOR") == 5
+        assert "# grandparent" in text and "# top" in text
+        p9 = text.split("### p9")[1].split("###")[0]
+        assert "Same scaffolding as the parent; its two regions:" in p9
+        assert "pass  # p9" in p9 and "def make_processor" not in p9
+        p7 = text.split("### p7")[1].split("###")[0]
+        assert "Whole program:" in p7 and "def make_processor" in p7
+    # The directive prompt: its limit, and k / k' from the config, not hard-coded.
+    directive = prompts["directive"]
+    assert "at most 345 characters" in directive
+    assert "last 4 evaluated candidates" in directive and "last 7 proposals" in directive
+    assert "FACTOR: OPERATOR` or `FACTOR: ACTION`" in prompts["route"]
+
+
+def test_masking_claim_read_statically():
+    assert claims_masking("MASKS_NON_EDGES = True\n")
+    assert not claims_masking("MASKS_NON_EDGES = False\n")
+    assert not claims_masking("X = 1\n")
+    assert not claims_masking("def f(:\n")
+    assert any(claims_masking(p.read_text()) for p in SEED_FILES)  # both rules are exercised
+    assert not all(claims_masking(p.read_text()) for p in SEED_FILES)
+
+
+def test_provenance_of_the_best_parent_and_the_seed():
+    seed = Candidate("s", "sha", 0.3, 10)
+    assert prompt_context.provenance(seed, seed, 0) == (
+        "program s, the seed program; drawn from island 0; it is the best program so far."
+    )
+    tiny = prompt_context.task_split(protocol_config.get_preset("tiny"))
+    assert re.search(r"N in \{4\} nodes and validation graphs N=5; .* test graphs have N=8 ", tiny)
