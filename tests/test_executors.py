@@ -86,6 +86,21 @@ def test_worker_env_pins_devices_round_robin():
     assert worker_env(0).get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
+def test_workers_sharing_a_device_split_its_memory(monkeypatch):
+    for name in ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION"):
+        monkeypatch.delenv(name, raising=False)
+    alone = worker_env(0, ["0"], num_workers=1)
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in alone  # one worker per device: JAX defaults
+    assert alone["TPU_VISIBLE_CHIPS"] == "0"
+    two_per_gpu = worker_env(1, ["0", "1"], num_workers=4)
+    assert two_per_gpu["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    assert float(two_per_gpu["XLA_PYTHON_CLIENT_MEM_FRACTION"]) == pytest.approx(0.45)
+    unpinned = worker_env(2, None, num_workers=3)  # three workers see the same devices
+    assert float(unpinned["XLA_PYTHON_CLIENT_MEM_FRACTION"]) == pytest.approx(0.3)
+    mine = worker_env(0, None, {"XLA_PYTHON_CLIENT_MEM_FRACTION": "0.2"}, num_workers=2)
+    assert mine["XLA_PYTHON_CLIENT_MEM_FRACTION"] == "0.2"  # the user's setting wins
+
+
 def test_shutdown_cancels_queued_jobs(mpnn):
     ex = LocalExecutor(num_workers=1)
     futures = [ex.submit(_job(f"q{i}", mpnn)) for i in range(2)]

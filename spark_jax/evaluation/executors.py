@@ -222,7 +222,9 @@ class LocalExecutor(Executor):
         """A ready worker for `slot`, or (None, why it failed to start)."""
         log = None if self.log_dir is None else str(self.log_dir / f"worker-{slot}.log")
         try:
-            worker = WorkerProcess(slot, worker_env(slot, self.devices, self.env), log)
+            worker = WorkerProcess(
+                slot, worker_env(slot, self.devices, self.env, self.capacity), log
+            )
         except OSError as e:
             return None, f"cannot start a worker: {e}"
         with self._lock:

@@ -108,19 +108,41 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 def ray_job(job: dict[str, Any]) -> dict[str, Any]:
     """`run_job` inside a Ray task, tagged with where it ran."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    # Ray may place several tasks on one GPU (fractional num_gpus): allocate on demand.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     out = run_job(job)
     out["worker"] = f"ray:{socket.gethostname()}:{os.getpid()}"
     return out
 
 
+# Share of an accelerator's memory that the workers sharing it may take together.
+DEVICE_MEMORY_SHARE = 0.9
+
+
 def worker_env(
-    slot: int, devices: list[str] | None = None, env: dict[str, str] | None = None
+    slot: int,
+    devices: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    num_workers: int = 1,
 ) -> dict[str, str]:
-    """The environment of a LocalExecutor's worker `slot`: ours + `env`, pinned to
-    CUDA_VISIBLE_DEVICES=devices[slot % len(devices)] when devices are given."""
+    """The environment of a LocalExecutor's worker `slot` of `num_workers`: ours + `env`.
+
+    With `devices`, the worker is pinned to devices[slot % len(devices)]
+    (CUDA_VISIBLE_DEVICES for GPUs, TPU_VISIBLE_CHIPS for TPUs; JAX picks the platform).
+    When several workers share one device (more workers than devices, or no pinning), JAX's
+    preallocation is turned off and each worker may take an equal share of the device's
+    memory (XLA_PYTHON_CLIENT_MEM_FRACTION), so the second worker does not run out of memory
+    at start-up; `env` can override both. On a CPU these variables have no effect.
+    """
     out = workers.python_env(env)
     if devices:
-        out["CUDA_VISIBLE_DEVICES"] = str(devices[slot % len(devices)])
+        device = str(devices[slot % len(devices)])
+        out["CUDA_VISIBLE_DEVICES"] = device
+        out["TPU_VISIBLE_CHIPS"] = device
+    sharing = -(-num_workers // len(devices)) if devices else num_workers  # workers per device
+    if sharing > 1:
+        out.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        out.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", f"{DEVICE_MEMORY_SHARE / sharing:.3f}")
     return out
 
 
