@@ -1,0 +1,106 @@
+"""`spark-jax compare --methods M[,M...] --seeds K [--preset P] [--budget B] [--out DIR]`:
+every method x search seed as a normal search run directory under DIR (run one after another;
+finished runs are kept, unfinished ones resumed, so re-running the command after a crash or
+kill -9 finishes the comparison), then DIR/report.md with the per-method table (best OOD at
+the budget, evaluated candidates to a threshold and the ratio to the first method, valid and
+entanglement rates, LLM calls and tokens per evaluated candidate, wall and device hours) and
+band plots. `--report-only DIR` rewrites the report from what has run.
+
+Exit codes: 0 every search finished, 1 some search did not, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import sys
+
+from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, fail
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds the `compare` subcommand to `sub`."""
+    p = sub.add_parser("compare", help="search methods x search seeds under one budget")
+    p.add_argument("--methods", default="spark,global-rewrite", help="comma-separated names")
+    p.add_argument("--seeds", type=int, default=3, help="search seeds per method")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")
+    p.add_argument("--config", help="base search config (default: the embedded default)")
+    p.add_argument("--task", help="override the config's task")
+    p.add_argument("--preset", help="override the config's protocol preset")
+    p.add_argument("--budget", type=int, help="evaluated candidates per search (seed included)")
+    p.add_argument("--max-attempts", type=int, help="attempt cap per search")
+    p.add_argument("--threshold", type=float, help="OOD fraction for the sample-efficiency column")
+    p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
+    p.add_argument("--report-only", metavar="DIR", help="rewrite DIR's report, run nothing")
+    return p
+
+
+def _base(args: argparse.Namespace) -> dict:
+    import yaml
+
+    from spark_jax.config import search as search_config
+
+    if args.config:
+        path = pathlib.Path(args.config)
+        try:
+            values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+            raise search_config.ConfigError(f"{path}: cannot read the config: {e}") from None
+        if not isinstance(values, dict):
+            raise search_config.ConfigError(f"{path}: the config file must be a YAML mapping")
+    else:
+        values = search_config.default_config().to_dict()
+        values.pop("protocol", None)  # the preset's, re-derived from `preset`
+    for key in ("task", "preset"):
+        if getattr(args, key):
+            values[key] = getattr(args, key)
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs `compare`; returns the exit code."""
+    from spark_jax import compare
+    from spark_jax.config.protocol import ConfigError
+
+    log = lambda line: print(f"[compare] {line}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        if args.report_only:
+            out = pathlib.Path(args.report_only)
+            plan_path = out / compare.PLAN_FILE
+            if not plan_path.is_file():
+                return fail(f"{out}: no {compare.PLAN_FILE} (not a comparison directory)")
+            plan = compare.ComparePlan.from_dict(json.loads(plan_path.read_text(encoding="utf-8")))
+            print(compare.write_compare_report(out, plan, args.threshold))
+            return EXIT_OK
+        if args.seeds < 1:
+            return fail(f"--seeds must be at least 1 (got {args.seeds})")
+        methods = compare.resolve_methods(args.methods)
+        base = _base(args)
+        budget = args.budget if args.budget is not None else int(base.get("budget", 4))
+        cap = args.max_attempts if args.max_attempts is not None else base.get("max_attempts")
+        if budget < 1 or (cap is not None and int(cap) < 1):
+            return fail("--budget and --max-attempts must be at least 1")
+        plan = compare.ComparePlan(
+            base=base,
+            methods=tuple(m.name for m in methods),
+            seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+            budget=budget,
+            max_attempts=None if cap is None else int(cap),
+        )
+        out = pathlib.Path(args.out or f"comparisons/{datetime.datetime.now():%Y%m%d-%H%M%S}")
+        statuses = compare.run_comparison(out, plan, log=log)
+    except (compare.MethodError, ConfigError) as e:
+        return fail(str(e))
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to continue", file=sys.stderr)
+        return 130
+    report = compare.write_compare_report(out, plan, args.threshold)
+    print(report)
+    unfinished = [f"{m} seed {s}" for (m, s), st in statuses.items() if st != "finished"]
+    if unfinished:
+        return fail(f"not finished: {', '.join(unfinished)} (re-run to continue)", EXIT_FAILED)
+    return EXIT_OK

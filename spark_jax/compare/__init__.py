@@ -1,0 +1,24 @@
+"""Comparisons of search methods: methods x search seeds under one protocol and budget.
+
+  methods  the named methods (the paper's ablations and scope-control baselines, Ours-1it)
+  runner   the plan, one run directory per (method, seed), run or resumed as child searches
+  tables   the comparison report from the runs' databases: per-method table, band plots
+
+May import: `benchmark`, `report`, `search` and everything below them.
+"""
+
+from spark_jax.compare.methods import METHODS, Method, MethodError, resolve_methods
+from spark_jax.compare.runner import PLAN_FILE, CompareError, ComparePlan, run_comparison
+from spark_jax.compare.tables import write_compare_report
+
+__all__ = [
+    "METHODS",
+    "PLAN_FILE",
+    "CompareError",
+    "ComparePlan",
+    "Method",
+    "MethodError",
+    "resolve_methods",
+    "run_comparison",
+    "write_compare_report",
+]

@@ -1,0 +1,140 @@
+"""Search methods a comparison can run, named as in the paper's tables.
+
+Every method here is a setting of our own SPARK operator on the same backbone (its factor
+choice, whether RC writes a directive, factor-scoped or holistic editing, how many attempts):
+the paper's DFS ablation and scope-control baselines, and Ours-1it. What each method means
+does not depend on the editor: with the offline editor (rules, not an LLM) every method runs
+the same rule-based roles, so a comparison under it tests the harness and the scoping, not an
+LLM's ability; reports say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Mapping
+
+__all__ = ["METHODS", "Method", "MethodError", "resolve_methods"]
+
+
+class MethodError(ValueError):
+    """An unknown method name; the message lists the known ones."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One search method.
+
+    Attributes:
+      name: the command-line name ('spark', 'random-scope-sar', ...).
+      paper_name: the name in the paper's tables ('Full SPARK', 'Random-Scope SAR', ...).
+      operator: `operator` config keys this method sets (mode, factor_choice, use_rc).
+      max_attempts: a fixed attempt count (Ours-1it: one step from the seed), else None (the
+        comparison's cap applies).
+      description: one line on what it isolates.
+    """
+
+    name: str
+    paper_name: str
+    operator: Mapping[str, Any]
+    description: str
+    max_attempts: int | None = None
+
+
+def _method(name, paper_name, description, max_attempts=None, **operator) -> Method:
+    return Method(name, paper_name, types.MappingProxyType(operator), description, max_attempts)
+
+
+METHODS: Mapping[str, Method] = types.MappingProxyType(
+    {
+        m.name: m
+        for m in (
+            _method(
+                "spark",
+                "Full SPARK",
+                "ASR routes the scope, RC writes a directive, SAR edits that region only",
+                mode="spark",
+                factor_choice="asr",
+                use_rc=True,
+            ),
+            _method(
+                "global-rewrite",
+                "Global Rewrite",
+                "unconstrained rewriting of both regions at once (holistic editing)",
+                mode="rewrite",
+                use_rc=False,
+            ),
+            _method(
+                "random-scope-sar",
+                "Random-Scope SAR",
+                "the region mechanism with a random scope, no directive",
+                mode="spark",
+                factor_choice="random",
+                use_rc=False,
+            ),
+            _method(
+                "fixed-op-sar",
+                "Fixed-OP SAR",
+                "always edits the OPERATOR region, no directive",
+                mode="spark",
+                factor_choice="OPERATOR",
+                use_rc=False,
+            ),
+            _method(
+                "fixed-act-sar",
+                "Fixed-ACT SAR",
+                "always edits the ACTION region, no directive",
+                mode="spark",
+                factor_choice="ACTION",
+                use_rc=False,
+            ),
+            _method(
+                "random-rc-sar",
+                "Random RC+SAR (RC+SAR only)",
+                "directive and scoped edit, random scope: no learned routing",
+                mode="spark",
+                factor_choice="random",
+                use_rc=True,
+            ),
+            _method(
+                "asr-sar",
+                "ASR+SAR (ASR only)",
+                "learned routing and scoped edit, no RC directive",
+                mode="spark",
+                factor_choice="asr",
+                use_rc=False,
+            ),
+            _method(
+                "ours-1it",
+                "Ours-1it",
+                "a single SPARK step from the seed",
+                max_attempts=1,
+                mode="spark",
+                factor_choice="asr",
+                use_rc=True,
+            ),
+        )
+    }
+)
+# The paper's other names for the same settings.
+ALIASES = types.MappingProxyType(
+    {"rc-sar-only": "random-rc-sar", "asr-only": "asr-sar", "full-spark": "spark"}
+)
+
+
+def resolve_methods(names: str | list[str]) -> tuple[Method, ...]:
+    """Methods from a comma-separated string or a list, in order, without repeats."""
+    words = names.split(",") if isinstance(names, str) else list(names)
+    out: list[Method] = []
+    for word in (w.strip() for w in words):
+        if not word:
+            continue
+        key = ALIASES.get(word, word)
+        if key not in METHODS:
+            known = ", ".join([*METHODS, *ALIASES])
+            raise MethodError(f"unknown method {word!r}; known methods: {known}")
+        if METHODS[key] not in out:
+            out.append(METHODS[key])
+    if not out:
+        raise MethodError("no methods given")
+    return tuple(out)

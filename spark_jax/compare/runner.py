@@ -1,0 +1,175 @@
+"""Runs a comparison: methods x search seeds, each search a normal run directory.
+
+The plan (base config, methods, seeds, budget, attempt cap) is written once to
+`OUT/compare.json`; each (method, seed) gets `OUT/METHOD/seed-S.yaml` and the run directory
+`OUT/METHOD/seed-S/`. Searches run one after another as `spark-jax search` child processes,
+so each has its own lock, database and crash recovery: a finished run (its database records
+`finished_at`) is never redone, an unfinished one is resumed, a missing one is started.
+Re-running the same command after a kill -9 therefore finishes the comparison.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from typing import Any, Callable, Mapping, Sequence
+
+import yaml
+
+from spark_jax.compare.methods import Method, resolve_methods
+from spark_jax.config import search as search_config
+from spark_jax.config.protocol import ConfigError
+from spark_jax.search.rundb import RunDB
+from spark_jax.search.schema import RunDBError
+from spark_jax.util.files import write_atomic
+from spark_jax.util.resources import package_root
+
+__all__ = ["PLAN_FILE", "ComparePlan", "CompareError", "run_comparison", "run_status"]
+
+PLAN_FILE = "compare.json"
+
+
+class CompareError(ConfigError):
+    """A comparison that cannot run as asked; the message names the problem."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparePlan:
+    """What a comparison runs.
+
+    Attributes:
+      base: the base search config as a plain mapping (YAML keys), before per-method keys.
+      methods: method names, in table order (the first is the reference of ratios).
+      seeds: search seeds (each run's top-level `seed`).
+      budget: evaluated candidates per search (the seed included), the same for every method.
+      max_attempts: the attempt cap of every search (a method may fix a smaller one).
+    """
+
+    base: Mapping[str, Any]
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    budget: int
+    max_attempts: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "ComparePlan":
+        """The plan back from `to_dict()` (e.g. read from compare.json)."""
+        return cls(
+            base=dict(data["base"]),
+            methods=tuple(data["methods"]),
+            seeds=tuple(int(s) for s in data["seeds"]),
+            budget=int(data["budget"]),
+            max_attempts=None if data["max_attempts"] is None else int(data["max_attempts"]),
+        )
+
+    def run_config(self, method: Method, seed: int) -> dict[str, Any]:
+        """The search config (YAML keys) of one run; validated by the caller."""
+        values = copy.deepcopy(dict(self.base))
+        values.update(seed=seed, budget=self.budget)
+        values["max_attempts"] = method.max_attempts or self.max_attempts
+        values["operator"] = {**(values.get("operator") or {}), **method.operator}
+        return values
+
+    def runs(self) -> list[tuple[Method, int]]:
+        return [(m, s) for m in resolve_methods(list(self.methods)) for s in self.seeds]
+
+
+def run_dir_of(out: pathlib.Path, method: Method, seed: int) -> pathlib.Path:
+    return out / method.name / f"seed-{seed}"
+
+
+def run_status(run_dir: pathlib.Path) -> str:
+    """'missing', 'finished' (its database records finished_at) or 'unfinished'."""
+    if not (run_dir / "run.db").is_file():
+        return "missing"
+    try:
+        with RunDB.open(run_dir / "run.db") as db:
+            return "finished" if db.get_meta("finished_at") is not None else "unfinished"
+    except RunDBError:
+        return "unfinished"
+
+
+def _write_plan(out: pathlib.Path, plan: ComparePlan) -> None:
+    path = out / PLAN_FILE
+    if path.exists():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored != plan.to_dict():
+            raise CompareError(
+                f"{out} holds a different comparison ({path}); use another --out, or the "
+                "same methods, seeds, budget and config to continue it"
+            )
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(plan.to_dict(), indent=2) + "\n")
+
+
+def _validated_configs(plan: ComparePlan) -> dict[tuple[str, int], dict[str, Any]]:
+    configs = {}
+    for method, seed in plan.runs():
+        values = plan.run_config(method, seed)
+        try:
+            cfg = search_config.from_dict(values)
+        except ConfigError as e:
+            raise CompareError(f"method {method.name}, seed {seed}: {e}") from None
+        values["seed_program"] = cfg.seed_program  # absolute: runs start in their own dirs
+        configs[(method.name, seed)] = values
+    return configs
+
+
+def run_comparison(
+    out_dir: str | pathlib.Path,
+    plan: ComparePlan,
+    *,
+    log: Callable[[str], None] = lambda line: None,
+    search_command: Sequence[str] | None = None,
+) -> dict[tuple[str, int], str]:
+    """Runs every search of `plan` that has not finished; returns each run's final status.
+
+    `search_command` is the argv prefix of `spark-jax search` (default: this interpreter);
+    a search that exits non-zero is reported and the comparison goes on with the others.
+    """
+    out = pathlib.Path(out_dir)
+    configs = _validated_configs(plan)
+    _write_plan(out, plan)
+    command = list(search_command or [sys.executable, "-m", "spark_jax.cli", "search"])
+    statuses = {}
+    for method, seed in plan.runs():
+        run_dir = run_dir_of(out, method, seed)
+        status = run_status(run_dir)
+        if status == "finished":
+            log(f"{method.name} seed {seed}: finished earlier, kept")
+            statuses[(method.name, seed)] = status
+            continue
+        config_path = out / method.name / f"seed-{seed}.yaml"
+        if status == "missing":
+            config_path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(config_path, yaml.safe_dump(configs[(method.name, seed)]))
+            if run_dir.exists():  # left by a kill before its database existed: nothing kept
+                shutil.rmtree(run_dir)
+            argv = [*command, "--config", str(config_path), "--run-dir", str(run_dir)]
+        else:
+            argv = [*command, "--resume", str(run_dir)]
+        log(f"{method.name} seed {seed}: {'starting' if status == 'missing' else 'resuming'}")
+        code = _run(argv, run_dir.parent / f"seed-{seed}.log")
+        statuses[(method.name, seed)] = run_status(run_dir)
+        if code != 0:
+            log(f"{method.name} seed {seed}: search exited with {code} (see its log)")
+    return statuses
+
+
+def _run(argv: list[str], log_path: pathlib.Path) -> int:
+    env = dict(os.environ)  # the child imports this same spark_jax
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(package_root()), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    with log_path.open("ab") as log_file:
+        return subprocess.call(argv, stdout=log_file, stderr=subprocess.STDOUT, env=env)

@@ -1,0 +1,123 @@
+"""`spark-jax compare`: named methods, per-run configs, and a real tiny comparison killed with
+kill -9 and re-run (finished searches are not redone)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spark_jax import cli, compare
+from spark_jax.compare.runner import run_dir_of, run_status
+from spark_jax.config import search as search_config
+from spark_jax.search.rundb import RunDB
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_methods_are_the_papers_settings():
+    m = compare.METHODS
+    assert m["spark"].operator == {"mode": "spark", "factor_choice": "asr", "use_rc": True}
+    assert m["global-rewrite"].operator["mode"] == "rewrite"
+    assert m["random-scope-sar"].operator == {
+        "mode": "spark",
+        "factor_choice": "random",
+        "use_rc": False,
+    }
+    assert m["fixed-op-sar"].operator["factor_choice"] == "OPERATOR"
+    assert m["fixed-act-sar"].operator["factor_choice"] == "ACTION"
+    assert m["random-rc-sar"].operator == {
+        "mode": "spark",
+        "factor_choice": "random",
+        "use_rc": True,
+    }
+    assert m["asr-sar"].operator == {"mode": "spark", "factor_choice": "asr", "use_rc": False}
+    assert m["ours-1it"].max_attempts == 1
+    assert [x.name for x in compare.resolve_methods("asr-only,spark,rc-sar-only,spark")] == [
+        "asr-sar",
+        "spark",
+        "random-rc-sar",
+    ]
+    with pytest.raises(compare.MethodError, match="unknown method 'evoprompt'"):
+        compare.resolve_methods("spark,evoprompt")
+
+
+def test_every_method_gives_a_valid_search_config():
+    base = {"task": "bfs", "preset": "tiny", "operator": {"asr_retries": 2}, "max_attempts": 9}
+    plan = compare.ComparePlan(base, tuple(compare.METHODS), (0, 1), budget=3, max_attempts=5)
+    for method, seed in plan.runs():
+        values = plan.run_config(method, seed)
+        cfg = search_config.from_dict(values)
+        assert cfg.seed == seed and cfg.budget == 3 and cfg.operator.asr_retries == 2
+        assert cfg.max_attempts == (1 if method.name == "ours-1it" else 5)
+        for key, value in method.operator.items():
+            assert getattr(cfg.operator, key) == value
+    assert compare.ComparePlan.from_dict(plan.to_dict()) == plan
+
+
+def test_usage_errors(tmp_path, capsys):
+    assert cli.main(["compare", "--methods", "spark,nope", "--out", str(tmp_path / "a")]) == 2
+    assert "unknown method 'nope'" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: dfz\n")
+    assert cli.main(["compare", "--config", str(bad), "--out", str(tmp_path / "b")]) == 2
+    assert "dfz" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+    assert cli.main(["compare", "--report-only", str(tmp_path)]) == 2
+
+
+def _compare(out: pathlib.Path) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "spark_jax.cli", "compare", "--methods", "fixed-act-sar,asr-sar"]
+    argv += ["--seeds", "1", "--config", str(ROOT / "configs" / "tiny.yaml"), "--budget", "2"]
+    argv += ["--max-attempts", "1", "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
+    out = tmp_path / "cmp"
+    first = run_dir_of(out, compare.METHODS["fixed-act-sar"], 0)
+    proc = _compare(out)
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and proc.poll() is None:
+        if run_status(first) == "finished":
+            break
+        time.sleep(0.5)
+    assert proc.poll() is None and run_status(first) == "finished"
+    os.killpg(proc.pid, signal.SIGKILL)  # the comparison, its search and their workers
+    proc.wait()
+    with RunDB.open(first / "run.db") as db:
+        finished_at = db.get_meta("finished_at")
+    rerun = _compare(out)
+    _, err = rerun.communicate(timeout=900)
+    assert rerun.returncode == 0, err[-3000:]
+    assert "fixed-act-sar seed 0: finished earlier, kept" in err
+    with RunDB.open(first / "run.db") as db:
+        assert db.get_meta("finished_at") == finished_at  # not redone
+    second = run_dir_of(out, compare.METHODS["asr-sar"], 0)
+    assert run_status(second) == "finished"
+    report = (out / "report.md").read_text()
+    assert "`fixed-act-sar` (Fixed-ACT SAR) | 1 |" in report
+    assert "`asr-sar` (ASR+SAR (ASR only)) | 1 |" in report
+    assert "NOT an LLM" in report and "`tiny` protocol, task `bfs`" in report
+    for name in compare.tables.PLOT_FILES:
+        assert (out / "plots" / name).stat().st_size > 0
+    plan = json.loads((out / compare.PLAN_FILE).read_text())
+    assert plan["methods"] == ["fixed-act-sar", "asr-sar"] and plan["budget"] == 2
+    # The same directory with another plan is refused, nothing run.
+    code = cli.main(["compare", "--methods", "spark", "--seeds", "1", "--out", str(out)])
+    assert code == 2
