@@ -237,3 +237,13 @@ def test_independent_of_the_hash_seed():
         for seed in ("1", "2")
     }
     assert len(outputs) == 1 and outputs.pop().startswith("[{")
+
+
+def test_inspirations_include_the_best_from_another_island():
+    archive = IslandArchive(ArchiveConfig(num_islands=2, seed=3, **FIXED))
+    archive.add(cand("best", 0.9, 500, island=1))
+    archive.add(cand("a", 0.2, 500, island=0))
+    archive.add(cand("b", 0.1, 400, island=0))
+    parent, top, _ = archive.sample(0)
+    assert top[0].id == "best" and parent.id != "best"
+    assert [t.id for t in top[1:]] == [m for m in ("a", "b") if m != parent.id]

@@ -326,3 +326,22 @@ def test_prompt_missing_field_is_named():
         PromptLibrary.load().render(
             "route", parent_metrics="", parent_source="", recent_outcomes="", feasibility_summary=""
         )
+
+
+def test_change_summary_keeps_abbreviations_and_shows_added_code():
+    import records
+
+    directive = (
+        "Mask the node max by real edges plus self-loops (e.g. `jnp.maximum(adj_mat, "
+        "jnp.eye(n))`), since DFS moves along edges. Leave the triplets alone."
+    )
+    p = records.proposal(3, directive=directive)
+    assert p.change_summary() == directive.split(" Leave")[0]
+    diff = "--- parent\n+++ child\n+        # wider\n+        self.sel = linear(h)\n-        x\n"
+    q = records.proposal(
+        4,
+        directive=None,
+        mode="rewrite",
+        feasibility=records.report(diff=diff, entanglement="entangled"),
+    )
+    assert q.change_summary() == "changed both regions, +2/-1 lines, adding `self.sel = linear(h)`"

@@ -27,6 +27,19 @@ from spark_jax.util import rngstate
 Checker = Callable[[str, str, "str | None"], FeasibilityReport]
 
 
+# A sentence ends at . ! or ? followed by space and a capital, a backtick or a digit; common
+# abbreviations ("e.g. x", "i.e. y") do not end one.
+_SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<=[.!?])\s+(?=[A-Z`0-9(])")
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters at a word boundary, with '...'."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3].rsplit(" ", 1)[0] if " " in text[: limit - 3] else text[: limit - 3]
+    return cut.rstrip(" ,;:(") + "..."
+
+
 @dataclasses.dataclass(frozen=True)
 class Proposal:
     """One attempt, the record the run database stores as it is: what was asked, what came
@@ -79,17 +92,22 @@ class Proposal:
     def feasible(self) -> bool:
         return self.status == "feasible"
 
-    def change_summary(self, limit: int = 160) -> str:
+    def change_summary(self, limit: int = 220) -> str:
         """One line describing the change: the directive's first sentence, else the diff's
         size and the regions it touched."""
         if self.directive:
-            first = re.split(r"(?<=[.!?])\s", self.directive, maxsplit=1)[0]
-            return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."
+            first = _SENTENCE_END.split(self.directive.strip(), maxsplit=1)[0]
+            return first if len(first) <= limit else _cut_at_word(first, limit)
         if self.child_source is None:
             return "no usable program"
         lines = self.diff.splitlines()
-        added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+        added_lines = [
+            x[1:].strip() for x in lines if x.startswith("+") and not x.startswith("+++")
+        ]
+        added = len(added_lines)
         removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+        code = [x for x in added_lines if x and not x.startswith("#")][:2]
+        shown = "; ".join(f"`{_cut_at_word(x, 70)}`" for x in code)
         where = {
             "operator": "OPERATOR region",
             "action": "ACTION region",
@@ -97,7 +115,9 @@ class Proposal:
             "scaffold": "scaffolding (tags or frozen code)",
             "none": "nothing",
         }.get(self.entanglement or "", "unknown regions")
-        return f"changed {where}, +{added}/-{removed} lines"
+        return f"changed {where}, +{added}/-{removed} lines" + (
+            f", adding {shown}" if shown else ""
+        )
 
     def to_dict(self, timings: bool = True) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -17,8 +17,10 @@ sets), so behaviour does not depend on hash seeds.
 Parent selection (`sample`, as OpenEvolve's `sample_from_island`), one uniform draw r:
 r < exploration_ratio: uniform island member; r < exploration + exploitation: uniform elite
 living on the island (any elite if none does); else fitness-weighted island member (weights
-max(ood_acc, 0.001)). Inspirations, same island, parent excluded: the `num_top_inspirations`
-fittest members and `num_diverse_inspirations` members of distinct cells (not the parent's).
+max(ood_acc, 0.001)). Inspirations, parent excluded: the best candidate so far when it lives on
+another island (as OpenEvolve adds the absolute best), then the island's fittest members, up to
+`num_top_inspirations`; and `num_diverse_inspirations` island members of distinct cells (not
+the parent's).
 
 Migration (OpenEvolve's generation counting): each `add` is a generation of its island;
 `should_migrate()` once the most advanced island is `migration_interval` generations past the
@@ -173,11 +175,13 @@ class IslandArchive:
                 parent = self._weighted(i)
         else:
             parent = self._weighted(i)
-        top = tuple(
-            sorted(
-                (m for m in members.values() if m.id != parent.id), key=fitness_key, reverse=True
-            )[: cfg.num_top_inspirations]
+        ranked = sorted(
+            (m for m in members.values() if m.id != parent.id), key=fitness_key, reverse=True
         )
+        best = self._records[self._best_id]
+        if best.id != parent.id and best.id not in members and cfg.num_top_inspirations > 0:
+            ranked.insert(0, best)  # the best so far, from another island (as OpenEvolve)
+        top = tuple(ranked[: cfg.num_top_inspirations])
         return Sample(parent, top, self._diverse(i, parent, {m.id for m in top}))
 
     def should_migrate(self) -> bool:
