@@ -22,6 +22,7 @@ FLOORS = (
     "search",
     "report",
     "benchmark",
+    "serve",
     "bench",
     "cli",
 )

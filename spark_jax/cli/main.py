@@ -7,6 +7,7 @@
   report    cli/report.py     (re)write a run's report
   bench     cli/bench.py      performance ratios vs the official CLRS loop
   benchmark cli/benchmark.py  programs x tasks x seeds vs DeepMind's processors
+  serve     cli/serve.py      watch runs and benchmarks in the browser (read-only, live)
 
 Command modules import their heavy dependencies (JAX, CLRS) only when run.
 """
@@ -21,7 +22,7 @@ from typing import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
-from spark_jax.cli import bench, benchmark, check, evaluate, report, search  # noqa: E402
+from spark_jax.cli import bench, benchmark, check, evaluate, report, search, serve  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -33,6 +34,7 @@ COMMANDS: dict[str, ModuleType] = {
     "report": report,
     "bench": bench,
     "benchmark": benchmark,
+    "serve": serve,
 }
 
 
