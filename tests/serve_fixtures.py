@@ -56,14 +56,17 @@ def make_run(run_dir: pathlib.Path) -> pathlib.Path:
             0,
             records.job("a0", task="bfs", preset="tiny", source=CHILD),
             records.result(0.6, job_id="a0"),
-            archive_state={
-                "config": {"feature_dimensions": ["ood_acc", "macs"], "feature_bins": 10},
-                "records": [
-                    {"id": seed_id, "ood_acc": 0.4, "macs": 100},
-                    {"id": child_id, "ood_acc": 0.6, "macs": 100},
-                ],
-                "grids": [[[[4, 0], seed_id]], [[[6, 0], child_id]]],
-                "best_id": child_id,
+            archive_state={  # the search loop's snapshot shape, archive part only
+                "archive": {
+                    "config": {"feature_dimensions": ["ood_acc", "macs"], "feature_bins": 10},
+                    "records": [
+                        {"id": seed_id, "ood_acc": 0.4, "macs": 100},
+                        {"id": child_id, "ood_acc": 0.6, "macs": 100},
+                    ],
+                    "grids": [[[[4, 0], seed_id]], [[[6, 0], child_id]]],
+                    "islands": [[[seed_id, False, [4, 0]]], [[child_id, False, [6, 0]]]],
+                    "best_id": child_id,
+                }
             },
         )
         db.record_proposal(records.proposal(1, "infeasible", parent_id=child_id))

@@ -104,10 +104,15 @@ def _archive(snapshot: tuple[int, dict[str, Any]] | None, attempts: Mapping[str,
     if snapshot is None:
         return None
     after, state = snapshot
+    state = state.get("archive", state)  # the search loop's snapshot wraps the archive's
     cfg = state.get("config", {})
     records = {r["id"]: r for r in state.get("records", [])}
+    members = state.get("islands", [])
     islands = []
     for i, grid in enumerate(state.get("grids", [])):
+        per_cell = collections.Counter(
+            tuple(m[2]) for m in (members[i] if i < len(members) else ())
+        )
         cells = []
         for cell, cid in grid:
             r = records.get(cid, {})
@@ -118,9 +123,16 @@ def _archive(snapshot: tuple[int, dict[str, Any]] | None, attempts: Mapping[str,
                     "ood": r.get("ood_acc"),
                     "macs": r.get("macs"),
                     "attempt": attempts.get(cid),
+                    "members": per_cell.get(tuple(cell), 1),
                 }
             )
-        islands.append({"island": i, "cells": cells})
+        islands.append(
+            {
+                "island": i,
+                "cells": cells,
+                "members": len(members[i]) if i < len(members) else len(cells),
+            }
+        )
     return {
         "after_attempt": after,
         "dimensions": cfg.get("feature_dimensions", ["ood_acc", "macs"]),

@@ -58,7 +58,10 @@
       const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
       const u = new uPlot({
         title, width: Math.min(560, window.innerWidth - 40), height: 240,
-        scales: { x: { time: false } },
+        scales: {
+          x: { time: false, range: (u, min, max) => [0, Math.max(max || 0, 4)] },
+          y: opts && opts.yrange ? { range: opts.yrange } : {},
+        },
         axes: [{ label: (opts && opts.xlabel) || "" }, { label: (opts && opts.ylabel) || "" }],
         series: [{ label: (opts && opts.xlabel) || "x" }].concat(series.map((s, i) => Object.assign(
           { stroke: colors[i % colors.length], width: 2, spanGaps: false }, s))),
@@ -103,11 +106,11 @@
     const c = d.curves;
     chart("c-best", "best OOD so far vs attempt", [{ label: "best so far" },
       { label: "candidate OOD", width: 0, points: { show: true, size: 6 } }],
-      [c.attempt_x, c.best, c.cand_ood], { xlabel: "attempt", ylabel: "OOD" });
+      [c.attempt_x, c.best, c.cand_ood], { xlabel: "attempt", ylabel: "OOD", yrange: [0, 1] });
     chart("c-best-eval", "best OOD so far vs evaluated candidates", [{ label: "best so far" }],
-      [c.eval_x, c.best_eval], { xlabel: "evaluated", ylabel: "OOD" });
+      [c.eval_x, c.best_eval], { xlabel: "evaluated", ylabel: "OOD", yrange: [0, 1] });
     chart("c-rates", "cumulative rates", [{ label: "valid rate" }, { label: "entanglement rate" }],
-      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt", ylabel: "rate" });
+      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt", ylabel: "rate", yrange: [0, 1] });
     const fnames = Object.keys(c.factor_counts);
     chart("c-factors", "factor choices (cumulative)", fnames.map((f) => ({ label: f })),
       [c.rate_x].concat(fnames.map((f) => c.factor_counts[f])), { xlabel: "attempt", ylabel: "count" });
@@ -139,15 +142,16 @@
         for (let m = 0; m < bins; m++) {
           const c = at[o + "," + m];
           cells.push(el("td", { class: c ? (c.id === a.best_id ? "occ best" : "occ") : "",
-            title: c ? `${c.id} OOD ${num(c.ood)} MACs ${c.macs}` : null },
+            title: c ? `${c.id} OOD ${num(c.ood)} MACs ${c.macs} (${c.members} in cell)` : null },
             c ? (c.attempt === null || c.attempt === undefined ? "seed" : propLink(path, c.attempt)) : ""));
         }
         rows.push(el("tr", {}, cells));
       }
-      return el("div", { class: "island" }, el("h3", {}, `island ${isl.island}`),
+      return el("div", { class: "island" }, el("h3", {}, `island ${isl.island} · ${isl.members} members`),
         el("table", { class: "archive" }, el("tbody", {}, rows)),
         el("div", { class: "axis" }, "rows: OOD bin (high at top) · columns: MACs bin (low at left)"));
-    }), el("p", {}, `snapshot after attempt ${a.after_attempt}`));
+    }), el("p", {}, a.after_attempt < 0 ? "snapshot after the seed's evaluation"
+      : `snapshot after attempt ${a.after_attempt}`));
   }
 
   function diffView(text) {
