@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 import json
 import math
+import pathlib
+import threading
 from typing import Any, Mapping
 
 from spark_jax.benchmark import stats
@@ -79,6 +81,7 @@ def _header(rel: str, run_dir, reader: RunReader) -> dict[str, Any]:
         "budget": meta.get("budget", cfg.get("budget")),
         "max_attempts": meta.get("max_attempts", cfg.get("max_attempts")),
         "evaluated": reader.evaluated_count(include_baseline=False),
+        "budget_used": reader.evaluated_count(),  # the search's budget counts the seed
         "attempts": reader.attempt_count(),
         "best_ood": max(scores) if scores else None,
         "status": run_status(run_dir, reader),
@@ -156,69 +159,95 @@ def _lineage(reader: RunReader, program_id: str | None, attempts, scores) -> lis
     return out
 
 
+def _stamp(db_path: pathlib.Path) -> tuple:
+    """Changes whenever the database does: (mtime, size) of the file and of its WAL."""
+    out = []
+    for p in (db_path, db_path.with_name(db_path.name + "-wal")):
+        try:
+            st = p.stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+_CACHE: collections.OrderedDict[tuple, dict[str, Any]] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 16
+
+
 def run_detail(root: Root, rel: str) -> dict[str, Any]:
-    """Everything the run page draws; NotFound / OutsideRoot for a bad path."""
+    """Everything the run page draws; NotFound / OutsideRoot for a bad path. The run's
+    numbers are recomputed only when its database changed since the last poll."""
+    db_path = root.resolve(rel) / "run.db"
+    key = (str(db_path), _stamp(db_path))  # before the read snapshot starts: never too new
     run_dir, reader = root.open_run(rel)
     with reader:
-        header = _header(root.rel(run_dir), run_dir, reader)
-        meta = _flat(reader.meta_items())
-        acc = summarize(reader, meta=meta, created_at=reader.created_at())
-        hist = reader.history()
-        evals = reader.evaluations()
-        attempts = reader.program_attempts()
-        scores = {e["program_id"]: e["ood_score"] for e in evals if is_scored(e)}
-        factors = sorted({h["factor"] or "none" for h in hist})
-        counts = {f: [] for f in factors}
-        running = collections.Counter()
-        for h in hist:
-            running[h["factor"] or "none"] += 1
-            for f in factors:
-                counts[f].append(running[f])
-        failures = collections.Counter(
-            (h["failure_stage"] or "?", h["failure_type"] or "?")
-            for h in hist
-            if h["status"] != "feasible"
-        )
-        failures.update(
-            ("evaluation", e["error_type"] or "error")
-            for e in evals
-            if e["proposal_attempt"] is not None and e["status"] != "ok"
-        )
-        incumbent = acc.incumbent["program_id"] if acc.incumbent else None
-        recent = [
-            {
-                k: h[k]
-                for k in ("attempt", "island", "factor", "status", "failure_stage", "ood_score")
-            }
-            | {"failure_type": h["failure_type"], "entangled": h["entanglement"] in ENTANGLED_KINDS}
-            for h in hist[-_RECENT:]
-        ]
-        payload = {
-            "run": header,
-            "seed_ood": acc.seed["ood_score"] if acc.seed else None,
-            "valid_rate": acc.valid_rate,
-            "entanglement_rate": acc.entanglement_rate,
-            "verdict": acc.verdict,
-            "best_attempt_index": acc.best_attempt_index,
-            "curves": {
-                "attempt_x": list(range(len(acc.curves["best"]))),
-                "best": acc.curves["best"],
-                "cand_ood": acc.curves["cand_ood"],
-                "eval_x": list(range(len(acc.curves["best_eval"]))),
-                "best_eval": acc.curves["best_eval"],
-                "rate_x": list(range(1, len(acc.curves["valid"]) + 1)),
-                "valid": acc.curves["valid"],
-                "entangled": acc.curves["entangled"],
-                "factor_counts": counts,
-            },
-            "failures": [
-                {"stage": s, "type": t, "count": n} for (s, t), n in failures.most_common()
-            ],
-            "archive": _archive(reader.latest_archive_snapshot(), attempts),
-            "lineage": _lineage(reader, incumbent, attempts, scores),
-            "attempts": recent,
-            "attempts_shown_from": hist[-_RECENT]["attempt"] if len(hist) > _RECENT else 0,
-        }
+        header = clean(_header(root.rel(run_dir), run_dir, reader))
+        with _CACHE_LOCK:
+            body = _CACHE.get(key)
+        if body is None:
+            body = _run_body(reader)
+            with _CACHE_LOCK:
+                _CACHE[key] = body
+                while len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
+    return {"run": header, **body}
+
+
+def _run_body(reader: RunReader) -> dict[str, Any]:
+    meta = _flat(reader.meta_items())
+    acc = summarize(reader, meta=meta, created_at=reader.created_at())
+    hist = reader.history()
+    evals = reader.evaluations()
+    attempts = reader.program_attempts()
+    scores = {e["program_id"]: e["ood_score"] for e in evals if is_scored(e)}
+    factors = sorted({h["factor"] or "none" for h in hist})
+    counts = {f: [] for f in factors}
+    running = collections.Counter()
+    for h in hist:
+        running[h["factor"] or "none"] += 1
+        for f in factors:
+            counts[f].append(running[f])
+    failures = collections.Counter(
+        (h["failure_stage"] or "?", h["failure_type"] or "?")
+        for h in hist
+        if h["status"] != "feasible"
+    )
+    failures.update(
+        ("evaluation", e["error_type"] or "error")
+        for e in evals
+        if e["proposal_attempt"] is not None and e["status"] != "ok"
+    )
+    incumbent = acc.incumbent["program_id"] if acc.incumbent else None
+    recent = [
+        {k: h[k] for k in ("attempt", "island", "factor", "status", "failure_stage", "ood_score")}
+        | {"failure_type": h["failure_type"], "entangled": h["entanglement"] in ENTANGLED_KINDS}
+        for h in hist[-_RECENT:]
+    ]
+    payload = {
+        "seed_ood": acc.seed["ood_score"] if acc.seed else None,
+        "valid_rate": acc.valid_rate,
+        "entanglement_rate": acc.entanglement_rate,
+        "verdict": acc.verdict,
+        "best_attempt_index": acc.best_attempt_index,
+        "curves": {
+            "attempt_x": list(range(len(acc.curves["best"]))),
+            "best": acc.curves["best"],
+            "cand_ood": acc.curves["cand_ood"],
+            "eval_x": list(range(len(acc.curves["best_eval"]))),
+            "best_eval": acc.curves["best_eval"],
+            "rate_x": list(range(1, len(acc.curves["valid"]) + 1)),
+            "valid": acc.curves["valid"],
+            "entangled": acc.curves["entangled"],
+            "factor_counts": counts,
+        },
+        "failures": [{"stage": s, "type": t, "count": n} for (s, t), n in failures.most_common()],
+        "archive": _archive(reader.latest_archive_snapshot(), attempts),
+        "lineage": _lineage(reader, incumbent, attempts, scores),
+        "attempts": recent,
+        "attempts_shown_from": hist[-_RECENT]["attempt"] if len(hist) > _RECENT else 0,
+    }
     return clean(payload)
 
 
@@ -246,6 +275,7 @@ def proposal_detail(root: Root, rel: str, attempt: int) -> dict[str, Any]:
             "calls": calls,
             "evaluation": ev,
             "last_attempt": reader.next_attempt_index() - 1,
+            "parent_attempt": reader.program_attempts().get(row["parent_id"]),
         }
     return clean(payload)
 

@@ -46,14 +46,19 @@ class NotFound(LookupError):
 
 
 class RunReader(RunQueries):
-    """The read queries of a run database over one read-only connection."""
+    """The read queries of a run database over one read-only connection, all in one read
+    transaction: every query of a reader sees the same committed state (a WAL snapshot,
+    which never blocks the writer). Open one per request."""
 
     def __init__(self, path: pathlib.Path) -> None:
         self.path = path
         uri = f"{path.resolve().as_uri()}?mode=ro"
         try:
-            self._conn = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
+            self._conn = sqlite3.connect(
+                uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
             self._conn.row_factory = sqlite3.Row
+            self._conn.execute("BEGIN")
             self._conn.execute("SELECT version FROM schema_version").fetchall()
         except sqlite3.DatabaseError as exc:
             raise RunDBError(f"run database {path} is unreadable: {exc}") from None
@@ -62,7 +67,7 @@ class RunReader(RunQueries):
         return self._conn.execute(sql, tuple(params)).fetchall()
 
     def close(self) -> None:
-        self._conn.close()
+        self._conn.close()  # ends the read transaction
 
     def __enter__(self) -> RunReader:
         return self

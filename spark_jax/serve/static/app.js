@@ -75,7 +75,7 @@
   // ------------------------------------------------------------------ pages
   function renderIndex(d) {
     const runs = d.runs.map((r) => [runLink(r.path), r.task, r.preset, r.method, r.editor,
-      r.budget === undefined ? "—" : `${r.evaluated}/${r.budget} evaluated, ${r.attempts} attempts`,
+      r.budget === undefined ? "—" : `${r.budget_used}/${r.budget} evaluated (seed incl.), ${r.attempts}/${r.max_attempts} attempts`,
       num(r.best_ood), el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))]);
     const benches = d.benchmarks.map((b) => [el("a", { href: "/benchmark?" + q({ path: b.path }) }, b.path || "(root)"),
       (b.programs || []).join(", "), b.tasks, b.landed, b.error || ""]);
@@ -98,10 +98,10 @@
         el("div", { id: "attempts" }));
     }
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
-      table(["task", "preset", "method", "editor", "attempts", "evaluated", "seed OOD", "best OOD",
-        "valid rate", "entanglement rate", "status"],
+      table(["task", "preset", "method", "editor", "attempts", "budget used (seed incl.)", "evaluated candidates",
+        "seed OOD", "best OOD", "valid rate", "entanglement rate", "status"],
         [[r.task, r.preset, r.method, r.editor, `${r.attempts}/${r.max_attempts}`,
-          `${r.evaluated}/${r.budget}`, num(d.seed_ood), num(r.best_ood), pct(d.valid_rate),
+          `${r.budget_used}/${r.budget}`, r.evaluated, num(d.seed_ood), num(r.best_ood), pct(d.valid_rate),
           pct(d.entanglement_rate), el("span", { class: "status " + r.status }, r.status)]]));
     const c = d.curves;
     chart("c-best", "best OOD so far vs attempt", [{ label: "best so far" },
@@ -161,6 +161,19 @@
     }, line + "\n")));
   }
 
+  function feasibility(f) {
+    if (!f) return el("p", {}, "No report (no program to check).");
+    const rest = Object.assign({}, f);
+    delete rest.diff;  // shown above
+    const t = f.timings || {};
+    return [table(["feasible", "stages passed", "failure", "reason", "entanglement", "params", "MACs", "check s"],
+      [[f.feasible ? "yes" : "no", (f.stages_passed || []).join(" → "),
+        f.failure_stage ? `${f.failure_stage}: ${f.failure_type}` : "", f.reason || "", f.entanglement,
+        f.params, f.macs, num(f.total_s, 2)]]),
+      Object.keys(t).length ? table(Object.keys(t), [Object.values(t).map((v) => num(v, 3))]) : null,
+      el("details", {}, el("summary", {}, "full report"), pre(JSON.stringify(rest, null, 2)))];
+  }
+
   function renderProposal(d) {
     const p = d.proposal;
     const nav = el("p", { class: "nav" }, runLink(d.run, "← run"),
@@ -169,7 +182,9 @@
     const ev = d.evaluation;
     replace(app, nav, el("h1", {}, `Attempt ${p.attempt}`),
       table(["factor", "factor source", "mode", "island", "parent", "status", "failure", "entanglement", "editor"],
-        [[p.factor, p.factor_source, p.mode, p.island, p.parent_id, p.status,
+        [[p.factor, p.factor_source, p.mode, p.island,
+          d.parent_attempt === null || d.parent_attempt === undefined ? [p.parent_id, " (seed)"]
+            : [propLink(d.run, d.parent_attempt), " ", p.parent_id], p.status,
           p.failure_stage ? `${p.failure_stage}: ${p.failure_type}` : "", p.entanglement, p.editor]]),
       section("Directive", el("div", { id: "directive", class: "text" }, p.directive || "(none)")),
       p.reason ? section("Reason", pre(p.reason)) : null,
@@ -182,7 +197,7 @@
         el("details", {}, el("summary", {}, "reasoning"), pre(c.reasoning)),
         el("div", { class: "answer" }, el("h4", {}, "answer"), pre(c.response, "code response"))))
         : el("p", {}, "No LLM calls (offline editor).")),
-      section("Feasibility report", pre(d.feasibility ? JSON.stringify(d.feasibility, null, 2) : null)),
+      section("Feasibility report", feasibility(d.feasibility)),
       section("Evaluation", ev ? [table(["status", "OOD", "val", "params", "MACs", "train s", "compile s", "error"],
         [[ev.status, num(ev.ood_score), num(ev.val_score), ev.params, ev.macs, num(ev.train_seconds, 1),
           num(ev.compile_seconds, 1), ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
