@@ -193,3 +193,20 @@ def test_cli_prints_the_url_of_a_free_port(served):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_cli_usage_errors(tmp_path, capsys):
+    from spark_jax import cli
+
+    assert cli.main(["serve", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["serve", str(tmp_path / "file")]) == 2
+    assert cli.main(["serve", str(tmp_path), "--host", "203.0.113.1"]) == 2  # not ours
+    assert "cannot listen" in capsys.readouterr().err
+
+
+def test_compare_page_is_a_marked_placeholder(served):
+    _, server = served
+    status, body, _ = _get(server, "/compare")
+    assert status == 200 and b'data-page="compare"' in body

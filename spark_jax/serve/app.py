@@ -146,6 +146,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = (STATIC_DIR / name).read_bytes()
             return lambda q: self._send(200, body, STATIC[name], cache="max-age=300")
         page_names = {"/": "index", "/run": "run", "/proposal": "proposal"}
+        # PLACEHOLDER: `/compare` shows `spark-jax compare` results once that command exists;
+        # until then the page says so. Its data goes in an "/api/compare" entry below, built
+        # by a `data.compare_detail(root, path)` reading the comparison's own store.
         page_names |= {"/benchmark": "benchmark", "/compare": "compare"}
         if path in page_names:
             kind = page_names[path]
