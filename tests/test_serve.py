@@ -169,6 +169,10 @@ def test_run_status_from_finish_mark_lock_and_heartbeat(tmp_path):
         )
         (run_dir / "lock").write_text(dead.stdout)
         assert reader.run_status(run_dir, r, now=last + 1) == "crashed-resumable"
+        lock = run_dir / "lock"  # a live PID that started after the lock was written: reused
+        lock.write_text(f"{os.getpid()}\n")
+        os.utime(lock, (1.0, 1.0))
+        assert reader.run_status(run_dir, r, now=last + 1) == "crashed-resumable"
     with RunDB.open(run_dir / "run.db") as db:
         db.set_meta("finished_at", 5.0)
     with reader.RunReader(run_dir / "run.db") as r:

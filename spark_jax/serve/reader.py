@@ -86,20 +86,45 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _started_at(pid: int) -> float | None:
+    """When process `pid` started (Linux /proc; None where unknown)."""
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(
+            float(line.split()[1])
+            for line in pathlib.Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + int(stat[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _holder_alive(lock: pathlib.Path) -> bool:
+    """The lock file's PID is alive and is the process that wrote it (not a reused PID:
+    it started before the file was last written)."""
+    try:
+        pid = int(lock.read_text(encoding="utf-8").split()[0])
+        written = lock.stat().st_mtime
+    except (OSError, ValueError, IndexError):
+        return False
+    if not _pid_alive(pid):
+        return False
+    started = _started_at(pid)
+    return started is None or started <= written + 2.0
+
+
 def run_status(run_dir: pathlib.Path, reader: RunReader, now: float | None = None) -> str:
     """'finished' when the run recorded its end (run_meta `finished_at`); else 'running' when
-    the run directory's lock file names a live process, or, with no lock file, when the
+    the run directory's lock file names a live process (the one that wrote it), or, with no
+    lock file, when the
     database was written within STALE_AFTER_S; else 'crashed-resumable' (resume it with
     `spark-jax search --resume RUN_DIR`)."""
     if reader.get_meta("finished_at") is not None:
         return "finished"
     lock = run_dir / LOCK_NAME
     if lock.is_file():
-        try:
-            pid = int(lock.read_text(encoding="utf-8").split()[0])
-        except (OSError, ValueError, IndexError):
-            pid = None
-        return "running" if pid is not None and _pid_alive(pid) else "crashed-resumable"
+        return "running" if _holder_alive(lock) else "crashed-resumable"
     last = reader.last_write_at() or reader.created_at() or 0.0
     now = time.time() if now is None else now
     return "running" if now - last < STALE_AFTER_S else "crashed-resumable"
