@@ -59,15 +59,18 @@
       const u = new uPlot({
         title, width: Math.min(560, window.innerWidth - 40), height: 240,
         scales: {
-          x: { time: false, range: (u, min, max) => [0, Math.max(max || 0, 4)] },
+          x: { time: false },
           y: opts && opts.yrange ? { range: opts.yrange } : {},
         },
-        axes: [{ label: (opts && opts.xlabel) || "" }, { label: (opts && opts.ylabel) || "" }],
+        axes: [{ label: (opts && opts.xlabel) || "", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+          { label: (opts && opts.ylabel) || "" }],
         series: [{ label: (opts && opts.xlabel) || "x" }].concat(series.map((s, i) => Object.assign(
           { stroke: colors[i % colors.length], width: 2, spanGaps: false }, s))),
       }, data, box);
       charts[id] = { u, key };
     }
+    const xs = data[0];
+    charts[id].u.setScale("x", { min: 0, max: Math.max(4, xs.length ? xs[xs.length - 1] : 0) });
     box.dataset.points = String(points);
   }
   function chartBox(id) { return el("div", { id, class: "chart", "data-points": "0" }); }
@@ -104,10 +107,11 @@
           `${r.budget_used}/${r.budget}`, r.evaluated, num(d.seed_ood), num(r.best_ood), pct(d.valid_rate),
           pct(d.entanglement_rate), el("span", { class: "status " + r.status }, r.status)]]));
     const c = d.curves;
-    chart("c-best", "best OOD so far vs attempt", [{ label: "best so far" },
+    const step = uPlot.paths.stepped({ align: 1 });
+    chart("c-best", "best OOD so far vs attempt", [{ label: "best so far", paths: step },
       { label: "candidate OOD", width: 0, points: { show: true, size: 6 } }],
       [c.attempt_x, c.best, c.cand_ood], { xlabel: "attempt", ylabel: "OOD", yrange: [0, 1] });
-    chart("c-best-eval", "best OOD so far vs evaluated candidates", [{ label: "best so far" }],
+    chart("c-best-eval", "best OOD so far vs evaluated candidates", [{ label: "best so far", paths: step }],
       [c.eval_x, c.best_eval], { xlabel: "evaluated", ylabel: "OOD", yrange: [0, 1] });
     chart("c-rates", "cumulative rates", [{ label: "valid rate" }, { label: "entanglement rate" }],
       [c.rate_x, c.valid, c.entangled], { xlabel: "attempt", ylabel: "rate", yrange: [0, 1] });
