@@ -8,6 +8,7 @@ missing. With $SPARK_JAX_SCREENSHOTS set, full-page screenshots are written ther
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
@@ -66,14 +67,34 @@ def search(root):
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     yield proc
+    # Its workers run in sessions of their own: note them before stopping the search, and
+    # end any that outlive it (by id), so that no process of this test is left behind.
+    workers = _descendants(proc.pid)
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+        proc.send_signal(signal.SIGINT)  # the search's own clean stop: it shuts its workers
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     log.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living descendant of `pid` (Linux /proc)."""
+    parents = {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    out, frontier = [], [pid]
+    while frontier:
+        kids = [c for c, p in parents.items() if p in frontier]
+        out += kids
+        frontier = kids
+    return out
 
 
 @pytest.fixture(scope="module")
