@@ -85,7 +85,7 @@
     replace(app,
       section("Runs", runs.length ? table(["run", "task", "preset", "method", "editor", "budget used", "best OOD", "status"], runs, "grid runs")
         : el("p", {}, "No run directories (holding run.db) under the served root yet.")),
-      section("Benchmarks", benches.length ? table(["benchmark", "programs", "tasks", "results landed", ""], benches)
+      section("Benchmarks", benches.length ? table(["benchmark", "programs", "tasks", "results landed", "note"], benches)
         : el("p", {}, "No benchmark directories (holding benchmark.db).")),
       section("Comparisons", el("p", {}, "Comparison results (", el("code", {}, "spark-jax compare"),
         ") will be listed here: ", el("a", { href: "/compare" }, "comparison page"), ".")));
