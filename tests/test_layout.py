@@ -23,6 +23,7 @@ FLOORS = (
     "report",
     "benchmark",
     "compare",
+    "serve",
     "bench",
     "cli",
 )

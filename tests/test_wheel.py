@@ -93,6 +93,8 @@ def _assert_assets(names: set[str], prefix: str) -> None:
     for kind in ASSET_KINDS:
         for name in _shipped(kind):
             assert f"{prefix}spark_jax/assets/{kind}/{name}" in names, (kind, name)
+    for name in _shipped("spark_jax/serve/static"):  # the browser view's script, styles, uPlot
+        assert f"{prefix}spark_jax/serve/static/{name}" in names, name
 
 
 @pytest.fixture(scope="module")

@@ -75,6 +75,26 @@ class BenchmarkDB:
                 f"{self.path}: schema version {version!r}, this version reads {SCHEMA_VERSION}"
             )
 
+    @classmethod
+    def open_readonly(cls, path: str | pathlib.Path) -> "BenchmarkDB":
+        """A reader that never writes (a `mode=ro` connection); safe while a benchmark runs."""
+        self = cls.__new__(cls)
+        self.path = pathlib.Path(path)
+        if not self.path.is_file():
+            raise BenchmarkDBError(f"no benchmark database at {self.path}")
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
+            version = self.meta().get("schema_version")
+        except sqlite3.DatabaseError as e:
+            raise BenchmarkDBError(f"{self.path}: not a usable benchmark database ({e})") from None
+        if version != SCHEMA_VERSION:
+            self._conn.close()
+            raise BenchmarkDBError(
+                f"{self.path}: schema version {version!r}, this version reads {SCHEMA_VERSION}"
+            )
+        return self
+
     def close(self) -> None:
         self._conn.close()
 

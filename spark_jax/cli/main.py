@@ -8,6 +8,7 @@
   bench     cli/bench.py      performance ratios vs the official CLRS loop
   benchmark cli/benchmark.py  programs x tasks x seeds vs DeepMind's processors
   compare   cli/compare.py    search methods x search seeds under one budget
+  serve     cli/serve.py      watch runs and benchmarks in the browser (read-only, live)
 
 Command modules import their heavy dependencies (JAX, CLRS) only when run.
 """
@@ -22,7 +23,7 @@ from typing import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
-from spark_jax.cli import bench, benchmark, check, compare, evaluate, report, search  # noqa: E402
+from spark_jax.cli import bench, benchmark, check, compare, evaluate, report, search, serve  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -35,6 +36,7 @@ COMMANDS: dict[str, ModuleType] = {
     "bench": bench,
     "benchmark": benchmark,
     "compare": compare,
+    "serve": serve,
 }
 
 

@@ -149,6 +149,40 @@ class RunQueries:
         )
         return [dict(r) for r in rows]
 
+    def meta_items(self) -> dict[str, Any]:
+        """Every run_meta key, decoded."""
+        rows = self._query("SELECT key, value FROM run_meta ORDER BY key")
+        return {r["key"]: json.loads(r["value"]) for r in rows}
+
+    def created_at(self) -> float | None:
+        """When the database was created (None if unknown)."""
+        return self._query("SELECT MIN(created_at) FROM schema_version")[0][0]
+
+    def last_write_at(self) -> float | None:
+        """The newest row's timestamp over proposals, evaluations and LLM calls (None: none)."""
+        return self._query(
+            "SELECT MAX(t) FROM (SELECT MAX(created_at) AS t FROM proposals "
+            "UNION ALL SELECT MAX(created_at) FROM evaluations "
+            "UNION ALL SELECT MAX(created_at) FROM llm_calls)"
+        )[0][0]
+
+    def proposal_row(self, attempt: int) -> dict[str, Any] | None:
+        """One attempt's stored row as it is (diff, entanglement and feasibility JSON too)."""
+        rows = self._query("SELECT * FROM proposals WHERE attempt = ?", (attempt,))
+        return dict(rows[0]) if rows else None
+
+    def evaluation_of(self, attempt: int) -> dict[str, Any] | None:
+        rows = self._query("SELECT * FROM evaluations WHERE proposal_attempt = ?", (attempt,))
+        return dict(rows[0]) if rows else None
+
+    def program_attempts(self) -> dict[str, int]:
+        """Child program id -> the first attempt that proposed it."""
+        rows = self._query(
+            "SELECT child_program_id, MIN(attempt) FROM proposals "
+            "WHERE child_program_id IS NOT NULL GROUP BY child_program_id"
+        )
+        return {r[0]: r[1] for r in rows}
+
     def integrity_check(self) -> list[str]:
         """SQLite's integrity and foreign-key checks; an empty list when all is well."""
         problems = [r[0] for r in self._query("PRAGMA integrity_check") if r[0] != "ok"]

@@ -1,0 +1,17 @@
+"""`spark-jax serve`: a read-only, live browser view of run and benchmark directories.
+
+  reader   read-only (`mode=ro`) database access, run discovery, run status, path checks
+  data     the JSON the pages poll (numbers from `report.accounting`, `benchmark.stats`)
+  pages    the HTML shells; `static/app.js` fills them, as text, never as markup
+  app      the HTTP server (standard library, threading): routes, 403/404, headers
+
+Static files: `static/uplot.min.js` and `static/uplot.min.css` are uPlot (MIT, see
+`static/uplot.LICENSE`), vendored unchanged.
+
+May import: `benchmark`, `report`, `search` and everything below them.
+"""
+
+from spark_jax.serve.app import ServeServer, make_server
+from spark_jax.serve.reader import NotFound, OutsideRoot, Root, run_status
+
+__all__ = ["NotFound", "OutsideRoot", "Root", "ServeServer", "make_server", "run_status"]

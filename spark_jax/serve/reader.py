@@ -1,0 +1,186 @@
+"""Read-only access to the run and benchmark databases under the served root.
+
+Every connection is a SQLite `mode=ro` URI connection: the server never writes, never creates
+a journal, and reads a WAL database while its search writes it (each query sees the last
+committed state). Paths come from URLs and are resolved against the root: anything that
+resolves outside it is refused (`OutsideRoot`), anything without a database is `NotFound`.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sqlite3
+import time
+from typing import Any, Iterator, Sequence
+
+from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.search.queries import RunQueries
+from spark_jax.search.schema import RunDBError
+
+__all__ = [
+    "BENCHMARK_DB",
+    "RUN_DB",
+    "STALE_AFTER_S",
+    "NotFound",
+    "OutsideRoot",
+    "RunReader",
+    "Root",
+    "run_status",
+]
+
+RUN_DB = "run.db"
+BENCHMARK_DB = "benchmark.db"
+LOCK_NAME = "lock"
+# Without a lock file, a run with no finish mark and no write for this long is not running.
+STALE_AFTER_S = 900.0
+_MAX_DEPTH = 3
+
+
+class OutsideRoot(ValueError):
+    """A requested path that resolves outside the served root."""
+
+
+class NotFound(LookupError):
+    """A requested run, benchmark or record that does not exist."""
+
+
+class RunReader(RunQueries):
+    """The read queries of a run database over one read-only connection, all in one read
+    transaction: every query of a reader sees the same committed state (a WAL snapshot,
+    which never blocks the writer). Open one per request."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.path = path
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        try:
+            self._conn = sqlite3.connect(
+                uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("BEGIN")
+            self._conn.execute("SELECT version FROM schema_version").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RunDBError(f"run database {path} is unreadable: {exc}") from None
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self._conn.execute(sql, tuple(params)).fetchall()
+
+    def close(self) -> None:
+        self._conn.close()  # ends the read transaction
+
+    def __enter__(self) -> RunReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _started_at(pid: int) -> float | None:
+    """When process `pid` started (Linux /proc; None where unknown)."""
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(
+            float(line.split()[1])
+            for line in pathlib.Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + int(stat[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _holder_alive(lock: pathlib.Path) -> bool:
+    """The lock file's PID is alive and is the process that wrote it (not a reused PID:
+    it started before the file was last written)."""
+    try:
+        pid = int(lock.read_text(encoding="utf-8").split()[0])
+        written = lock.stat().st_mtime
+    except (OSError, ValueError, IndexError):
+        return False
+    if not _pid_alive(pid):
+        return False
+    started = _started_at(pid)
+    return started is None or started <= written + 2.0
+
+
+def run_status(run_dir: pathlib.Path, reader: RunReader, now: float | None = None) -> str:
+    """'finished' when the run recorded its end (run_meta `finished_at`); else 'running' when
+    the run directory's lock file names a live process (the one that wrote it), or, with no
+    lock file, when the
+    database was written within STALE_AFTER_S; else 'crashed-resumable' (resume it with
+    `spark-jax search --resume RUN_DIR`)."""
+    if reader.get_meta("finished_at") is not None:
+        return "finished"
+    lock = run_dir / LOCK_NAME
+    if lock.is_file():
+        return "running" if _holder_alive(lock) else "crashed-resumable"
+    last = reader.last_write_at() or reader.created_at() or 0.0
+    now = time.time() if now is None else now
+    return "running" if now - last < STALE_AFTER_S else "crashed-resumable"
+
+
+class Root:
+    """The served directory: a run directory, a benchmark directory, or a folder of them."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = pathlib.Path(path).resolve()
+        if not self.path.is_dir():
+            raise NotFound(f"{path}: not a directory")
+
+    def resolve(self, rel: str) -> pathlib.Path:
+        """The directory `rel` names under the root; OutsideRoot when it leaves the root."""
+        if "\x00" in rel or rel.startswith(("/", "\\")):
+            raise OutsideRoot(rel)
+        target = (self.path / rel).resolve()
+        if target != self.path and self.path not in target.parents:
+            raise OutsideRoot(rel)
+        return target
+
+    def rel(self, path: pathlib.Path) -> str:
+        rel = path.resolve().relative_to(self.path).as_posix()
+        return "" if rel == "." else rel
+
+    def _walk(self, name: str) -> Iterator[pathlib.Path]:
+        def walk(d: pathlib.Path, depth: int) -> Iterator[pathlib.Path]:
+            if (d / name).is_file():
+                yield d
+            if depth >= _MAX_DEPTH:
+                return
+            try:
+                children = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+            except OSError:
+                return
+            for child in children:
+                if not child.name.startswith("."):
+                    yield from walk(child, depth + 1)
+
+        yield from walk(self.path, 0)
+
+    def run_dirs(self) -> list[pathlib.Path]:
+        return list(self._walk(RUN_DB))
+
+    def benchmark_dirs(self) -> list[pathlib.Path]:
+        return list(self._walk(BENCHMARK_DB))
+
+    def open_run(self, rel: str) -> tuple[pathlib.Path, RunReader]:
+        run_dir = self.resolve(rel)
+        if not (run_dir / RUN_DB).is_file():
+            raise NotFound(f"no run at {rel!r}")
+        return run_dir, RunReader(run_dir / RUN_DB)
+
+    def open_benchmark(self, rel: str) -> BenchmarkDB:
+        bench_dir = self.resolve(rel)
+        if not (bench_dir / BENCHMARK_DB).is_file():
+            raise NotFound(f"no benchmark at {rel!r}")
+        return BenchmarkDB.open_readonly(bench_dir / BENCHMARK_DB)

@@ -1,0 +1,94 @@
+"""Run and benchmark directories built through the stores' own write APIs, for the serve
+tests: a run whose LLM answer carries markup, and a small benchmark."""
+
+from __future__ import annotations
+
+import pathlib
+
+import records
+
+from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram
+from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.search.rundb import RunDB
+
+HOSTILE_ANSWER = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2> done"
+HOSTILE_DIRECTIVE = "Use <b>gated</b> messages & keep 'shapes'"
+PARENT = "def f(x):\n    return x\n"
+CHILD = "def f(x):\n    return x * 2\n"
+DIFF = "--- parent\n+++ child\n@@ -1,2 +1,2 @@\n def f(x):\n-    return x\n+    return x * 2\n"
+
+
+def make_run(run_dir: pathlib.Path) -> pathlib.Path:
+    """A finished two-attempt run: attempt 0 feasible and scored, with an LLM call whose
+    answer and reasoning hold HTML; attempt 1 infeasible."""
+    meta = dict(
+        task="bfs",
+        preset="tiny",
+        editor="llm",
+        budget=2,
+        max_attempts=4,
+        config={"operator": {"mode": "spark", "factor_choice": "asr"}},
+    )
+    with RunDB.create(run_dir / "run.db", meta) as db:
+        seed_id = db.insert_program(PARENT)
+        db.record_evaluation(
+            seed_id, None, records.job(task="bfs", preset="tiny"), records.result(0.4)
+        )
+        call = records.call(
+            "sar",
+            response=HOSTILE_ANSWER,
+            reasoning="thinking </pre><script>alert(1)</script>",
+            backend="openai",
+            model="m1",
+            is_llm=True,
+        )
+        feasible = records.proposal(
+            0,
+            parent_id=seed_id,
+            child_source=CHILD,
+            directive=HOSTILE_DIRECTIVE,
+            calls=(call,),
+            feasibility=records.report(True, diff=DIFF),
+        )
+        child_id = db.record_proposal(feasible)
+        db.record_evaluation(
+            child_id,
+            0,
+            records.job("a0", task="bfs", preset="tiny", source=CHILD),
+            records.result(0.6, job_id="a0"),
+            archive_state={  # the search loop's snapshot shape, archive part only
+                "archive": {
+                    "config": {"feature_dimensions": ["ood_acc", "macs"], "feature_bins": 10},
+                    "records": [
+                        {"id": seed_id, "ood_acc": 0.4, "macs": 100},
+                        {"id": child_id, "ood_acc": 0.6, "macs": 100},
+                    ],
+                    "grids": [[[[4, 0], seed_id]], [[[6, 0], child_id]]],
+                    "islands": [[[seed_id, False, [4, 0]]], [[child_id, False, [6, 0]]]],
+                    "best_id": child_id,
+                }
+            },
+        )
+        db.record_proposal(records.proposal(1, "infeasible", parent_id=child_id))
+        db.set_meta("finished_at", 1.0)
+    return run_dir
+
+
+def make_benchmark(bench_dir: pathlib.Path) -> pathlib.Path:
+    programs = [
+        BenchmarkProgram("official:mpnn", "k1", PARENT, "official:mpnn", "official"),
+        BenchmarkProgram("mine", "k2", CHILD, "mine", "file mine.py"),
+    ]
+    spec = {"preset": "tiny", "tasks": ["bfs", "dfs"], "seeds": [0, 1], "baseline": "official:mpnn"}
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    with BenchmarkDB(bench_dir / "benchmark.db", create=True) as db:
+        db.store_plan(spec, programs)
+        for i, (p, task, seed) in enumerate(
+            (p, t, s) for p in programs for t in spec["tasks"] for s in spec["seeds"]
+        ):
+            job = BenchmarkJob(p, task, seed)
+            if i == 7:
+                db.record(job, records.replace(records.result(None, "timeout", job.job_id)))
+            else:
+                db.record(job, records.result(0.1 * (i + 1), job_id=job.job_id, task=task))
+    return bench_dir

@@ -1,0 +1,216 @@
+"""`spark-jax serve` over HTTP (no browser): the JSON the pages poll agrees with the report's
+accounting, paths outside the root are refused, LLM call records are shown through a
+whitelist, nothing is written, and the run status follows the finish mark and the lock."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import serve_fixtures
+
+from spark_jax.report.accounting import summarize
+from spark_jax.search.rundb import RunDB
+from spark_jax.serve import make_server, reader
+from spark_jax.serve.data import CALL_FIELDS
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("served")
+    serve_fixtures.make_run(root / "runs" / "r1")
+    serve_fixtures.make_benchmark(root / "bench")
+    (tmp_path_factory.mktemp("outside") / "run.db").write_text("not yours")
+    server = make_server(root, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, server
+    server.shutdown()
+    server.server_close()
+
+
+def _get(server, path: str, host: str | None = None) -> tuple[int, bytes, dict]:
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+    headers = {"Host": host} if host else {}
+    conn.request("GET", path, headers=headers)  # sent as is: no client-side normalization
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    return resp.status, body, dict(resp.getheaders())
+
+
+def _json(server, path: str):
+    status, body, _ = _get(server, path)
+    assert status == 200, (path, status, body[:300])
+    return json.loads(body)
+
+
+def test_runs_list_and_run_numbers_match_the_report(served):
+    root, server = served
+    listing = _json(server, "/api/runs")
+    (run,) = listing["runs"]
+    assert run["path"] == "runs/r1" and run["task"] == "bfs" and run["status"] == "finished"
+    assert run["method"] == "spark/asr" and run["evaluated"] == 1 and run["best_ood"] == 0.6
+    assert listing["benchmarks"][0]["path"] == "bench"
+    detail = _json(server, "/api/run?path=runs/r1")
+    with RunDB.open(root / "runs" / "r1" / "run.db") as db:
+        acc = summarize(db)
+    assert detail["valid_rate"] == acc.valid_rate == 0.5
+    assert detail["curves"]["best"] == list(acc.curves["best"]) == [0.4, 0.6, 0.6]
+    assert detail["curves"]["factor_counts"] == {"OPERATOR": [1, 2]}
+    assert detail["failures"] == [{"stage": "syntax", "type": "syntax_error", "count": 1}]
+    assert [p["attempt"] for p in detail["lineage"]] == [0, None]  # incumbent, then the seed
+    grids = detail["archive"]["islands"]
+    assert grids[1]["cells"][0]["attempt"] == 0 and grids[1]["cells"][0]["cell"] == [6, 0]
+
+
+def test_proposal_shows_whitelisted_call_fields_as_data(served):
+    _, server = served
+    data = _json(server, "/api/proposal?path=runs/r1&attempt=0")
+    (call,) = data["calls"]
+    assert set(call) == set(CALL_FIELDS) and "prompt_sha256" not in call
+    assert call["response"] == serve_fixtures.HOSTILE_ANSWER  # data, rendered as text
+    assert data["proposal"]["directive"] == serve_fixtures.HOSTILE_DIRECTIVE
+    assert data["diff"].endswith("+    return x * 2\n")
+    assert data["evaluation"]["ood_score"] == 0.6 and data["feasibility"]["feasible"]
+    assert _get(server, "/api/proposal?path=runs/r1&attempt=9")[0] == 404
+    assert _get(server, "/api/proposal?path=runs/r1&attempt=x")[0] == 404
+
+
+def test_pages_escape_the_path_and_forbid_inline_script(served):
+    _, server = served
+    status, body, headers = _get(server, "/run?path=runs/<script>x")
+    assert status == 200 and b"<script>x" not in body and b"&lt;script&gt;x" in body
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/run?path=../outside",
+        "/api/run?path=..",
+        "/api/run?path=/etc",
+        "/run?path=runs/../../x",
+        "/proposal?path=../../../etc&attempt=0",
+        "/api/benchmark?path=../bench",
+        "/static/../app.py",
+        "/static/..%2Fapp.py",
+        "/../../etc/passwd",
+    ],
+)
+def test_paths_outside_the_root_are_refused(served, path):
+    _, server = served
+    status, body, _ = _get(server, path)
+    assert status in (403, 404), (path, status)
+    assert b"not yours" not in body and b"import" not in body
+
+
+def test_missing_things_are_404_and_symlinks_out_are_403(served, tmp_path):
+    root, server = served
+    assert _get(server, "/api/run?path=nothing")[0] == 404
+    assert _get(server, "/static/secret.txt")[0] == 404
+    assert _get(server, "/nowhere")[0] == 404
+    link = root / "escape"
+    if not link.exists():
+        link.symlink_to(tmp_path, target_is_directory=True)
+    assert _get(server, "/api/run?path=escape")[0] == 403
+
+
+def test_foreign_host_header_is_refused(served):
+    _, server = served
+    assert _get(server, "/api/runs", host="evil.example:80")[0] == 403
+    assert _get(server, "/api/runs", host="localhost:1")[0] == 200
+
+
+def test_benchmark_table(served):
+    _, server = served
+    data = _json(server, "/api/benchmark?path=bench")
+    assert data["landed"] == 8 and data["expected"] == 8 and data["tasks"] == ["bfs", "dfs"]
+    mine = data["table"][1]
+    assert mine["label"] == "mine" and mine["cells"][1] == {
+        "n": 1,
+        "mean": pytest.approx(70.0),
+        "std": 0.0,
+        "failed": 1,
+    }
+    assert data["comparison"][0]["program"] == "mine" and data["failures"][0]["seed"] == 1
+
+
+def test_serving_writes_nothing(served):
+    root, server = served
+    db = root / "runs" / "r1" / "run.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for path in ("/api/runs", "/api/run?path=runs/r1", "/api/proposal?path=runs/r1&attempt=1"):
+        _json(server, path)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    with pytest.raises(Exception, match="readonly|read-only"):
+        reader.RunReader(db)._conn.execute("DELETE FROM run_meta")
+
+
+def test_run_status_from_finish_mark_lock_and_heartbeat(tmp_path):
+    run_dir = tmp_path / "r"
+    with RunDB.create(run_dir / "run.db", {"task": "bfs"}) as db:
+        db.record_proposal(serve_fixtures.records.proposal(0, "failed"))
+    with reader.RunReader(run_dir / "run.db") as r:
+        last = r.last_write_at()
+        assert reader.run_status(run_dir, r, now=last + 1) == "running"
+        assert reader.run_status(run_dir, r, now=last + 10_000) == "crashed-resumable"
+        (run_dir / "lock").write_text(f"{os.getpid()}\n")
+        assert reader.run_status(run_dir, r, now=last + 10_000) == "running"
+        dead = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+        )
+        (run_dir / "lock").write_text(dead.stdout)
+        assert reader.run_status(run_dir, r, now=last + 1) == "crashed-resumable"
+        lock = run_dir / "lock"  # a live PID that started after the lock was written: reused
+        lock.write_text(f"{os.getpid()}\n")
+        os.utime(lock, (1.0, 1.0))
+        assert reader.run_status(run_dir, r, now=last + 1) == "crashed-resumable"
+    with RunDB.open(run_dir / "run.db") as db:
+        db.set_meta("finished_at", 5.0)
+    with reader.RunReader(run_dir / "run.db") as r:
+        assert reader.run_status(run_dir, r) == "finished"
+
+
+def test_cli_prints_the_url_of_a_free_port(served):
+    root, _ = served
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", "serve", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert "read-only" in line and "http://127.0.0.1:" in line, line
+        port = int(line.rsplit(":", 1)[1].strip(" /\n"))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/runs")
+        assert json.loads(conn.getresponse().read())["runs"][0]["path"] == "runs/r1"
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_cli_usage_errors(tmp_path, capsys):
+    from spark_jax import cli
+
+    assert cli.main(["serve", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["serve", str(tmp_path / "file")]) == 2
+    assert cli.main(["serve", str(tmp_path), "--host", "203.0.113.1"]) == 2  # not ours
+    assert "cannot listen" in capsys.readouterr().err
+
+
+def test_compare_page_is_a_marked_placeholder(served):
+    _, server = served
+    status, body, _ = _get(server, "/compare")
+    assert status == 200 and b'data-page="compare"' in body

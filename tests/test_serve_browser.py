@@ -1,0 +1,207 @@
+"""`spark-jax serve` in a real headless browser: Playwright driving the OS's Chromium package
+(Debian's `chromium`, `apt-get install -y chromium`; never a browser download) against a run
+directory that a tiny search (configs/tiny.yaml, offline editor) is writing.
+
+Skipped, with the reason, when Playwright or /usr/bin/chromium (or $SPARK_JAX_CHROMIUM) is
+missing. With $SPARK_JAX_SCREENSHOTS set, full-page screenshots are written there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+import serve_fixtures
+
+from spark_jax.serve import make_server
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("SPARK_JAX_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SEARCH_WAIT_MS = 600_000  # a guard for a slow machine, not a timing check
+
+playwright_sync = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
+)
+if not os.access(CHROMIUM, os.X_OK):
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: install the OS package (apt-get install -y chromium) "
+        "or point SPARK_JAX_CHROMIUM at one",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    serve_fixtures.make_run(root / "fixed")
+    serve_fixtures.make_benchmark(root / "bench")
+    return root
+
+
+@pytest.fixture(scope="module")
+def search(root):
+    """A tiny search writing root/live, in its own process group (ended with it)."""
+    log = (root / "search.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", "search", "--config", "configs/tiny.yaml"]
+        + ["--run-dir", str(root / "live"), "--no-progress"],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    yield proc
+    # Its workers run in sessions of their own: note them before stopping the search, and
+    # end any that outlive it (by id), so that no process of this test is left behind.
+    workers = _descendants(proc.pid)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # the search's own clean stop: it shuts its workers
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    log.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living descendant of `pid` (Linux /proc)."""
+    parents = {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    out, frontier = [], [pid]
+    while frontier:
+        kids = [c for c, p in parents.items() if p in frontier]
+        out += kids
+        frontier = kids
+    return out
+
+
+@pytest.fixture(scope="module")
+def base(root, search):
+    server = make_server(root, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_sync.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
+
+
+def _shot(page, name: str) -> None:
+    out = os.environ.get("SPARK_JAX_SCREENSHOTS")
+    if out:
+        pathlib.Path(out).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(pathlib.Path(out) / f"{name}.png"), full_page=True)
+
+
+def test_llm_answer_with_markup_is_shown_as_text(base, page):
+    page.goto(base + "proposal?path=fixed&attempt=0")
+    answer = page.locator("pre.response")
+    answer.wait_for()
+    assert answer.inner_text() == serve_fixtures.HOSTILE_ANSWER
+    assert page.locator("#directive").inner_text() == serve_fixtures.HOSTILE_DIRECTIVE
+    assert page.evaluate("window.__pwned") is None  # neither the <script> nor onerror ran
+    assert page.locator("script").count() == 2  # the page's own two, nothing injected
+    assert page.locator("main img, main b").count() == 0
+    page.locator("details", has_text="reasoning").locator("summary").click()
+    assert "<script>alert(1)</script>" in page.locator("details[open] pre").inner_text()
+    _shot(page, "proposal-hostile-llm-answer")
+
+
+def test_paths_outside_the_root_are_refused(base, page):
+    resp = page.goto(base + "run?path=../..")
+    assert resp.status == 403 and "outside the served root" in page.inner_text("body")
+    _shot(page, "refused-path")
+    assert page.request.get(base + "api/run?path=..%2F..%2Fetc").status == 403
+    assert page.request.get(base + "api/proposal?path=fixed/../..&attempt=0").status == 403
+    assert page.goto(base + "static/../../../etc/passwd").status == 404  # normalized by the browser
+
+
+def test_benchmark_table_page(base, page):
+    page.goto(base + "benchmark?path=bench")
+    page.get_by_text("OOD accuracy (%) by task").wait_for()
+    row = page.locator("tr", has_text="mine").first
+    assert "70.00 (1 failed)" in row.inner_text()
+    _shot(page, "benchmark-table")
+
+
+def test_runs_list_shows_the_live_run(base, page, search):
+    page.goto(base)
+    live_row = page.locator("table.runs tr", has_text="live")
+    live_row.wait_for(timeout=SEARCH_WAIT_MS)  # listed once the search created its database
+    assert "bfs" in live_row.inner_text() and "tiny" in live_row.inner_text()
+    assert "fixed" in page.locator("table.runs").inner_text()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('table.runs tr')].some("
+        "r => r.innerText.includes('live') && r.innerText.includes('running'))"
+    )
+    _shot(page, "runs-list")
+
+
+def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search):
+    page.goto(base + "run?path=live")
+    chart = page.locator("#c-best")
+    chart.locator("canvas").wait_for()
+    before = int(chart.get_attribute("data-points"))
+    assert search.poll() is None, "the search ended before the page was open"
+    page.wait_for_function(
+        "n => +document.getElementById('c-best').dataset.points > n",
+        arg=before,
+        timeout=SEARCH_WAIT_MS,
+    )  # no reload: the page polls
+    after = int(chart.get_attribute("data-points"))
+    assert after > before
+    page.get_by_text("best OOD so far vs attempt").wait_for()
+    _shot(page, "run-live")
+
+
+def test_proposal_page_shows_diff_and_directive(base, page, search):
+    page.goto(base + "run?path=live")
+    page.locator("#attempts a", has_text="#0").wait_for(timeout=SEARCH_WAIT_MS)
+    page.locator("#attempts a", has_text="#0").click()
+    page.wait_for_url("**/proposal?**attempt=0")
+    page.locator("#diff pre").wait_for()
+    diff = page.locator("#diff pre").inner_text()
+    assert diff.startswith("--- parent\n+++ child") and "\n+" in diff
+    assert page.locator("#diff .add").count() >= 1
+    directive = page.locator("#directive").inner_text()
+    assert directive and directive != "(none)"
+    assert page.get_by_text("Feasibility report").count() == 1
+    _shot(page, "proposal-live-diff")
