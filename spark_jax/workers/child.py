@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
+import threading
 import time
 from typing import Any, Callable
 
 from spark_jax.workers.frames import read_frame, write_frame
+from spark_jax.workers.supervisor import PARENT_PID_VAR
 
 __all__ = ["Send", "serve"]
 
@@ -40,6 +43,7 @@ def serve(
     os.dup2(devnull, 0)
     os.dup2(2 if stdout_to_stderr else devnull, 1)
     faulthandler.enable()
+    _exit_with_parent()
 
     def send(message: dict[str, Any]) -> None:
         write_frame(proto_out, message)
@@ -52,3 +56,28 @@ def serve(
         if request is None or request.get("type") == "exit":
             return 0
         handle(request, send)
+
+
+def _exit_with_parent(poll_s: float = 0.5) -> None:
+    """Kills this process group once the parent that started us is gone (kill -9 included).
+
+    A daemon thread watches the parent PID: when we are reparented the group (this worker
+    and anything it spawned) is killed; a parent that died before we started (`PARENT_PID_VAR`
+    names it, our parent is already init) too. Polling works on every POSIX system; Linux's
+    parent-death signal would fire when the spawning *thread* exits, which is too early for
+    workers started from short-lived threads.
+    """
+    expected = os.environ.get(PARENT_PID_VAR, "")
+    parent = os.getppid()
+    orphaned = parent == 1 and expected.isdigit() and int(expected) != 1
+
+    def watch() -> None:
+        while not orphaned and os.getppid() == parent:
+            time.sleep(poll_s)
+        try:
+            if os.getpgid(0) == os.getpid():  # we lead our own group: take it all down
+                os.killpg(os.getpid(), signal.SIGKILL)
+        finally:
+            os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -30,6 +31,9 @@ from spark_jax.util import resources
 from spark_jax.workers.frames import FrameEOF, FrameTimeout, encode_frame, read_frame_from
 
 __all__ = [
+    "PARENT_PID_VAR",
+    "register_secret_env",
+    "scrubbed_env",
     "KINDS",
     "MEMORY_MARKERS",
     "ChildFailed",
@@ -92,14 +96,42 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+PARENT_PID_VAR = "SPARK_JAX_PARENT_PID"
+# Variable names that hold credentials: API keys, tokens, secrets, cloud logins.
+_SECRET_NAME = re.compile(
+    r"(API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|SESSION_?KEY"
+    r"|AUTH|COOKIE|^OPENAI_|^ANTHROPIC_|^AWS_|^AZURE_|^GH_|^GITHUB_|^HUGGING_?FACE)",
+    re.IGNORECASE,
+)
+_EXTRA_SECRET_NAMES: set[str] = set()
+
+
+def register_secret_env(name: str) -> None:
+    """Adds a variable name (e.g. a config's `api_key_env`) to those `scrubbed_env` drops."""
+    _EXTRA_SECRET_NAMES.add(name)
+
+
+def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without credential variables (API keys, tokens, passwords, cloud logins,
+    and the names given to `register_secret_env`)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in _EXTRA_SECRET_NAMES and not _SECRET_NAME.search(k)
+    }
+
+
 def python_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment for a `python -m spark_jax....` child, plus `overrides`.
 
     PYTHONPATH starts with the directory holding this spark_jax (the child imports the same
-    code), bytecode is not written, TF_CPP_MIN_LOG_LEVEL defaults to 3.
+    code), bytecode is not written, TF_CPP_MIN_LOG_LEVEL defaults to 3. Credentials are
+    left out (`scrubbed_env`): children run candidate programs. The child learns our PID
+    (`PARENT_PID_VAR`) so that it can exit when we die.
     """
-    env = dict(os.environ)
+    env = scrubbed_env(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env[PARENT_PID_VAR] = str(os.getpid())
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(resources.package_root())] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
