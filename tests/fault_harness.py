@@ -13,7 +13,6 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import os
 import pathlib
 import sys
 import threading
@@ -98,7 +97,14 @@ def summary(run_dir) -> dict:
 
     with RunDB.open(pathlib.Path(run_dir) / "run.db") as db:
         proposals = [
-            (p.attempt, p.status, p.island, p.parent_id, p.factor, db.program_id(p.child_source or ""))
+            (
+                p.attempt,
+                p.status,
+                p.island,
+                p.parent_id,
+                p.factor,
+                db.program_id(p.child_source or ""),
+            )
             for p in db.proposals()
         ]
         evaluations = sorted(
@@ -113,8 +119,13 @@ def summary(run_dir) -> dict:
         calls = [(c["attempt"], c["role"], c["prompt_sha256"]) for c in db.llm_calls()]
         archive = json.dumps(db.latest_archive_snapshot()[1]["archive"], sort_keys=True)
         finished = db.get_meta("finished_at") is not None
-    return dict(proposals=proposals, evaluations=evaluations, calls=calls, archive=archive,
-                finished=finished)
+    return dict(
+        proposals=proposals,
+        evaluations=evaluations,
+        calls=calls,
+        archive=archive,
+        finished=finished,
+    )
 
 
 def _search_cli(run_dir: str, resume: bool, eval_s: float) -> int:
@@ -131,8 +142,11 @@ def _search_cli(run_dir: str, resume: bool, eval_s: float) -> int:
     import spark_jax.report.tables as tables
 
     tables.write_report = lambda run_dir: None  # no report: the harness has no real scores
-    argv = ["search", "--resume", run_dir] if resume else ["search", "--config", str(TINY),
-                                                           "--run-dir", run_dir]
+    argv = (
+        ["search", "--resume", run_dir]
+        if resume
+        else ["search", "--config", str(TINY), "--run-dir", run_dir]
+    )
     return cli.main([*argv, "--no-progress"])
 
 
@@ -140,7 +154,11 @@ def _orphan() -> None:
     from spark_jax import workers
 
     child = workers.ChildProcess(
-        [sys.executable, "-c", "from spark_jax.workers.child import serve; serve(lambda r, s: None)"],
+        [
+            sys.executable,
+            "-c",
+            "from spark_jax.workers.child import serve; serve(lambda r, s: None)",
+        ],
         env=workers.python_env(),
     )
     child.wait_ready(time.monotonic() + 60)

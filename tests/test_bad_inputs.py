@@ -13,7 +13,9 @@ from spark_jax import cli
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MPNN = ROOT / "processors" / "mpnn.py"
 BASE = "task: bfs\npreset: tiny\nseed_program: {seed}\n"
-LLM = "editor: {{kind: llm, llm: {{kind: openai, base_url: http://127.0.0.1:9/v1, model: m, {}}}}}\n"
+LLM = (
+    "editor: {{kind: llm, llm: {{kind: openai, base_url: http://127.0.0.1:9/v1, model: m, {}}}}}\n"
+)
 
 # (id, config text (None: no --config), expected words in the error line)
 CASES = [
@@ -94,7 +96,9 @@ def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, capsys, case):
     lines = text.splitlines()
     keys = {line.split(":")[0] for line in lines}
     base = "".join(
-        line + "\n" for line in BASE.format(seed=MPNN).splitlines() if line.split(":")[0] not in keys
+        line + "\n"
+        for line in BASE.format(seed=MPNN).splitlines()
+        if line.split(":")[0] not in keys
     )
     config = text + "\n" if text.startswith("-") else base + text + "\n"
     code, run_dir = _search(tmp_path, config)

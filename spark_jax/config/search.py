@@ -15,7 +15,8 @@ Example (every key optional):
     budget: 4                           # evaluated candidates, the seed included
     max_attempts: 12                    # proposals, feasible or not
     editor: {kind: llm, llm: {kind: openai, base_url: http://127.0.0.1:8000/v1,
-             model: qwen3, api_key_env: OPENAI_API_KEY}, record: calls.jsonl}
+             model: qwen3, api_key_env: OPENAI_API_KEY}, record: calls.jsonl,
+             max_consecutive_failures: 5, preflight: true}
     operator: {mode: spark, factor_choice: asr, use_rc: true, asr_retries: 3}
     archive: {num_islands: 5, population_size: 100, archive_size: 100}
     executor: {kind: local, num_workers: 1, in_flight: 1, timeout_s: 3600}
