@@ -247,3 +247,12 @@ def test_empty_and_corrupt_databases_are_one_line_errors(tmp_path):
 def test_search_error_types():
     assert issubclass(loop.SearchUsageError, loop.SearchError)
     assert issubclass(loop.EditorFailing, loop.SearchError)
+
+
+def test_resume_refuses_a_config_that_disagrees_with_the_database(tmp_path):
+    run_dir = tmp_path / "run"
+    harness.run(run_dir, max_attempts=2)
+    with pytest.raises(loop.SearchUsageError, match="differs from the config stored"):
+        harness.run(run_dir, resume=True, max_attempts=3)
+    with RunDB.open(run_dir / "run.db") as db:
+        assert db.attempt_count() == 2

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from spark_jax import workers
+from spark_jax.config import search as search_config
 from spark_jax.config.search import SearchConfig
 from spark_jax.operator.editors import Editor, make_editor
 from spark_jax.program import regions
@@ -105,6 +106,10 @@ def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path)
     def canonical(d: Any) -> str:
         return json.dumps(d, sort_keys=True, default=str)
 
+    try:  # Read back with today's defaults: keys added since the run began do not differ.
+        stored = search_config.from_dict(stored).to_dict()
+    except (search_config.ConfigError, TypeError, ValueError):
+        pass
     if canonical(stored) != canonical(cfg.to_dict()):
         raise SearchUsageError(
             f"{config_path} differs from the config stored in {db.path} when the run "
