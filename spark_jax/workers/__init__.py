@@ -24,7 +24,7 @@ from spark_jax.workers.frames import (
 from spark_jax.workers.supervisor import (
     KINDS,
     MEMORY_MARKERS,
-    PARENT_PID_VAR,
+    PARENT_DEATH_FD_VAR,
     ChildFailed,
     ChildProcess,
     Failure,
@@ -43,7 +43,7 @@ __all__ = [
     "HEADER",
     "KINDS",
     "MEMORY_MARKERS",
-    "PARENT_PID_VAR",
+    "PARENT_DEATH_FD_VAR",
     "ChildFailed",
     "ChildProcess",
     "Failure",

@@ -10,14 +10,15 @@ each request to `handle` until EOF or {'type': 'exit'}. Standard library only.
 from __future__ import annotations
 
 import faulthandler
+import fcntl
 import os
+import select
 import signal
-import threading
 import time
 from typing import Any, Callable
 
 from spark_jax.workers.frames import read_frame, write_frame
-from spark_jax.workers.supervisor import PARENT_PID_VAR
+from spark_jax.workers.supervisor import PARENT_DEATH_FD_VAR
 
 __all__ = ["Send", "serve"]
 
@@ -58,26 +59,18 @@ def serve(
         handle(request, send)
 
 
-def _exit_with_parent(poll_s: float = 0.5) -> None:
-    """Kills this process group once the parent that started us is gone (kill -9 included).
-
-    A daemon thread watches the parent PID: when we are reparented the group (this worker
-    and anything it spawned) is killed; a parent that died before we started (`PARENT_PID_VAR`
-    names it, our parent is already init) too. Polling works on every POSIX system; Linux's
-    parent-death signal would fire when the spawning *thread* exits, which is too early for
-    workers started from short-lived threads.
-    """
-    expected = os.environ.get(PARENT_PID_VAR, "")
-    parent = os.getppid()
-    orphaned = parent == 1 and expected.isdigit() and int(expected) != 1
-
-    def watch() -> None:
-        while not orphaned and os.getppid() == parent:
-            time.sleep(poll_s)
-        try:
-            if os.getpgid(0) == os.getpid():  # we lead our own group: take it all down
-                os.killpg(os.getpid(), signal.SIGKILL)
-        finally:
-            os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+def _exit_with_parent() -> None:
+    """Dies with the parent, however it dies (kill -9 included), even in the middle of
+    compiled code: the pipe end in `PARENT_DEATH_FD_VAR` gets SIGIO when its only writer,
+    the parent, is gone, and SIGIO's default action ends the process. No thread and no
+    polling (Linux's parent-death signal would fire when the spawning *thread* exits, too
+    early for workers started from short-lived threads)."""
+    value = os.environ.pop(PARENT_DEATH_FD_VAR, "")
+    if not value.isdigit():
+        return
+    fd = int(value)
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
+    if select.select([fd], [], [], 0)[0]:  # Already hung up: the parent died before we got here.
+        os._exit(1)
