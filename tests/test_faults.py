@@ -256,3 +256,42 @@ def test_resume_refuses_a_config_that_disagrees_with_the_database(tmp_path):
         harness.run(run_dir, resume=True, max_attempts=3)
     with RunDB.open(run_dir / "run.db") as db:
         assert db.attempt_count() == 2
+
+
+@pytest.mark.slow
+def test_kill9_real_search_at_random_moments(tmp_path):
+    """The real `spark-jax search` on configs/tiny.yaml (training, sandbox, workers), killed
+    with SIGKILL at random moments after its database exists; each resume must equal an
+    uninterrupted run. SPARK_JAX_FAULT_TRIALS sets the number of trials (default 10)."""
+    trials = int(os.environ.get("SPARK_JAX_FAULT_TRIALS", "10"))
+    seed = int(os.environ.get("SPARK_JAX_FAULT_SEED", time.time_ns() % 10_000))
+    rng = random.Random(seed)
+    argv = [sys.executable, "-m", "spark_jax.cli", "search", "--no-progress"]
+    tiny = ["--config", str(harness.TINY)]
+
+    def search(*args: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [*argv, *args],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    begin = time.monotonic()
+    ref = search(*tiny, "--run-dir", str(tmp_path / "reference"))
+    assert ref.wait() == 0
+    span = time.monotonic() - begin
+    expected = harness.summary(tmp_path / "reference")
+    mid_run = 0
+    for trial in range(trials):
+        run_dir = tmp_path / f"trial{trial}"
+        proc = search(*tiny, "--run-dir", str(run_dir))
+        assert _wait_for((run_dir / "run.db").exists, proc, limit_s=600)
+        time.sleep(rng.uniform(0.0, span * 0.8))
+        mid_run += proc.poll() is None
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert search("--resume", str(run_dir)).wait() == 0
+        assert harness.summary(run_dir) == expected, f"trial {trial} (seed {seed})"
+    print(f"\nreal kill -9 trials (seed {seed}): {trials} equal, {mid_run} killed mid-run")
