@@ -146,3 +146,18 @@ def test_endpoint_blip_is_retried_and_recorded(tmp_path):
         assert db.get_meta("finished_at") is not None
         assert [c["attempts"] for c in calls].count(2) == 1
         assert all(c["ok"] for c in calls)
+
+
+@pytest.mark.parametrize(
+    "error,code",
+    [(loop.EditorFailing("the LLM editor produced no program"), 1), (loop.SearchError("x"), 1)],
+)
+def test_cli_exit_codes_of_search_stops(monkeypatch, tmp_path, capsys, error, code):
+    def stop(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(loop, "run_search", stop)
+    argv = ["search", "--config", str(harness.TINY), "--run-dir", str(tmp_path / "r")]
+    assert cli.main([*argv, "--no-progress"]) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {error}"]

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from spark_jax.cli.progress import search_progress
     from spark_jax.report import tables
     from spark_jax.search import loop
+    from spark_jax.search.rundb import RunDBError
 
     argv = getattr(args, "argv", None)
     command = ["spark-jax", *(sys.argv[1:] if argv is None else argv)]
@@ -85,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
         return _interrupted(received[0] if received else signal.SIGINT, run_dir)
     except loop.SearchUsageError as e:
         return fail(str(e), EXIT_USAGE)
-    except loop.SearchError as e:
-        return fail(str(e), EXIT_FAILED)
+    except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
+        return fail(" ".join(str(e).split()), EXIT_FAILED)
     verdict = (
         "beats"
         if result.best_ood > result.seed_ood
