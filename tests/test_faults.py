@@ -8,6 +8,7 @@ the real `spark-jax search` on configs/tiny.yaml.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import random
@@ -77,7 +78,8 @@ def _kill9_trials(reference, tmp_path, trials: int, seed: int) -> dict[str, int]
         assert _wait_for(db.exists, proc), proc.communicate()
         time.sleep(rng.uniform(0.0, 1.5))
         finished = proc.poll() is not None
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it may have finished and exited
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         counts["trials"] += 1
         counts["finished_before_kill" if finished else "killed_mid_run"] += 1
@@ -290,7 +292,8 @@ def test_kill9_real_search_at_random_moments(tmp_path):
         assert _wait_for((run_dir / "run.db").exists, proc, limit_s=600)
         time.sleep(rng.uniform(0.0, span * 0.8))
         mid_run += proc.poll() is None
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it may have finished and exited
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         assert search("--resume", str(run_dir)).wait() == 0
         assert harness.summary(run_dir) == expected, f"trial {trial} (seed {seed})"
