@@ -2,17 +2,23 @@
 run or continue a SPARK search, then write its report. With no arguments: the embedded
 default config (see `spark_jax.config.search`).
 
-Exit codes: 0 the search finished, 1 it failed (`SearchError`), 2 usage error.
+Exit codes: 0 the search finished, 1 it failed (`SearchError`, e.g. the LLM editor kept
+failing), 2 usage error (nothing written), 130 / 143 stopped by SIGINT / SIGTERM: what had
+finished is kept and `--resume` continues (the evaluation that was running is abandoned and
+runs again on resume).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import pathlib
+import signal
 import sys
 import time
+from typing import Iterator
 
-from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, fail
 
 __all__ = ["add_parser", "run"]
 
@@ -65,16 +71,23 @@ def run(args: argparse.Namespace) -> int:
     from spark_jax.cli.progress import search_progress
     from spark_jax.report import tables
     from spark_jax.search import loop
+    from spark_jax.search.rundb import RunDBError
 
     argv = getattr(args, "argv", None)
     command = ["spark-jax", *(sys.argv[1:] if argv is None else argv)]
+    received: list[int] = []
     try:
-        with search_progress(cfg.budget, enabled=not args.no_progress) as on_progress:
-            result = loop.run_search(
-                cfg, run_dir, resume=bool(args.resume), command=command, on_progress=on_progress
-            )
-    except loop.SearchError as e:
-        return fail(str(e), EXIT_FAILED)
+        with _terminate_as_interrupt(received):
+            with search_progress(cfg.budget, enabled=not args.no_progress) as on_progress:
+                result = loop.run_search(
+                    cfg, run_dir, resume=bool(args.resume), command=command, on_progress=on_progress
+                )
+    except KeyboardInterrupt:
+        return _interrupted(received[0] if received else signal.SIGINT, run_dir)
+    except loop.SearchUsageError as e:
+        return fail(str(e), EXIT_USAGE)
+    except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
+        return fail(" ".join(str(e).split()), EXIT_FAILED)
     verdict = (
         "beats"
         if result.best_ood > result.seed_ood
@@ -90,3 +103,38 @@ def run(args: argparse.Namespace) -> int:
     tables.write_report(run_dir)
     print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt(received: list[int]) -> Iterator[None]:
+    """Within the block SIGTERM stops the search as Ctrl-C does (noted in `received`)."""
+
+    def on_signal(signum, frame):
+        received.append(signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one stop; cleanup is not interrupted
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_signal)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(signum: int, run_dir: str) -> int:
+    """The one line printed on SIGINT / SIGTERM; returns 128 + the signal number."""
+    name = signal.Signals(signum).name
+    db = pathlib.Path(run_dir) / "run.db"
+    if db.is_file():
+        print(
+            f"stopped by {name}: finished work is saved in {run_dir}; "
+            f"resume with: spark-jax search --resume {run_dir}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"stopped by {name} before the run started; nothing was written", file=sys.stderr)
+    return 128 + int(signum)

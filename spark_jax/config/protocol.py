@@ -169,7 +169,7 @@ def get_preset(name: str) -> ProtocolConfig:
     """Returns a preset by name; raises ConfigError naming the known presets."""
     try:
         return PRESETS[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise ConfigError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}") from None
 
 
@@ -195,12 +195,17 @@ def from_dict(values: Mapping[str, Any], base: ProtocolConfig | None = None) -> 
             ) from None
     for key, value in merged.items():
         f = fields[key]
-        if f.type in ("int", "float", "bool") and not _type_ok(f.type, value):
+        type_name = f.type.removesuffix(" | None")
+        if value is None and type_name != f.type:
+            continue
+        if type_name in ("int", "float", "bool", "str") and not _type_ok(type_name, value):
             raise ConfigError(f"protocol.{key}: expected {f.type}, got {value!r}")
     return ProtocolConfig(**merged)
 
 
 def _type_ok(type_name: str, value: Any) -> bool:
+    if type_name == "str":
+        return isinstance(value, str)
     if type_name == "bool":
         return isinstance(value, bool)
     if type_name == "int":

@@ -15,7 +15,8 @@ Example (every key optional):
     budget: 4                           # evaluated candidates, the seed included
     max_attempts: 12                    # proposals, feasible or not
     editor: {kind: llm, llm: {kind: openai, base_url: http://127.0.0.1:8000/v1,
-             model: qwen3, api_key_env: OPENAI_API_KEY}, record: calls.jsonl}
+             model: qwen3, api_key_env: OPENAI_API_KEY}, record: calls.jsonl,
+             max_consecutive_failures: 5, preflight: true}
     operator: {mode: spark, factor_choice: asr, use_rc: true, asr_retries: 3}
     archive: {num_islands: 5, population_size: 100, archive_size: 100}
     executor: {kind: local, num_workers: 1, in_flight: 1, timeout_s: 3600}
@@ -220,11 +221,17 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     except TaskError as e:
         raise ConfigError(f"search.task: {e}") from None
     preset = values.get("preset", "smoke")
-    base = protocol_lib.get_preset(preset)
     overrides = values.get("protocol") or {}
     if not isinstance(overrides, Mapping):
         raise ConfigError("search.protocol: expected a mapping of preset overrides")
-    protocol = protocol_lib.from_dict(dict(overrides), base=base) if overrides else base
+    try:
+        base = protocol_lib.get_preset(preset)
+    except ConfigError as e:
+        raise ConfigError(f"search.preset: {e}") from None
+    try:
+        protocol = protocol_lib.from_dict(dict(overrides), base=base) if overrides else base
+    except ConfigError as e:
+        raise ConfigError(f"search.{e}") from None
     seed = _int("search.seed", values.get("seed", 0), 0)
     return SearchConfig(
         task=task,
@@ -249,10 +256,26 @@ def load(path: str | pathlib.Path) -> SearchConfig:
     if not p.is_file():
         raise ConfigError(f"config file not found: {p}")
     try:
-        values = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML: {e}") from None
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not a text file (not UTF-8): expected a YAML mapping") from None
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read: {e.strerror or e}") from None
+    if "\x00" in text:
+        raise ConfigError(f"{p}: not a text file (NUL bytes): expected a YAML mapping")
     try:
-        return from_dict(values or {})
+        values = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        problem = getattr(e, "problem", None) or type(e).__name__
+        raise ConfigError(f"{p}: not valid YAML{at}: {problem}") from None
+    if values is None:
+        raise ConfigError(
+            f"{p}: the config file is empty; give at least one key (e.g. `task: dfs`), or run "
+            "`spark-jax search` without --config for the embedded default"
+        )
+    try:
+        return from_dict(values)
     except ConfigError as e:
         raise ConfigError(f"{p}: {e}") from None

@@ -12,10 +12,17 @@ module imports no stage code.
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 from typing import Any, Mapping
 
+from spark_jax.config.checks import check_number as _check_number
+from spark_jax.config.llm import (
+    LLM_CONFIGS,
+    CommandLLMConfig,
+    OpenAILLMConfig,
+    check_prices,
+    llm_config_from_dict,
+)
 from spark_jax.config.protocol import ConfigError
 
 __all__ = [
@@ -41,32 +48,6 @@ FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
 MODES = ("spark", "rewrite")
 EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
-
-
-def _check_number(
-    path: str,
-    value: Any,
-    *,
-    minimum: float | None = None,
-    positive: bool = False,
-    optional: bool = False,
-    integer: bool = False,
-) -> None:
-    """Raises ConfigError unless `value` is a number (an int if `integer`) in range."""
-    if value is None and optional:
-        return
-    kind = numbers.Integral if integer else numbers.Real
-    what = "an integer" if integer else "a number"
-    if (
-        not isinstance(value, kind)
-        or isinstance(value, bool)
-        or (not integer and not math.isfinite(value))
-    ):
-        raise ConfigError(f"{path}: must be {what}{' or null' if optional else ''} (got {value!r})")
-    if positive and not value > 0:
-        raise ConfigError(f"{path}: must be > 0 (got {value!r})")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{path}: must be >= {minimum} (got {value!r})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,10 +114,16 @@ class ArchiveConfig:
                 bins.get(dim) if isinstance(bins, dict) else bins,
                 1,
             )
+        for key in ("migration_rate", "exploration_ratio", "exploitation_ratio"):
+            _check_number(f"ArchiveConfig.{key}", getattr(self, key))
         for key in ("ood_acc_range", "macs_range"):
             value = getattr(self, key)
             if value is not None:
-                if len(value) != 2 or not float(value[0]) < float(value[1]):
+                pair = isinstance(value, (list, tuple)) and len(value) == 2
+                if pair:
+                    for v in value:
+                        _check_number(f"ArchiveConfig.{key}", v)
+                if not pair or not float(value[0]) < float(value[1]):
                     raise ValueError(
                         f"ArchiveConfig.{key}: must be None or (low, high) with "
                         f"low < high (got {value!r})"
@@ -213,6 +200,10 @@ class OperatorConfig:
                 f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
                 f"(got {self.factor_choice!r})"
             )
+        if not isinstance(self.use_rc, bool):
+            raise OperatorConfigError(
+                f"operator.use_rc: must be true or false (got {self.use_rc!r})"
+            )
         for key in ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
                 raise OperatorConfigError(
@@ -235,111 +226,6 @@ class OperatorConfig:
         return f"{scope} RC+SAR" if self.use_rc else f"{scope} SAR"
 
 
-DEFAULT_MAX_TOKENS = 16384
-PRICE_KEYS = ("prompt_per_mtok", "completion_per_mtok")
-
-
-def check_prices(prices: Any) -> None:
-    """Raises ConfigError unless `prices` maps model names to {prompt_per_mtok,
-    completion_per_mtok} (prices per million tokens, >= 0)."""
-    if not isinstance(prices, Mapping):
-        raise ConfigError(f"prices: must map model names to {PRICE_KEYS} (got {prices!r})")
-    for model, entry in prices.items():
-        if not isinstance(entry, Mapping) or set(entry) != set(PRICE_KEYS):
-            raise ConfigError(
-                f"prices.{model}: must be a mapping with exactly {', '.join(PRICE_KEYS)} "
-                f"(got {entry!r})"
-            )
-        for key in PRICE_KEYS:
-            _check_number(f"prices.{model}.{key}", entry[key], minimum=0.0)
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenAILLMConfig:
-    """An OpenAI-compatible `/v1/chat/completions` endpoint (vLLM, Ollama, llama.cpp, ...).
-
-    The API key is read from the environment variable `api_key_env` (never stored); null
-    means no authentication. `temperature` 0.7 as the paper; `max_tokens` (default 16384,
-    sized for reasoning models: their thinking plus a whole program) null: no cap. An answer
-    cut off at the cap is a `truncated` failure, never parsed.
-    """
-
-    kind: str = "openai"
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str | None = "OPENAI_API_KEY"
-    temperature: float = 0.7
-    max_tokens: int | None = DEFAULT_MAX_TOKENS
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
-    extra_body: Mapping[str, Any] | None = None
-    max_response_retries: int = 2
-
-    def __post_init__(self) -> None:
-        for key in ("base_url", "model"):
-            if not isinstance(getattr(self, key), str) or not getattr(self, key):
-                raise ConfigError(
-                    f"{key}: required for an 'openai' backend (got {getattr(self, key)!r})"
-                )
-        if self.api_key_env is not None and not isinstance(self.api_key_env, str):
-            raise ConfigError(
-                f"api_key_env: must be an environment variable name or null "
-                f"(got {self.api_key_env!r})"
-            )
-        _check_number("temperature", self.temperature, minimum=0.0)
-        _check_number("max_tokens", self.max_tokens, minimum=1, optional=True, integer=True)
-        _check_number("timeout_s", self.timeout_s, positive=True)
-        _check_number("max_retries", self.max_retries, minimum=0, integer=True)
-        _check_number("max_response_retries", self.max_response_retries, minimum=0, integer=True)
-        _check_number("backoff_base_s", self.backoff_base_s, minimum=0.0)
-        _check_number("backoff_max_s", self.backoff_max_s, minimum=0.0)
-        if self.extra_body is not None and not isinstance(self.extra_body, Mapping):
-            raise ConfigError(f"extra_body: must be a mapping (got {self.extra_body!r})")
-
-
-@dataclasses.dataclass(frozen=True)
-class CommandLLMConfig:
-    """A shell command that reads the prompt on stdin and answers on stdout."""
-
-    kind: str = "command"
-    command: str | tuple[str, ...] = ""
-    timeout_s: float = 600.0
-    model: str | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.command, (list, tuple)):
-            object.__setattr__(self, "command", tuple(str(c) for c in self.command))
-        if not self.command or not isinstance(self.command, (str, tuple)):
-            raise ConfigError(f"command: required for a 'command' backend (got {self.command!r})")
-        _check_number("timeout_s", self.timeout_s, positive=True)
-
-
-LLM_CONFIGS: Mapping[str, type] = {"openai": OpenAILLMConfig, "command": CommandLLMConfig}
-
-
-def llm_config_from_dict(values: Any, path: str) -> OpenAILLMConfig | CommandLLMConfig:
-    """The typed backend record of a YAML `llm` mapping; errors name `path`.KEY."""
-    if not isinstance(values, Mapping):
-        raise ConfigError(f"{path}: expected a mapping with a 'kind' (got {values!r})")
-    kind = values.get("kind")
-    cls = LLM_CONFIGS.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ConfigError(f"{path}.kind: must be one of {tuple(LLM_CONFIGS)} (got {kind!r})")
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) {', '.join(f'{path}.{k}' for k in unknown)}"
-            f"; known keys for kind {kind!r}: {', '.join(sorted(names))}"
-        )
-    try:
-        return cls(**dict(values))
-    except ConfigError as e:
-        raise ConfigError(f"{path}.{e}") from None
-
-
 @dataclasses.dataclass(frozen=True)
 class EditorConfig:
     """Who plays the three roles: 'offline' (rules, not an LLM) or 'llm'.
@@ -352,6 +238,11 @@ class EditorConfig:
       seed: RNG seed of the offline editor (derived from the search's top-level seed).
       prices: optional {model: {prompt_per_mtok, completion_per_mtok}}; the report turns
         each call's token counts into cost with the price of the model that answered it.
+      max_consecutive_failures: an LLM editor whose calls fail (no answer: unreachable,
+        refused, timed out) on this many proposals in a row stops the search (exit 1,
+        resumable). Never unbounded.
+      preflight: before the seed trains, one cheap call checks that the backend is
+        reachable, accepts the credentials and answers (not for replay cassettes).
     """
 
     kind: str = "offline"
@@ -360,10 +251,21 @@ class EditorConfig:
     replay: str | None = None
     seed: int = 0
     prices: Mapping[str, Mapping[str, float]] | None = None
+    max_consecutive_failures: int = 5
+    preflight: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in EDITOR_KINDS:
             raise ConfigError(f"kind: must be one of {EDITOR_KINDS} (got {self.kind!r})")
+        for key in ("record", "replay"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigError(f"{key}: must be a file path or null (got {value!r})")
+        _check_number(
+            "max_consecutive_failures", self.max_consecutive_failures, minimum=1, integer=True
+        )
+        if not isinstance(self.preflight, bool):
+            raise ConfigError(f"preflight: must be true or false (got {self.preflight!r})")
         if self.kind == "llm" and self.llm is None and self.replay is None:
             raise ConfigError(
                 "llm: an 'llm' editor needs a backend config (or editor.replay: a cassette)"

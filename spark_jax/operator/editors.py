@@ -270,8 +270,12 @@ class LLMEditor(Editor):
         except LLMError as e:
             return RoleOutput(
                 None,
-                make_call_record(
-                    role, prompt, None, "llm_error", str(e), backend=self.backend.name
+                dataclasses.replace(
+                    make_call_record(
+                        role, prompt, None, "llm_error", str(e), backend=self.backend.name
+                    ),
+                    latency_s=e.latency_s,
+                    attempts=e.attempts,
                 ),
             )
         if response.finish_reason == "length":

@@ -18,30 +18,32 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import pathlib
-import platform
-import sys
 import threading
 import time
 from typing import Any, Callable
 
-import yaml
-
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
-from spark_jax.operator.editors import Editor, ProgramView, StepContext, make_editor
+from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
-from spark_jax.search import prompt_context
+from spark_jax.search import prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
+from spark_jax.search.startup import CONFIG_NAME, DB_NAME
+from spark_jax.search.stops import EditorFailing, FailureStreak, SearchError, SearchUsageError
 
-DB_NAME = "run.db"
-CONFIG_NAME = "config.yaml"
-
-
-class SearchError(RuntimeError):
-    """The search cannot start or continue (bad run directory, seed failed to train, ...)."""
+__all__ = [
+    "CONFIG_NAME",
+    "DB_NAME",
+    "EditorFailing",
+    "Progress",
+    "SearchError",
+    "SearchResult",
+    "SearchUsageError",
+    "run_search",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,18 +68,6 @@ class Progress:
     stage: str
 
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for pkg in ("spark-jax", "jax", "flax", "optax", "dm-haiku", "dm-clrs"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
 class _Run:
     """One search run's live state; all mutation happens on the event-loop thread."""
 
@@ -99,6 +89,7 @@ class _Run:
         self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
+        self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
 
@@ -286,6 +277,7 @@ class _Run:
             f"attempt {attempt}: {proposal.status}"
             + (f" ({proposal.failure_type})" if proposal.failure_type else "")
         )
+        self.streak.note(proposal.status, proposal.reason or "", str(self.run_dir))
 
     async def loop(self) -> None:
         cfg = self.cfg
@@ -347,35 +339,10 @@ def run_search(
     check at the protocol's sizes; tests may pass their own.
     """
     run_dir = pathlib.Path(run_dir)
-    db_path = run_dir / DB_NAME
-    if resume:
-        if not db_path.is_file():
-            raise SearchError(f"nothing to resume: {db_path} does not exist")
-        db = RunDB.open(db_path)
-    else:
-        if db_path.exists():
-            raise SearchError(
-                f"{db_path} already exists: use --resume {run_dir} to continue "
-                "it, or choose another --run-dir"
-            )
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / CONFIG_NAME).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-        db = RunDB.create(
-            db_path,
-            meta=dict(
-                config=cfg.to_dict(),
-                seed=cfg.seed,
-                task=cfg.task,
-                preset=cfg.protocol.name,
-                editor=cfg.editor.kind,
-                operator_variant=cfg.operator.variant,
-                budget=cfg.budget,
-                max_attempts=cfg.max_attempts,
-                versions=_versions(),
-                command=command or sys.argv,
-                started_at=time.time(),
-            ),
-        )
+    editor = startup.start_editor(
+        cfg, run_dir, resume
+    )  # everything checked before anything is written
+    lock, db = startup.open_run(cfg, run_dir, resume, command)
     own_executor = executor is None
     own_worker = None
     if checker is None:
@@ -393,9 +360,9 @@ def run_search(
                 child, parent_source=parent, factor=factor, options=options, worker=own_worker
             )
 
-    editor = make_editor(cfg.editor, cfg.operator)
-    executor = executor if executor is not None else make_executor(cfg.executor)
+    interrupted = False
     try:
+        executor = executor if executor is not None else make_executor(cfg.executor)
         run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
 
         async def main() -> SearchResult:
@@ -413,9 +380,16 @@ def run_search(
         result = asyncio.run(main())
         db.set_meta("finished_at", time.time())
         return result
+    except BaseException as e:
+        interrupted = not isinstance(e, Exception)  # KeyboardInterrupt (SIGINT or SIGTERM)
+        startup.record_stop(db, e)
+        raise
     finally:
-        if own_executor:
-            executor.shutdown()
+        if own_executor and executor is not None:
+            # On an interrupt the in-flight evaluation is abandoned (its worker killed), not
+            # awaited: its proposal stays recorded and a resume evaluates it again.
+            executor.shutdown(wait=not interrupted)
         if own_worker is not None:
             own_worker.close()
         db.close()
+        lock.release()

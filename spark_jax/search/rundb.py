@@ -110,6 +110,8 @@ class RunDB(RunQueries):
         path = pathlib.Path(path)
         if not path.is_file():
             raise RunDBError(f"run database {path} does not exist")
+        if path.stat().st_size == 0:
+            raise RunDBError(f"run database {path} is empty (0 bytes): not a run database")
         db = cls(path, connect(path), clock)
         try:
             row = db._conn.execute("SELECT version FROM schema_version").fetchone()
@@ -146,8 +148,8 @@ class RunDB(RunQueries):
             except BaseException:
                 self._depth -= 1
                 if outer:
-                    self._conn.execute("ROLLBACK")
-                else:
+                    self._rollback()
+                elif self._conn.in_transaction:
                     self._conn.execute(f"ROLLBACK TO {name}")
                     self._conn.execute(f"RELEASE {name}")
                 raise
@@ -157,9 +159,19 @@ class RunDB(RunQueries):
                 return
             try:
                 self._conn.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:  # e.g. a deferred foreign key
-                self._conn.execute("ROLLBACK")
+            except sqlite3.DatabaseError as exc:  # e.g. a deferred foreign key, a full disk
+                self._rollback()
                 raise RunDBError(f"{self.path}: commit failed, rolled back: {exc}") from exc
+
+    def _rollback(self) -> None:
+        """Rolls back the open transaction, if SQLite has not already; never masks the
+        error being handled (a failed COMMIT may have rolled back on its own)."""
+        if not self._conn.in_transaction:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     # ------------------------------------------------------------ writes
 

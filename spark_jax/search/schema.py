@@ -108,7 +108,12 @@ def check_no_secrets(value: Any, where: str) -> None:
 
 def connect(path: pathlib.Path) -> sqlite3.Connection:
     """A WAL, synchronous=FULL, foreign-keys connection; RunDBError if the file is unusable."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+    try:
+        conn = sqlite3.connect(
+            str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+    except sqlite3.Error as exc:
+        raise RunDBError(f"run database {path}: cannot open: {exc}") from exc
     try:
         conn.row_factory = sqlite3.Row
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]

@@ -24,6 +24,7 @@ from spark_jax.workers.frames import (
 from spark_jax.workers.supervisor import (
     KINDS,
     MEMORY_MARKERS,
+    PARENT_DEATH_FD_VAR,
     ChildFailed,
     ChildProcess,
     Failure,
@@ -32,7 +33,9 @@ from spark_jax.workers.supervisor import (
     is_memory_error,
     mentions_memory,
     python_env,
+    register_secret_env,
     rss_bytes,
+    scrubbed_env,
     signal_name,
 )
 
@@ -40,6 +43,7 @@ __all__ = [
     "HEADER",
     "KINDS",
     "MEMORY_MARKERS",
+    "PARENT_DEATH_FD_VAR",
     "ChildFailed",
     "ChildProcess",
     "Failure",
@@ -55,7 +59,9 @@ __all__ = [
     "python_env",
     "read_frame",
     "read_frame_from",
+    "register_secret_env",
     "rss_bytes",
+    "scrubbed_env",
     "serve",
     "signal_name",
     "write_all",

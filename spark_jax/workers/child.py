@@ -10,11 +10,15 @@ each request to `handle` until EOF or {'type': 'exit'}. Standard library only.
 from __future__ import annotations
 
 import faulthandler
+import fcntl
 import os
+import select
+import signal
 import time
 from typing import Any, Callable
 
 from spark_jax.workers.frames import read_frame, write_frame
+from spark_jax.workers.supervisor import PARENT_DEATH_FD_VAR
 
 __all__ = ["Send", "serve"]
 
@@ -40,6 +44,7 @@ def serve(
     os.dup2(devnull, 0)
     os.dup2(2 if stdout_to_stderr else devnull, 1)
     faulthandler.enable()
+    _exit_with_parent()
 
     def send(message: dict[str, Any]) -> None:
         write_frame(proto_out, message)
@@ -52,3 +57,20 @@ def serve(
         if request is None or request.get("type") == "exit":
             return 0
         handle(request, send)
+
+
+def _exit_with_parent() -> None:
+    """Dies with the parent, however it dies (kill -9 included), even in the middle of
+    compiled code: the pipe end in `PARENT_DEATH_FD_VAR` gets SIGIO when its only writer,
+    the parent, is gone, and SIGIO's default action ends the process. No thread and no
+    polling (Linux's parent-death signal would fire when the spawning *thread* exits, too
+    early for workers started from short-lived threads)."""
+    value = os.environ.pop(PARENT_DEATH_FD_VAR, "")
+    if not value.isdigit():
+        return
+    fd = int(value)
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
+    if select.select([fd], [], [], 0)[0]:  # Already hung up: the parent died before we got here.
+        os._exit(1)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -30,6 +31,9 @@ from spark_jax.util import resources
 from spark_jax.workers.frames import FrameEOF, FrameTimeout, encode_frame, read_frame_from
 
 __all__ = [
+    "PARENT_DEATH_FD_VAR",
+    "register_secret_env",
+    "scrubbed_env",
     "KINDS",
     "MEMORY_MARKERS",
     "ChildFailed",
@@ -92,13 +96,40 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+# The child's end of a pipe only the parent writes to: it hangs up when the parent dies.
+PARENT_DEATH_FD_VAR = "SPARK_JAX_PARENT_DEATH_FD"
+# Variable names that hold credentials: API keys, tokens, secrets, cloud logins.
+_SECRET_NAME = re.compile(
+    r"(API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|SESSION_?KEY"
+    r"|AUTH|COOKIE|^OPENAI_|^ANTHROPIC_|^AWS_|^AZURE_|^GH_|^GITHUB_|^HUGGING_?FACE)",
+    re.IGNORECASE,
+)
+_EXTRA_SECRET_NAMES: set[str] = set()
+
+
+def register_secret_env(name: str) -> None:
+    """Adds a variable name (e.g. a config's `api_key_env`) to those `scrubbed_env` drops."""
+    _EXTRA_SECRET_NAMES.add(name)
+
+
+def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without credential variables (API keys, tokens, passwords, cloud logins,
+    and the names given to `register_secret_env`)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in _EXTRA_SECRET_NAMES and not _SECRET_NAME.search(k)
+    }
+
+
 def python_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment for a `python -m spark_jax....` child, plus `overrides`.
 
     PYTHONPATH starts with the directory holding this spark_jax (the child imports the same
-    code), bytecode is not written, TF_CPP_MIN_LOG_LEVEL defaults to 3.
+    code), bytecode is not written, TF_CPP_MIN_LOG_LEVEL defaults to 3. Credentials are
+    left out (`scrubbed_env`): children run candidate programs.
     """
-    env = dict(os.environ)
+    env = scrubbed_env(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(
@@ -200,6 +231,11 @@ class ChildProcess:
         self._log_offset = 0
         self._killed_here = False
         log = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115
+        # The child dies with us (kill -9 included): it gets the read end of a pipe whose
+        # only writer we hold; when the kernel closes our end, the child gets SIGIO.
+        death_r, self._death_w = os.pipe()
+        env = dict(os.environ if env is None else env)
+        env[PARENT_DEATH_FD_VAR] = str(death_r)
         try:
             if log is not None:
                 log.write(f"--- worker start {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
@@ -211,11 +247,16 @@ class ChildProcess:
                 stdout=subprocess.PIPE,
                 stderr=log if log is not None else subprocess.PIPE,
                 cwd=cwd,
-                env=None if env is None else dict(env),
+                env=env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(death_r,),
             )
+        except BaseException:
+            os.close(self._death_w)
+            raise
         finally:
+            os.close(death_r)
             if log is not None:
                 log.close()  # The child has its own descriptor.
         self._drain: threading.Thread | None = None
@@ -332,6 +373,9 @@ class ChildProcess:
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
+        if self._death_w >= 0:
+            os.close(self._death_w)
+            self._death_w = -1
         return rc
 
     def close(self, wait_s: float = 0.0) -> None:

@@ -38,7 +38,15 @@ __all__ = [
 
 
 class LLMError(RuntimeError):
-    """Base class of every failure at the LLM boundary."""
+    """Base class of every failure at the LLM boundary.
+
+    Attributes (set by `LLMBackend.complete` on the way out):
+      attempts: requests made before giving up (1 unless the backend says more).
+      latency_s: wall time of the failed call, retries and backoff included.
+    """
+
+    attempts: int = 1
+    latency_s: float = 0.0
 
 
 class LLMHTTPError(LLMError):
@@ -190,9 +198,11 @@ class LLMBackend(abc.ABC):
         start = time.perf_counter()
         try:
             response = await self._complete(role, prompt, system=system)
-        except LLMError:
+        except LLMError as e:
+            e.latency_s = time.perf_counter() - start
             stats.failures += 1
-            stats.latency_s += time.perf_counter() - start
+            stats.latency_s += e.latency_s
+            stats.attempts += e.attempts
             raise
         stats.calls += 1
         stats.prompt_tokens += response.prompt_tokens

@@ -279,7 +279,9 @@ class OpenAIBackend(LLMBackend):
                     except LLMResponseError as e:
                         response_errors += 1
                         if response_errors > self.max_response_retries:
-                            raise LLMResponseError(f"{e} (after {attempts} attempts)") from None
+                            failed = LLMResponseError(f"{e} (after {attempts} attempts)")
+                            failed.attempts = attempts
+                            raise failed from None
                         error = str(e)
                     else:
                         return _with_timing(parsed, time.perf_counter() - start, attempts)
@@ -287,7 +289,9 @@ class OpenAIBackend(LLMBackend):
                     error = _text.redact(f"HTTP {status}: {_server_message(reply)}", key)
                     retry_after = _parse_retry_after(reply.headers.get("retry-after"), time.time())
                 else:
-                    raise LLMHTTPError(status, _text.redact(_server_message(reply), key))
+                    refused = LLMHTTPError(status, _text.redact(_server_message(reply), key))
+                    refused.attempts = attempts
+                    raise refused
             if retries >= self.max_retries:
                 raise LLMRetriesExhausted(attempts, error)
             retries += 1

@@ -1,0 +1,197 @@
+"""A run directory's start: inputs checked, directory made and locked, config written once.
+
+Order (so that a refused start writes nothing): `check_inputs` (seed program tags) and the
+editor's construction and preflight happen before `make_run_dir`; only the lock holder
+writes `config.yaml` (atomically) and creates `run.db`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import platform
+import sys
+import time
+from typing import Any
+
+import yaml
+
+from spark_jax import workers
+from spark_jax.config import search as search_config
+from spark_jax.config.search import SearchConfig
+from spark_jax.operator.editors import Editor, make_editor
+from spark_jax.program import regions
+from spark_jax.search import preflight
+from spark_jax.search.lock import RunLock, RunLockedError
+from spark_jax.search.rundb import RunDB, RunDBError
+from spark_jax.search.stops import SearchUsageError
+
+__all__ = [
+    "CONFIG_NAME",
+    "DB_NAME",
+    "check_inputs",
+    "check_resume_config",
+    "lock_run_dir",
+    "open_db",
+    "open_run",
+    "record_stop",
+    "start_editor",
+    "write_config",
+]
+
+DB_NAME = "run.db"
+CONFIG_NAME = "config.yaml"
+
+
+def check_inputs(cfg: SearchConfig) -> None:
+    """Raises SearchUsageError unless the seed program is readable text with both regions."""
+    path = cfg.seed_program
+    try:
+        source = pathlib.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise SearchUsageError(f"search.seed_program: cannot read {path}: {e}") from None
+    try:
+        regions.parse_regions(source)
+    except regions.TemplateError as e:
+        raise SearchUsageError(
+            f"search.seed_program: {path} does not follow the region template "
+            f"(# SPARK:BEGIN/END OPERATOR and ACTION tags): {e.reason}"
+        ) from None
+
+
+def lock_run_dir(run_dir: pathlib.Path, create: bool) -> RunLock:
+    """Makes (if `create`) and locks `run_dir`; one-line SearchUsageErrors."""
+    try:
+        if create:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        return RunLock.acquire(run_dir)
+    except RunLockedError as e:
+        raise SearchUsageError(str(e)) from None
+    except OSError as e:
+        raise SearchUsageError(
+            f"run directory {run_dir}: cannot {'create' if create else 'lock'} it: "
+            f"{e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
+        ) from None
+
+
+def write_config(run_dir: pathlib.Path, name: str, cfg: SearchConfig) -> None:
+    """Writes the config snapshot atomically (a temporary file, then a rename)."""
+    path = run_dir / name
+    tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise SearchUsageError(f"{path}: cannot write the config: {e.strerror or e}") from None
+
+
+def open_db(path: pathlib.Path, meta: dict[str, Any] | None = None) -> RunDB:
+    """Opens (or, with `meta`, creates) the run database; one-line SearchUsageErrors."""
+    try:
+        return RunDB.open(path) if meta is None else RunDB.create(path, meta=meta)
+    except RunDBError as e:
+        raise SearchUsageError(str(e)) from None
+    except OSError as e:
+        raise SearchUsageError(f"run database {path}: {e.strerror or e}") from None
+
+
+def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path) -> None:
+    """Raises SearchUsageError if `config.yaml` no longer matches the config in `run.db`."""
+    stored = db.get_meta("config")
+    if stored is None:
+        return
+
+    def canonical(d: Any) -> str:
+        return json.dumps(d, sort_keys=True, default=str)
+
+    try:  # Read back with today's defaults: keys added since the run began do not differ.
+        stored = search_config.from_dict(stored).to_dict()
+    except (search_config.ConfigError, TypeError, ValueError):
+        pass
+    if canonical(stored) != canonical(cfg.to_dict()):
+        raise SearchUsageError(
+            f"{config_path} differs from the config stored in {db.path} when the run "
+            "started; restore it (the database's copy is authoritative) before resuming"
+        )
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("spark-jax", "jax", "flax", "optax", "dm-haiku", "dm-clrs"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Editor:
+    """Checks the inputs, builds the editor and runs the LLM preflight, before any write."""
+    db_path = run_dir / DB_NAME
+    if resume and not db_path.is_file():
+        raise SearchUsageError(f"nothing to resume: {db_path} does not exist")
+    if not resume and db_path.exists():
+        raise SearchUsageError(
+            f"{db_path} already exists: use --resume {run_dir} to continue "
+            "it, or choose another --run-dir"
+        )
+    check_inputs(cfg)
+    key_env = getattr(cfg.editor.llm, "api_key_env", None)
+    if key_env:
+        workers.register_secret_env(key_env)  # never handed to a candidate-running worker
+    try:
+        editor = make_editor(cfg.editor, cfg.operator)
+    except (OSError, ValueError, RuntimeError) as e:  # e.g. a missing or corrupt cassette
+        raise SearchUsageError(f"search.editor: {' '.join(str(e).split())}") from None
+    preflight.preflight(cfg.editor)
+    return editor
+
+
+def open_run(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool, command):
+    """Locks the run directory and opens its database (fresh: writes config and database)."""
+    lock = lock_run_dir(run_dir, create=not resume)
+    try:
+        db_path = run_dir / DB_NAME
+        if resume:
+            db = open_db(db_path)
+            try:
+                check_resume_config(db, cfg, run_dir / CONFIG_NAME)
+            except BaseException:
+                db.close()
+                raise
+            return lock, db
+        if db_path.exists():  # Created by a process that held the lock before us.
+            raise SearchUsageError(
+                f"{db_path} already exists: use --resume {run_dir} to continue it"
+            )
+        write_config(run_dir, CONFIG_NAME, cfg)
+        meta = dict(
+            config=cfg.to_dict(),
+            seed=cfg.seed,
+            task=cfg.task,
+            preset=cfg.protocol.name,
+            editor=cfg.editor.kind,
+            operator_variant=cfg.operator.variant,
+            budget=cfg.budget,
+            max_attempts=cfg.max_attempts,
+            versions=_versions(),
+            command=command or sys.argv,
+            started_at=time.time(),
+        )
+        return lock, open_db(db_path, meta=meta)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def record_stop(db: RunDB, e: BaseException) -> None:
+    """Notes in run_meta why the run stopped early (best effort: the stop goes on)."""
+    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else type(e).__name__
+    try:
+        db.set_meta("stopped", dict(at=time.time(), reason=reason, detail=str(e)[:300]))
+    except Exception:  # noqa: BLE001 - a failing database must not hide the stop's cause
+        pass
