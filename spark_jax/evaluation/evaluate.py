@@ -7,6 +7,7 @@ them on the OOD test set. The result is an immutable `Evaluation`.
 
 from __future__ import annotations
 
+import itertools
 import resource
 import sys
 import time
@@ -17,6 +18,7 @@ import jax
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data
+from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
 from spark_jax.program import macs
@@ -56,20 +58,42 @@ def train_and_score(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
+    precompile: bool = True,
+    prefetch: int = 2,
 ) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
     `cascade` = (threshold, fraction): after the first `cascade_stage_steps` steps (validated
     at the boundary) a candidate whose best validation score is below `threshold` stops
     training and is scored as it stands; the metrics record the stage and the verdict.
+    `precompile`: compile every executable concurrently before the first step (else lazily,
+    one after another). `prefetch`: batches sampled and placed ahead on a background thread
+    (0: sample in the loop). Neither changes the result for a given seed.
     """
     task_data = data.make_task_data(task, cfg, seed)
-    rng_key = task_data.rng_key
-    first = next(task_data.train)
+    # One batch per training length: they fix every step shape (compiled ahead of time).
+    lookahead = [next(task_data.train) for _ in data.train_lengths(task, cfg)]
+    first = lookahead[0]
     trainer = Trainer(task_data.spec, first, processor_factory, cfg, devices=devices)
+    source = itertools.chain(lookahead, task_data.train)
+    if prefetch:
+        source = Prefetcher(source, depth=prefetch, transform=trainer.shard_feedback)
+    try:
+        if precompile:
+            trainer.precompile(
+                first.features, lookahead, task_data.val_batches + task_data.test_batches
+            )
+        return _train_loop(trainer, task_data, first, source, cfg, seed, progress, cascade)
+    finally:
+        if prefetch:
+            source.close()
 
+
+def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, cascade):
+    rng_key = task_data.rng_key
+    first = next(batches)
     start = time.perf_counter()
-    trainer.init(first.features, seed + 1)
+    trainer.init(first_host.features, seed + 1)
     jax.block_until_ready(trainer.params)
     init_seconds = time.perf_counter() - start
 
@@ -82,7 +106,7 @@ def train_and_score(
     steps_run = cfg.train_steps
     for step in range(cfg.train_steps):
         if step > 0:
-            feedback = next(task_data.train)
+            feedback = next(batches)
         rng_key, step_key = jax.random.split(rng_key)
         compile_before = trainer.compile_stats.seconds
         t0 = time.perf_counter()
@@ -119,6 +143,7 @@ def train_and_score(
         model_params=count_params(best_params),
         train_seconds=train_seconds,
         compile_seconds=trainer.compile_stats.seconds,
+        compile_wall_seconds=trainer.compile_stats.wall_seconds,
         init_seconds=init_seconds,
         steps=steps_run,
         final_loss=loss,

@@ -26,7 +26,10 @@ class Evaluation:
       macs: contraction MACs of one processor step on the reference input (see `macs`),
         batch 1, `macs_nodes` nodes, width `hidden_size`.
       train_seconds: wall time of the optimizer steps (compilation excluded).
-      compile_seconds: ahead-of-time compilation of all train/predict executables.
+      compile_seconds: ahead-of-time compilation of all train/predict executables (the sum
+        of every compile).
+      compile_wall_seconds: the wall time the run waited for them (compiles run concurrently;
+        None: an older record).
       init_seconds: parameter initialization.
       steps, final_loss: training length and last loss; steps_per_second: steps / train time.
       peak_rss_mb: peak resident memory of this process (host; includes data), if known.
@@ -62,6 +65,7 @@ class Evaluation:
     cascade_steps: int | None = None
     cascade_val_score: float | None = None
     cascade_promoted: bool | None = None
+    compile_wall_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-safe once numpy scalars are converted)."""
