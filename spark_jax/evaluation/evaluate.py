@@ -156,6 +156,52 @@ def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, ca
     return metrics, trainer
 
 
+def seed_tuple(seed: int, seeds: int | tuple[int, ...] | None) -> tuple[int, ...]:
+    """The seeds to train: `(seed,)`, `seed .. seed+K-1` for an int K, or the tuple given."""
+    if seeds is None:
+        return (seed,)
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        return tuple(range(seed, seed + seeds))
+    return tuple(int(s) for s in seeds)
+
+
+def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record's metrics from per-seed ones: means, per-seed scores, shared timings."""
+    first = per_seed[0]
+    k = len(per_seed)
+    out = {key: v for key, v in first.items() if key != "seed"}
+    out.update(
+        ood_score=sum(m["ood_score"] for m in per_seed) / k,
+        val_score=sum(m["val_score"] for m in per_seed) / k,
+        final_loss=sum(m["final_loss"] for m in per_seed) / k,
+        seeds=tuple(m["seed"] for m in per_seed),
+        seed_scores=tuple(m["ood_score"] for m in per_seed),
+        seed_val_scores=tuple(m["val_score"] for m in per_seed),
+        peak_rss_mb=_peak_rss_mb(),
+        device_peak_mb=_device_peak_mb(jax.local_devices()[:1]),
+    )
+    return out
+
+
+def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
+    seed_list = seed_tuple(seed, seeds)
+    if len(seed_list) == 1:
+        metrics, _ = train_and_score(
+            factory, task, cfg, seed_list[0], devices=devices, progress=progress, cascade=cascade
+        )
+        return metrics, seed_list[0]
+    if cascade is not None:
+        raise ValueError("a cascade cannot be combined with several seeds")
+    from spark_jax.evaluation import seeds as seeds_lib
+
+    per_seed = seeds_lib.train_and_score_seeds(
+        factory, task, cfg, seed_list, devices=devices, progress=progress
+    )
+    return merge_seed_metrics(per_seed), seed_list[0]
+
+
 def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:
     """Abstractly runs init + apply and raises ProgramError if the outputs break the contract."""
     x = macs.reference_inputs(nodes, hidden, batch)
@@ -180,9 +226,14 @@ def evaluate_program(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
+    seeds: int | tuple[int, ...] | None = None,
 ) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
-    (threshold, fraction) of a first training stage, see `train_and_score`)."""
+    (threshold, fraction) of a first training stage, see `train_and_score`).
+
+    `seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all as one
+    vmapped program (`seeds.train_and_score_seeds`); the record then carries per-seed scores.
+    """
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
@@ -191,9 +242,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(
-        factory, task, cfg, seed, devices=devices, progress=progress, cascade=cascade
-    )
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, cascade)
     return Evaluation(
         task=task,
         preset=cfg.name,
@@ -214,6 +263,7 @@ def evaluate_official(
     *,
     devices=None,
     progress: Callable[[int, float], None] | None = None,
+    seeds: int | tuple[int, ...] | None = None,
 ) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 
@@ -223,7 +273,7 @@ def evaluate_official(
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, None)
     return Evaluation(
         task=task,
         preset=cfg.name,
