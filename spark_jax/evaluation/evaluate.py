@@ -83,13 +83,15 @@ def train_and_score(
             trainer.precompile(
                 first.features, lookahead, task_data.val_batches + task_data.test_batches
             )
-        return _train_loop(trainer, task_data, first, source, cfg, seed, progress, cascade)
+        return _train_loop(
+            trainer, task_data, first, len(lookahead), source, cfg, seed, progress, cascade
+        )
     finally:
         if prefetch:
             source.close()
 
 
-def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, cascade):
+def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, progress, cascade):
     rng_key = task_data.rng_key
     first = next(batches)
     start = time.perf_counter()
@@ -104,7 +106,9 @@ def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, ca
     stage_end = None if cascade is None else cascade_stage_steps(cfg.train_steps, cascade[1])
     cascade_metrics: dict[str, Any] = {}
     steps_run = cfg.train_steps
+    eval_seconds = loop_seconds = 0.0  # loop: steps after the first pass, data waits included
     for step in range(cfg.train_steps):
+        t_loop = time.perf_counter()
         if step > 0:
             feedback = next(batches)
         rng_key, step_key = jax.random.split(rng_key)
@@ -112,10 +116,14 @@ def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, ca
         t0 = time.perf_counter()
         loss = trainer.step(step_key, feedback)["loss"]
         train_seconds += time.perf_counter() - t0 - (trainer.compile_stats.seconds - compile_before)
+        if step >= n_first:
+            loop_seconds += time.perf_counter() - t_loop
         at_stage_end = stage_end is not None and step + 1 == stage_end
         if step >= next_eval or at_stage_end:
             rng_key, val_key = jax.random.split(rng_key)
+            t_eval = time.perf_counter()
             val = trainer.evaluate(val_key, task_data.val_batches)["score"]
+            eval_seconds += time.perf_counter() - t_eval
             if val > best_val or step == 0:
                 best_val, best_step, best_params = val, step, trainer.snapshot()
             if step >= next_eval:
@@ -134,7 +142,10 @@ def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, ca
                 break
 
     rng_key, test_key = jax.random.split(rng_key)
+    t_eval = time.perf_counter()
     test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
+    eval_seconds += time.perf_counter() - t_eval
+    steady = max(0, steps_run - n_first)
     metrics = dict(
         ood_score=test["score"],
         val_score=best_val,
@@ -151,6 +162,8 @@ def _train_loop(trainer, task_data, first_host, batches, cfg, seed, progress, ca
         peak_rss_mb=_peak_rss_mb(),
         device_peak_mb=_device_peak_mb(trainer.devices),
         n_devices=len(trainer.devices),
+        eval_seconds=eval_seconds,
+        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
         **cascade_metrics,
     )
     return metrics, trainer

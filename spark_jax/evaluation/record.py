@@ -34,6 +34,10 @@ class Evaluation:
         seeds, `best_step` is the first seed's, and the timings are the shared program's.
       seed_scores: per-seed OOD scores, in `seeds` order; seed_val_scores: per-seed best
         validation scores.
+      eval_seconds: wall time of every validation and the test scoring.
+      loop_steps_per_second: steady-state training rate, after one step per training length:
+        steps / wall time of those steps including the wait for their data (validation
+        excluded).
       compile_wall_seconds: the wall time the run waited for them (compiles run concurrently;
         None: an older record).
       init_seconds: parameter initialization.
@@ -72,6 +76,8 @@ class Evaluation:
     cascade_val_score: float | None = None
     cascade_promoted: bool | None = None
     compile_wall_seconds: float | None = None
+    eval_seconds: float | None = None
+    loop_steps_per_second: float | None = None
     seeds: tuple[int, ...] | None = None
     seed_scores: tuple[float, ...] | None = None
     seed_val_scores: tuple[float, ...] | None = None

@@ -228,13 +228,13 @@ def train_and_score_seeds(
         first = stacked_lookahead[0]
         if precompile:
             stack.precompile(first.features, stacked_lookahead, [fb.features for fb in val + test])
-        return _loop(stack, datas, seeds, first, source, val, test, cfg, progress)
+        return _loop(stack, datas, seeds, first, n_lengths, source, val, test, cfg, progress)
     finally:
         if prefetch:
             source.close()
 
 
-def _loop(stack, datas, seeds, first_host, batches, val, test, cfg, progress):
+def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, progress):
     k = len(seeds)
     keys = [d.rng_key for d in datas]
     start = time.perf_counter()
@@ -244,16 +244,22 @@ def _loop(stack, datas, seeds, first_host, batches, val, test, cfg, progress):
     best_val, best_step = [float("-inf")] * k, [0] * k
     best_params: list = [None] * k
     train_seconds, losses, next_eval = 0.0, np.full(k, np.nan), 0
+    eval_seconds = loop_seconds = 0.0
     for step in range(cfg.train_steps):
+        t_loop = time.perf_counter()
         feedback = next(batches)
         keys, step_keys = _split_all(keys)
         compile_before = stack.compile_stats.seconds
         t0 = time.perf_counter()
         losses = stack.step(np.stack([np.asarray(x) for x in step_keys]), feedback)
         train_seconds += time.perf_counter() - t0 - (stack.compile_stats.seconds - compile_before)
+        if step >= n_first:
+            loop_seconds += time.perf_counter() - t_loop
         if step >= next_eval:
             keys, val_keys = _split_all(keys)
+            t_eval = time.perf_counter()
             scores = stack.evaluate(val_keys, val)
+            eval_seconds += time.perf_counter() - t_eval
             improved = [s > b or step == 0 for s, b in zip(scores, best_val)]
             if any(improved):
                 host = jax.device_get(stack.params)
@@ -264,7 +270,10 @@ def _loop(stack, datas, seeds, first_host, batches, val, test, cfg, progress):
             progress(step + 1, float(np.mean(losses)))
     keys, test_keys = _split_all(keys)
     stacked_best = stack.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best_params))
+    t_eval = time.perf_counter()
     test_scores = stack.evaluate(test_keys, test, stacked_best)
+    eval_seconds += time.perf_counter() - t_eval
+    steady = max(0, cfg.train_steps - n_first)
     shared = dict(
         params=count_params(best_params[0], processor_only=True),
         model_params=count_params(best_params[0]),
@@ -275,6 +284,8 @@ def _loop(stack, datas, seeds, first_host, batches, val, test, cfg, progress):
         steps=cfg.train_steps,
         steps_per_second=cfg.train_steps / train_seconds if train_seconds > 0 else 0.0,
         n_devices=1,
+        eval_seconds=eval_seconds,
+        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
     )
     return [
         dict(
