@@ -129,7 +129,8 @@ def _ours_candidate(task: str, cfg: ProtocolConfig, seed: int, factory) -> dict[
     )
 
 
-def _unseen_program(source: str, width: int) -> str:
+def unseen_program(source: str, width: int) -> str:
+    """The seed with its first message layer `width` times wider: new shapes, same contract."""
     line = "self.msg_mlp_1 = linear(h)"
     if line not in source:
         raise RuntimeError(f"bench: the seed program has no line {line!r} to widen")
@@ -146,7 +147,7 @@ def _feasibility_unseen(cfg: ProtocolConfig, repeats: int) -> list[float]:
     with sandbox.SandboxWorker() as worker:
         feasibility.check_program(source, options=options, worker=worker)  # imports warm
         for i in range(repeats):
-            child = _unseen_program(source, width=2 + i)
+            child = unseen_program(source, width=2 + i)
             t0 = time.perf_counter()
             report = feasibility.check_program(child, options=options, worker=worker)
             times.append(time.perf_counter() - t0)
@@ -202,7 +203,8 @@ def bench_candidate(
     )
 
 
-def _verdict(name: str, spread: dict[str, float]) -> str:
+def verdict(name: str, spread: dict[str, float]) -> str:
+    """'MET' or 'NOT MET' for the median of a ratio against its target."""
     op, target = TARGETS[name]
     ok = spread["median"] <= target if op == "<=" else spread["median"] >= target
     return f"{'MET' if ok else 'NOT MET'} (target {op} {target:g})"
@@ -229,8 +231,8 @@ def format_candidate(report: dict[str, Any]) -> str:
     feas = report["feasibility_unseen_s"]
     lines.append(f"  feasibility of an unseen program: median {statistics.median(feas):.3f} s")
     for name, s in report["ratios"].items():
-        verdict = _verdict(name, s) if name in TARGETS else ""
+        note = verdict(name, s) if name in TARGETS else ""
         lines.append(
-            f"  {name:<38} {s['median']:7.3f}  [{s['min']:.3f}, {s['max']:.3f}]  {verdict}"
+            f"  {name:<38} {s['median']:7.3f}  [{s['min']:.3f}, {s['max']:.3f}]  {note}"
         )
     return "\n".join(lines)
