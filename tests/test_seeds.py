@@ -72,3 +72,12 @@ def test_stacking_pads_hints_in_time_only():
         np.testing.assert_array_equal(got.data[0, : x.data.shape[0]], x.data)
         assert not np.any(got.data[0, x.data.shape[0] :])
     np.testing.assert_array_equal(stacked.features.lengths[1], b.features.lengths)
+
+
+def test_cli_rejects_fewer_than_one_seed(seed_paths, capsys):
+    from spark_jax import cli
+
+    assert cli.main(["evaluate", str(seed_paths["mpnn"]), "--preset", "tiny", "--seeds", "0"]) == 2
+    assert "--seeds must be >= 1" in capsys.readouterr().err
+    assert cli.main(["bench", "--preset", "tiny", "--repeats", "0"]) == 2
+    assert "--repeats" in capsys.readouterr().err
