@@ -105,3 +105,16 @@ def test_ahead_of_time_and_prefetch_match_the_lazy_loop(seed_paths):
     # init, one step shape, one validation and one test shape: all compiled before step 0
     assert trainer.compile_stats.count == 4 and fast["compile_wall_seconds"] > 0
     assert not _our_threads()
+
+
+def test_an_error_mid_training_leaves_no_thread(seed_paths):
+    program = program_lib.read_program(seed_paths["mpnn"])
+    factory = bridge.processor_factory(program, CFG.use_ln, CFG.nb_triplet_fts)
+
+    def progress(step, loss):
+        if step == 2:
+            raise KeyboardInterrupt("stop at step 2")
+
+    with pytest.raises(KeyboardInterrupt, match="step 2"):
+        evaluate.train_and_score(factory, "bfs", CFG, seed=0, progress=progress)
+    assert not _our_threads()
