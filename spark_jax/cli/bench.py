@@ -1,6 +1,8 @@
-"""`spark-jax bench [--task T] [--preset P] [--steps N] [--json]`: performance ratios of our
-training loop, feasibility checker and search pipeline against the official CLRS loop
-(the measurements live in `spark_jax.bench`).
+"""`spark-jax bench [--task T] [--preset P] [--steps N] [--repeats R] [--seeds-k K] [--json]`:
+performance ratios of our training loop, feasibility checker and search pipeline against the
+official CLRS loop, and the per-candidate cost broken down (init, compile, steps/s,
+evaluation, total; K vmapped seeds; an unseen program's feasibility check), each with a
+verdict against its target (the measurements live in `spark_jax.bench`).
 
 Exit codes: 0 measured, 2 usage error.
 """
@@ -32,6 +34,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         action="store_true",
         help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)",
     )
+    p.add_argument(
+        "--repeats", type=int, default=2, help="whole candidates per side (ratio spread)"
+    )
+    p.add_argument("--seeds-k", type=int, default=4, help="seeds trained as one vmapped program")
+    p.add_argument(
+        "--skip-candidate", action="store_true", help="skip the per-candidate cost breakdown"
+    )
+    p.add_argument(
+        "--only-candidate",
+        action="store_true",
+        help="only the per-candidate cost breakdown (no throughput, pipeline or warm check)",
+    )
     p.add_argument("--json", action="store_true")
     return p
 
@@ -45,17 +59,27 @@ def run(args: argparse.Namespace) -> int:
         tasks.check_task(args.task)
         if args.steps < 1:
             raise UsageError("--steps must be >= 1")
+        if args.repeats < 1 or args.seeds_k < 1:
+            raise UsageError("--repeats and --seeds-k must be >= 1")
     except (protocol.ConfigError, tasks.TaskError, UsageError) as e:
         return fail(str(e))
-    from spark_jax.bench import training
+    from spark_jax.bench import candidate, training
 
-    report = training.run_bench(
-        args.task,
-        cfg,
-        steps=args.steps,
-        seed=args.seed,
-        with_feasibility=not args.skip_feasibility,
-        with_pipeline=not args.skip_pipeline,
-    )
-    print(json.dumps(report) if args.json else training.format_report(report))
+    report, text = {}, []
+    if not args.only_candidate:
+        report = training.run_bench(
+            args.task,
+            cfg,
+            steps=args.steps,
+            seed=args.seed,
+            with_feasibility=not args.skip_feasibility,
+            with_pipeline=not args.skip_pipeline,
+        )
+        text.append(training.format_report(report))
+    if not args.skip_candidate:
+        report["candidate"] = candidate.bench_candidate(
+            args.task, cfg, seed=args.seed, repeats=args.repeats, k=args.seeds_k
+        )
+        text.append(candidate.format_candidate(report["candidate"]))
+    print(json.dumps(report) if args.json else "\n".join(text))
     return EXIT_OK

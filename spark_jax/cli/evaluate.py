@@ -1,5 +1,6 @@
-"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--json] [--output F]`:
-train and score one program (or DeepMind's official processor `official:KIND`) on one task.
+"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--seeds K] [--json]
+[--output F]`: train and score one program (or DeepMind's official processor `official:KIND`)
+on one task; `--seeds K` trains seeds S..S+K-1 as one vmapped program (per-seed scores).
 
 Exit codes: 0 scored, 1 the program failed to build or training failed, 2 usage error.
 """
@@ -25,6 +26,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
     p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="train seeds SEED..SEED+K-1 together as one vmapped program (default 1)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--output", help="also write the JSON result to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -40,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = protocol.get_preset(args.preset)
         tasks.check_task(args.task)
+        if args.seeds < 1:
+            raise UsageError(f"--seeds must be >= 1, got {args.seeds}")
         if official:
             kind = args.program[len(program_lib.OFFICIAL_PREFIX) :]
             if kind not in program_lib.OFFICIAL_KINDS:
@@ -64,17 +73,19 @@ def run(args: argparse.Namespace) -> int:
         ) as progress:
             if official:
                 result = evaluate.evaluate_official(
-                    kind, args.task, cfg, args.seed, progress=progress
+                    kind, args.task, cfg, args.seed, progress=progress, seeds=args.seeds
                 )
             else:
                 result = evaluate.evaluate_program(
-                    prog, args.task, cfg, args.seed, progress=progress
+                    prog, args.task, cfg, args.seed, progress=progress, seeds=args.seeds
                 )
     except program_lib.ProgramError as e:
         return fail(str(e), EXIT_FAILED)
     except TrainingError as e:
         return fail(f"{name}: {e}", EXIT_FAILED)
     record = result.to_dict()
+    if result.seed_scores:
+        record.update(score_mean=result.score_mean, score_std=result.score_std)
     if args.output:
         write_atomic(args.output, json.dumps(record, indent=2) + "\n")
     if args.json:

@@ -102,10 +102,15 @@ def _post_process(
     return spec, it
 
 
-def _train_iterator(task: str, cfg: ProtocolConfig, rng: np.random.RandomState):
-    lengths = list(cfg.train_lengths)
+def train_lengths(task: str, cfg: ProtocolConfig) -> tuple[int, ...]:
+    """The lengths the training iterator cycles through, one batch each, in order."""
     if task in STRING_MATCHERS:
-        lengths = [max(lengths) * 5 // 4]  # run.py: fixed haystack + needle
+        return (max(cfg.train_lengths) * 5 // 4,)  # run.py: fixed haystack + needle
+    return tuple(cfg.train_lengths)
+
+
+def _train_iterator(task: str, cfg: ProtocolConfig, rng: np.random.RandomState):
+    lengths = train_lengths(task, cfg)
     iterators = []
     spec = None
     for length in lengths:

@@ -7,6 +7,7 @@ them on the OOD test set. The result is an immutable `Evaluation`.
 
 from __future__ import annotations
 
+import itertools
 import resource
 import sys
 import time
@@ -17,6 +18,7 @@ import jax
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data
+from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
 from spark_jax.program import macs
@@ -56,20 +58,44 @@ def train_and_score(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
+    precompile: bool = True,
+    prefetch: int = 2,
 ) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
     `cascade` = (threshold, fraction): after the first `cascade_stage_steps` steps (validated
     at the boundary) a candidate whose best validation score is below `threshold` stops
     training and is scored as it stands; the metrics record the stage and the verdict.
+    `precompile`: compile every executable concurrently before the first step (else lazily,
+    one after another). `prefetch`: batches sampled and placed ahead on a background thread
+    (0: sample in the loop). Neither changes the result for a given seed.
     """
     task_data = data.make_task_data(task, cfg, seed)
-    rng_key = task_data.rng_key
-    first = next(task_data.train)
+    # One batch per training length: they fix every step shape (compiled ahead of time).
+    lookahead = [next(task_data.train) for _ in data.train_lengths(task, cfg)]
+    first = lookahead[0]
     trainer = Trainer(task_data.spec, first, processor_factory, cfg, devices=devices)
+    source = itertools.chain(lookahead, task_data.train)
+    if prefetch:
+        source = Prefetcher(source, depth=prefetch, transform=trainer.shard_feedback)
+    try:
+        if precompile:
+            trainer.precompile(
+                first.features, lookahead, task_data.val_batches + task_data.test_batches
+            )
+        return _train_loop(
+            trainer, task_data, first, len(lookahead), source, cfg, seed, progress, cascade
+        )
+    finally:
+        if prefetch:
+            source.close()
 
+
+def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, progress, cascade):
+    rng_key = task_data.rng_key
+    first = next(batches)
     start = time.perf_counter()
-    trainer.init(first.features, seed + 1)
+    trainer.init(first_host.features, seed + 1)
     jax.block_until_ready(trainer.params)
     init_seconds = time.perf_counter() - start
 
@@ -80,18 +106,24 @@ def train_and_score(
     stage_end = None if cascade is None else cascade_stage_steps(cfg.train_steps, cascade[1])
     cascade_metrics: dict[str, Any] = {}
     steps_run = cfg.train_steps
+    eval_seconds = loop_seconds = 0.0  # loop: steps after the first pass, data waits included
     for step in range(cfg.train_steps):
+        t_loop = time.perf_counter()
         if step > 0:
-            feedback = next(task_data.train)
+            feedback = next(batches)
         rng_key, step_key = jax.random.split(rng_key)
         compile_before = trainer.compile_stats.seconds
         t0 = time.perf_counter()
         loss = trainer.step(step_key, feedback)["loss"]
         train_seconds += time.perf_counter() - t0 - (trainer.compile_stats.seconds - compile_before)
+        if step >= n_first:
+            loop_seconds += time.perf_counter() - t_loop
         at_stage_end = stage_end is not None and step + 1 == stage_end
         if step >= next_eval or at_stage_end:
             rng_key, val_key = jax.random.split(rng_key)
+            t_eval = time.perf_counter()
             val = trainer.evaluate(val_key, task_data.val_batches)["score"]
+            eval_seconds += time.perf_counter() - t_eval
             if val > best_val or step == 0:
                 best_val, best_step, best_params = val, step, trainer.snapshot()
             if step >= next_eval:
@@ -110,7 +142,10 @@ def train_and_score(
                 break
 
     rng_key, test_key = jax.random.split(rng_key)
+    t_eval = time.perf_counter()
     test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
+    eval_seconds += time.perf_counter() - t_eval
+    steady = max(0, steps_run - n_first)
     metrics = dict(
         ood_score=test["score"],
         val_score=best_val,
@@ -119,6 +154,7 @@ def train_and_score(
         model_params=count_params(best_params),
         train_seconds=train_seconds,
         compile_seconds=trainer.compile_stats.seconds,
+        compile_wall_seconds=trainer.compile_stats.wall_seconds,
         init_seconds=init_seconds,
         steps=steps_run,
         final_loss=loss,
@@ -126,9 +162,57 @@ def train_and_score(
         peak_rss_mb=_peak_rss_mb(),
         device_peak_mb=_device_peak_mb(trainer.devices),
         n_devices=len(trainer.devices),
+        eval_seconds=eval_seconds,
+        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
         **cascade_metrics,
     )
     return metrics, trainer
+
+
+def seed_tuple(seed: int, seeds: int | tuple[int, ...] | None) -> tuple[int, ...]:
+    """The seeds to train: `(seed,)`, `seed .. seed+K-1` for an int K, or the tuple given."""
+    if seeds is None:
+        return (seed,)
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        return tuple(range(seed, seed + seeds))
+    return tuple(int(s) for s in seeds)
+
+
+def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record's metrics from per-seed ones: means, per-seed scores, shared timings."""
+    first = per_seed[0]
+    k = len(per_seed)
+    out = {key: v for key, v in first.items() if key != "seed"}
+    out.update(
+        ood_score=sum(m["ood_score"] for m in per_seed) / k,
+        val_score=sum(m["val_score"] for m in per_seed) / k,
+        final_loss=sum(m["final_loss"] for m in per_seed) / k,
+        seeds=tuple(m["seed"] for m in per_seed),
+        seed_scores=tuple(m["ood_score"] for m in per_seed),
+        seed_val_scores=tuple(m["val_score"] for m in per_seed),
+        peak_rss_mb=_peak_rss_mb(),
+        device_peak_mb=_device_peak_mb(jax.local_devices()[:1]),
+    )
+    return out
+
+
+def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
+    seed_list = seed_tuple(seed, seeds)
+    if len(seed_list) == 1:
+        metrics, _ = train_and_score(
+            factory, task, cfg, seed_list[0], devices=devices, progress=progress, cascade=cascade
+        )
+        return metrics, seed_list[0]
+    if cascade is not None:
+        raise ValueError("a cascade cannot be combined with several seeds")
+    from spark_jax.evaluation import seeds as seeds_lib
+
+    per_seed = seeds_lib.train_and_score_seeds(
+        factory, task, cfg, seed_list, devices=devices, progress=progress
+    )
+    return merge_seed_metrics(per_seed), seed_list[0]
 
 
 def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:
@@ -155,9 +239,14 @@ def evaluate_program(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
+    seeds: int | tuple[int, ...] | None = None,
 ) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
-    (threshold, fraction) of a first training stage, see `train_and_score`)."""
+    (threshold, fraction) of a first training stage, see `train_and_score`).
+
+    `seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all as one
+    vmapped program (`seeds.train_and_score_seeds`); the record then carries per-seed scores.
+    """
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
@@ -166,9 +255,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(
-        factory, task, cfg, seed, devices=devices, progress=progress, cascade=cascade
-    )
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, cascade)
     return Evaluation(
         task=task,
         preset=cfg.name,
@@ -189,6 +276,7 @@ def evaluate_official(
     *,
     devices=None,
     progress: Callable[[int, float], None] | None = None,
+    seeds: int | tuple[int, ...] | None = None,
 ) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 
@@ -198,7 +286,7 @@ def evaluate_official(
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
-    metrics, _ = train_and_score(factory, task, cfg, seed, devices=devices, progress=progress)
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, None)
     return Evaluation(
         task=task,
         preset=cfg.name,

@@ -8,6 +8,7 @@ it on the other side.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Mapping
 
 __all__ = ["Evaluation"]
@@ -26,7 +27,19 @@ class Evaluation:
       macs: contraction MACs of one processor step on the reference input (see `macs`),
         batch 1, `macs_nodes` nodes, width `hidden_size`.
       train_seconds: wall time of the optimizer steps (compilation excluded).
-      compile_seconds: ahead-of-time compilation of all train/predict executables.
+      compile_seconds: ahead-of-time compilation of all train/predict executables (the sum
+        of every compile).
+      seeds: the seeds trained together as one vmapped program (None: the single `seed`);
+        then `seed` is `seeds[0]`, `ood_score`/`val_score`/`final_loss` are means over the
+        seeds, `best_step` is the first seed's, and the timings are the shared program's.
+      seed_scores: per-seed OOD scores, in `seeds` order; seed_val_scores: per-seed best
+        validation scores.
+      eval_seconds: wall time of every validation and the test scoring.
+      loop_steps_per_second: steady-state training rate, after one step per training length:
+        steps / wall time of those steps including the wait for their data (validation
+        excluded).
+      compile_wall_seconds: the wall time the run waited for them (compiles run concurrently;
+        None: an older record).
       init_seconds: parameter initialization.
       steps, final_loss: training length and last loss; steps_per_second: steps / train time.
       peak_rss_mb: peak resident memory of this process (host; includes data), if known.
@@ -62,6 +75,31 @@ class Evaluation:
     cascade_steps: int | None = None
     cascade_val_score: float | None = None
     cascade_promoted: bool | None = None
+    compile_wall_seconds: float | None = None
+    eval_seconds: float | None = None
+    loop_steps_per_second: float | None = None
+    seeds: tuple[int, ...] | None = None
+    seed_scores: tuple[float, ...] | None = None
+    seed_val_scores: tuple[float, ...] | None = None
+
+    @property
+    def score_mean(self) -> float:
+        """Mean OOD score over the seeds (the OOD score of a single-seed record)."""
+        return (
+            self.ood_score
+            if not self.seed_scores
+            else math.fsum(self.seed_scores) / len(self.seed_scores)
+        )
+
+    @property
+    def score_std(self) -> float:
+        """Population standard deviation of the per-seed OOD scores (0 for one seed)."""
+        if not self.seed_scores or len(self.seed_scores) < 2:
+            return 0.0
+        mean = self.score_mean
+        return math.sqrt(
+            math.fsum((s - mean) ** 2 for s in self.seed_scores) / len(self.seed_scores)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-safe once numpy scalars are converted)."""
@@ -76,4 +114,8 @@ class Evaluation:
         missing, unknown = sorted(required - set(data)), sorted(set(data) - names)
         if missing or unknown:
             raise ValueError(f"not an Evaluation: missing {missing}, unknown {unknown}")
-        return cls(**dict(data))
+        values = dict(data)
+        for name in ("seeds", "seed_scores", "seed_val_scores"):
+            if values.get(name) is not None:  # JSON turns tuples into lists
+                values[name] = tuple(values[name])
+        return cls(**values)

@@ -5,7 +5,9 @@ so `Trainer` keeps CLRS's nets, losses and optimizer but compiles its own step: 
 one-axis device `Mesh`, parameters and optimizer state replicated, the batch axis of every
 Feedback leaf sharded (axis 0 for inputs/outputs/lengths, axis 1 for time-major hints).
 Executables are compiled ahead of time once per input shape, so compile time is measured
-exactly and never mixed into step time.
+exactly and never mixed into step time: `precompile` lowers init, every training shape and
+every prediction shape on abstract values (`jax.eval_shape`) and compiles them concurrently
+before the first step; a shape it did not foresee is compiled lazily when first seen.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation import compiling
 
 Feedback = clrs.Feedback
 BATCH_AXIS = "batch"
@@ -34,13 +37,26 @@ class TrainingError(RuntimeError):
 
 def _shape_key(tree) -> tuple:
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return treedef, tuple((tuple(np.shape(x)), str(x.dtype)) for x in leaves)
+    return treedef, tuple((tuple(np.shape(x)), str(_dtype(x))) for x in leaves)
+
+
+def _dtype(x):
+    return jax.dtypes.canonicalize_dtype(x.dtype)  # host int64 arrays run as int32
+
+
+def _abstract(tree, sharding):
+    return jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct(np.shape(x), _dtype(x), sharding=sharding), tree
+    )
 
 
 @dataclasses.dataclass
 class CompileStats:
+    """seconds: sum of every lowering + compile; wall_seconds: what the run waited for them."""
+
     seconds: float = 0.0
     count: int = 0
+    wall_seconds: float = 0.0
 
 
 class Trainer:
@@ -92,6 +108,13 @@ class Trainer:
             out_shardings=(self._replicated, self._replicated, self._replicated),
         )
         self._predict_fn = jax.jit(self._predict)
+        self._init_fn = jax.jit(self._init)
+        self._init_exe = None
+
+    def _init(self, key, features):
+        return self.model.net_fn.init(
+            key, [features], True, algorithm_index=-1, return_hints=False, return_all_outputs=False
+        )
 
     # -- pure functions ---------------------------------------------------------------------
     def _train_step(self, params, opt_state, rng_key, feedback):
@@ -112,9 +135,8 @@ class Trainer:
             )
 
     def shard_features(self, features):
+        """Places a batch's features on the mesh (batch axis sharded)."""
         self._check_batch(int(features.lengths.shape[0]))
-        if len(self.devices) == 1:
-            return features  # host arrays go straight to the single device
         return features._replace(
             inputs=jax.device_put(features.inputs, self._rows),
             hints=jax.device_put(features.hints, self._time_rows),
@@ -122,13 +144,59 @@ class Trainer:
         )
 
     def shard_feedback(self, feedback: Feedback) -> Feedback:
-        if len(self.devices) == 1:
-            self._check_batch(int(feedback.features.lengths.shape[0]))
-            return feedback
+        """Places a training batch on the mesh (idempotent: placed arrays stay where they are)."""
         return Feedback(
             features=self.shard_features(feedback.features),
             outputs=jax.device_put(feedback.outputs, self._rows),
         )
+
+    def _abstract_features(self, features):
+        return features._replace(
+            inputs=_abstract(features.inputs, self._rows),
+            hints=_abstract(features.hints, self._time_rows),
+            lengths=_abstract(features.lengths, self._rows),
+        )
+
+    def _abstract_feedback(self, feedback: Feedback) -> Feedback:
+        return Feedback(
+            features=self._abstract_features(feedback.features),
+            outputs=_abstract(feedback.outputs, self._rows),
+        )
+
+    def precompile(
+        self, features, train_batches: Sequence[Feedback], eval_batches: Sequence[Feedback]
+    ) -> compiling.CompileReport:
+        """Compiles init (for `features`), a step per distinct training-batch shape and a
+        prediction per distinct evaluation-batch shape, concurrently, before anything runs."""
+        key = jax.ShapeDtypeStruct((2,), np.uint32, sharding=self._replicated)
+        params = _abstract(jax.eval_shape(self._init, key, features), self._replicated)
+        opt_state = _abstract(jax.eval_shape(self.model.opt.init, params), self._replicated)
+        lowerings: dict = {
+            ("init", _shape_key(features)): lambda: self._init_fn.lower(key, features)
+        }
+        for fb in train_batches:
+            abstract = self._abstract_feedback(fb)
+            lowerings.setdefault(
+                ("step", _shape_key(abstract)),
+                lambda a=abstract: self._step_fn.lower(params, opt_state, key, a),
+            )
+        for fb in eval_batches:
+            abstract = self._abstract_features(fb.features)
+            lowerings.setdefault(
+                ("predict", _shape_key(abstract)),
+                lambda a=abstract: self._predict_fn.lower(params, key, a),
+            )
+        report = compiling.compile_all(lowerings)
+        for name, exe in report.executables.items():
+            if name[0] == "init":
+                self._init_exe = (name[1], exe)
+            else:
+                cache = self._step_exes if name[0] == "step" else self._predict_exes
+                cache.setdefault(name[1], exe)
+        self.compile_stats.seconds += report.seconds
+        self.compile_stats.count += report.count
+        self.compile_stats.wall_seconds += report.wall_seconds
+        return report
 
     def _compiled(self, cache: dict, fn, *args):
         # Parameter and optimizer-state shapes never change: key on the data (last arg) only.
@@ -137,7 +205,9 @@ class Trainer:
         if exe is None:
             start = time.perf_counter()
             exe = fn.lower(*args).compile()
-            self.compile_stats.seconds += time.perf_counter() - start
+            took = time.perf_counter() - start
+            self.compile_stats.seconds += took
+            self.compile_stats.wall_seconds += took
             self.compile_stats.count += 1
             cache[key] = exe
         return exe
@@ -145,12 +215,11 @@ class Trainer:
     # -- public API -------------------------------------------------------------------------
     def init(self, features, seed: int) -> None:
         """Initializes parameters like `BaselineModel.init` (seed: run.py uses seed + 1)."""
-        init = jax.jit(
-            lambda key, feats: self.model.net_fn.init(
-                key, [feats], True, algorithm_index=-1, return_hints=False, return_all_outputs=False
-            )
-        )
-        params = init(jax.random.PRNGKey(seed), features)
+        key = jax.device_put(jax.random.PRNGKey(seed), self._replicated)
+        init = self._init_fn
+        if self._init_exe is not None and self._init_exe[0] == _shape_key(features):
+            init = self._init_exe[1]
+        params = init(key, features)
         self.params = jax.device_put(params, self._replicated)
         self.opt_state = jax.device_put(self.model.opt.init(params), self._replicated)
 

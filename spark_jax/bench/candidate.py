@@ -1,0 +1,243 @@
+"""Per-candidate cost of `spark-jax bench`: one whole candidate, ours vs the official loop.
+
+In one process, on identical batches (both sides draw from `make_task_data(task, cfg, seed)`):
+  - official: DeepMind's `BaselineModel` with its Haiku `triplet_gmpnn`, trained as
+    clrs/examples/run.py does (eager init, lazily jitted `feedback`/`predict`, sampling in the
+    loop, best-validation parameters restored for the test);
+  - ours: `train_and_score` on the Flax port (every executable compiled concurrently ahead of
+    time, batches prefetched on a background thread).
+Both follow the same schedule (validation at step 0 and every `eval_every`, then the test).
+Figures per side: init, compile (ours: sum and wall of init, step, validation and test
+compiles; official: its first training call per shape, which compiles; its eager init and its
+prediction compiles fall in init and evaluation), steady-state steps/s (after one step per training length, data waits included),
+evaluation and total wall. The sides alternate over `repeats` so that load drifts on a shared
+machine hit both; every ratio is reported as its median and range over the repeats.
+
+Seeds: K seeds as one vmapped program (`train_and_score_seeds`) against K sequential
+single-seed candidates (K times the single candidate measured in the same repeat).
+Feasibility: the check of an unseen program (the seed with a wider message layer, new shapes
+every repeat, in a warm sandbox) against one evaluation of ours.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import jax
+import numpy as np
+
+from spark_jax import program as program_lib
+from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation import bridge, data, evaluate, seeds
+from spark_jax.util import resources
+
+SEED_PROGRAM = resources.seed_program_path("triplet_gmpnn")
+TARGETS = {
+    "total_wall_ours_over_official": ("<=", 0.6),
+    "seeds_vmapped_over_sequential": ("<=", 0.5),
+    "steps_per_s_ours_over_official": (">=", 1.2),
+    "feasibility_unseen_over_evaluation": ("<=", 0.01),
+}
+
+
+def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, float]:
+    import clrs
+
+    start = time.perf_counter()
+    task_data = data.make_task_data(task, cfg, seed)
+    factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
+    first = next(task_data.train)
+    model = clrs.models.BaselineModel(
+        spec=task_data.spec,
+        dummy_trajectory=first,
+        processor_factory=factory,
+        hidden_dim=cfg.hidden_size,
+        encode_hints=cfg.encode_hints,
+        decode_hints=cfg.decode_hints,
+        encoder_init=cfg.encoder_init,
+        learning_rate=cfg.learning_rate,
+        grad_clip_max_norm=cfg.grad_clip_max_norm,
+        hint_repred_mode=cfg.hint_repred_mode,
+    )
+    t0 = time.perf_counter()
+    model.init(first.features, seed + 1)
+    jax.block_until_ready(model._device_params)
+    init_s = time.perf_counter() - t0
+    n_first = len(data.train_lengths(task, cfg))
+    rng_key = task_data.rng_key
+    first_calls_s = eval_s = loop_s = 0.0
+    best_val, best_params, next_eval = float("-inf"), None, 0
+
+    def score(key, batches) -> float:
+        preds, outputs = [], []
+        for fb in batches:
+            key, sub = jax.random.split(key)
+            preds.append(model.predict(sub, fb.features)[0])
+            outputs.append(fb.outputs)
+        cat = lambda *xs: np.concatenate(xs, axis=0)  # noqa: E731
+        out = clrs.evaluate(
+            jax.tree_util.tree_map(cat, *outputs), jax.tree_util.tree_map(cat, *preds)
+        )
+        return float(out["score"])
+
+    for step in range(cfg.train_steps):
+        t_loop = time.perf_counter()
+        feedback = first if step == 0 else next(task_data.train)
+        rng_key, step_key = jax.random.split(rng_key)
+        float(model.feedback(step_key, feedback))
+        took = time.perf_counter() - t_loop
+        if step < n_first:
+            first_calls_s += took
+        else:
+            loop_s += took
+        if step >= next_eval:
+            rng_key, val_key = jax.random.split(rng_key)
+            t0 = time.perf_counter()
+            val = score(val_key, task_data.val_batches)
+            eval_s += time.perf_counter() - t0
+            if val > best_val or step == 0:
+                best_val, best_params = val, model.params
+            next_eval += cfg.eval_every
+    rng_key, test_key = jax.random.split(rng_key)
+    t0 = time.perf_counter()
+    model.params = best_params
+    test = score(test_key, task_data.test_batches)
+    eval_s += time.perf_counter() - t0
+    return dict(
+        init_s=init_s,
+        compile_s=first_calls_s,
+        compile_wall_s=first_calls_s,
+        steps_per_s=(cfg.train_steps - n_first) / loop_s if loop_s > 0 else float("nan"),
+        eval_s=eval_s,
+        total_s=time.perf_counter() - start,
+        ood_score=test,
+    )
+
+
+def _ours_candidate(task: str, cfg: ProtocolConfig, seed: int, factory) -> dict[str, float]:
+    start = time.perf_counter()
+    m, _ = evaluate.train_and_score(factory, task, cfg, seed)
+    return dict(
+        init_s=m["init_seconds"],
+        compile_s=m["compile_seconds"],
+        compile_wall_s=m["compile_wall_seconds"],
+        steps_per_s=m["loop_steps_per_second"] or float("nan"),
+        eval_s=m["eval_seconds"],
+        total_s=time.perf_counter() - start,
+        ood_score=m["ood_score"],
+    )
+
+
+def unseen_program(source: str, width: int) -> str:
+    """The seed with its first message layer `width` times wider: new shapes, same contract."""
+    line = "self.msg_mlp_1 = linear(h)"
+    if line not in source:
+        raise RuntimeError(f"bench: the seed program has no line {line!r} to widen")
+    return source.replace(line, f"self.msg_mlp_1 = linear(h * {width})")
+
+
+def _feasibility_unseen(cfg: ProtocolConfig, repeats: int) -> list[float]:
+    from spark_jax.feasibility import checker as feasibility
+    from spark_jax.feasibility import sandbox
+
+    source = program_lib.read_program(SEED_PROGRAM).source
+    options = feasibility.CheckOptions.from_protocol(cfg)
+    times = []
+    with sandbox.SandboxWorker() as worker:
+        feasibility.check_program(source, options=options, worker=worker)  # imports warm
+        for i in range(repeats):
+            child = unseen_program(source, width=2 + i)
+            t0 = time.perf_counter()
+            report = feasibility.check_program(child, options=options, worker=worker)
+            times.append(time.perf_counter() - t0)
+            if not report.feasible:
+                raise RuntimeError(f"bench: unseen program infeasible: {report.reason}")
+    return times
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return dict(median=statistics.median(values), min=min(values), max=max(values))
+
+
+def bench_candidate(
+    task: str, cfg: ProtocolConfig, seed: int = 42, repeats: int = 2, k: int = 4
+) -> dict[str, Any]:
+    """Runs the per-candidate comparison; returns per-side figures and ratio spreads."""
+    program = program_lib.read_program(SEED_PROGRAM)
+    factory = bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts)
+    runs: dict[str, list] = {"official": [], "ours": [], "seeds_vmapped_s": []}
+    for r in range(repeats):
+        runs["official"].append(_official_candidate(task, cfg, seed + r))
+        runs["ours"].append(_ours_candidate(task, cfg, seed + r, factory))
+        if k > 1:
+            t0 = time.perf_counter()
+            seeds.train_and_score_seeds(factory, task, cfg, list(range(seed, seed + k)))
+            runs["seeds_vmapped_s"].append(time.perf_counter() - t0)
+    feas = _feasibility_unseen(cfg, max(3, repeats))
+    pairs = list(zip(runs["official"], runs["ours"]))
+    ratios = {
+        f"{name}_ours_over_official": _spread([o[name] / f[name] for f, o in pairs])
+        for name in ("init_s", "compile_wall_s", "steps_per_s", "eval_s", "total_s")
+    }
+    ratios["compile_sum_ours_over_official"] = _spread(
+        [o["compile_s"] / f["compile_s"] for f, o in pairs]
+    )
+    ratios["fixed_init_plus_compile_ours_over_official"] = _spread(
+        [
+            (o["init_s"] + o["compile_wall_s"]) / (f["init_s"] + f["compile_wall_s"])
+            for f, o in pairs
+        ]
+    )
+    ratios["total_wall_ours_over_official"] = ratios.pop("total_s_ours_over_official")
+    ratios["steps_per_s_ours_over_official"] = ratios.pop("steps_per_s_ours_over_official")
+    if runs["seeds_vmapped_s"]:
+        ratios["seeds_vmapped_over_sequential"] = _spread(
+            [v / (k * o["total_s"]) for v, o in zip(runs["seeds_vmapped_s"], runs["ours"])]
+        )
+    one_eval = statistics.median(o["total_s"] for o in runs["ours"])
+    ratios["feasibility_unseen_over_evaluation"] = _spread([t / one_eval for t in feas])
+    return dict(
+        task=task,
+        preset=cfg.name,
+        repeats=repeats,
+        k=k,
+        backend=jax.default_backend(),
+        runs=runs,
+        feasibility_unseen_s=feas,
+        ratios=ratios,
+    )
+
+
+def verdict(name: str, spread: dict[str, float]) -> str:
+    """'MET' or 'NOT MET' for the median of a ratio against its target."""
+    op, target = TARGETS[name]
+    ok = spread["median"] <= target if op == "<=" else spread["median"] >= target
+    return f"{'MET' if ok else 'NOT MET'} (target {op} {target:g})"
+
+
+def format_candidate(report: dict[str, Any]) -> str:
+    """The per-candidate section of the bench's text report, a verdict per target."""
+    lines = [
+        f"per-candidate cost: {report['task']} / {report['preset']}, {report['repeats']} "
+        f"repeat(s), official and ours alternating, K={report['k']} seeds"
+    ]
+    for side in ("official", "ours"):
+        runs = report["runs"][side]
+        med = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        lines.append(
+            f"  {side:<9} init {med['init_s']:6.2f} s  compile sum {med['compile_s']:6.2f} s "
+            f"wall {med['compile_wall_s']:6.2f} s  steps/s {med['steps_per_s']:7.2f}  "
+            f"eval {med['eval_s']:6.2f} s  total {med['total_s']:7.2f} s"
+        )
+    if report["runs"]["seeds_vmapped_s"]:
+        lines.append(
+            f"  K={report['k']} vmapped seeds: {statistics.median(report['runs']['seeds_vmapped_s']):.2f} s"
+        )
+    feas = report["feasibility_unseen_s"]
+    lines.append(f"  feasibility of an unseen program: median {statistics.median(feas):.3f} s")
+    for name, s in report["ratios"].items():
+        note = verdict(name, s) if name in TARGETS else ""
+        lines.append(f"  {name:<38} {s['median']:7.3f}  [{s['min']:.3f}, {s['max']:.3f}]  {note}")
+    return "\n".join(lines)

@@ -1,0 +1,300 @@
+"""K seeds of one candidate trained as one `jax.vmap`-ed program: one compile for all K.
+
+Each seed keeps what a run of its own would have: its data (`make_task_data(task, cfg, s)`:
+its training order, validation set and dropout keys), its initial parameters (`s + 1`) and
+its own best-validation parameters. The seeds' batches are stacked on a new leading axis
+(`[K, ...]`; time-major hints `[K, T, B, ...]`, zero-padded to the longest `T` of the K,
+which CLRS's length masks make neutral, as its own sampler padding is). Validation and test
+scores are computed per seed, so seed k's figures match a sequential run of seed k.
+One device: the seed axis is not sharded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any, Callable, Sequence
+
+import clrs
+import jax
+import numpy as np
+from jax.sharding import SingleDeviceSharding
+
+from spark_jax.config.protocol import ProtocolConfig
+from spark_jax.evaluation import compiling, data
+from spark_jax.evaluation.prefetch import Prefetcher
+from spark_jax.evaluation.train import CompileStats, Trainer, TrainingError, count_params
+
+Feedback = clrs.Feedback
+
+
+def _stack(leaves: Sequence[np.ndarray], pad_axis: int | None = None) -> np.ndarray:
+    if pad_axis is not None:
+        longest = max(np.shape(x)[pad_axis] for x in leaves)
+        padded = []
+        for x in leaves:
+            widths = [(0, 0)] * np.ndim(x)
+            widths[pad_axis] = (0, longest - np.shape(x)[pad_axis])
+            padded.append(np.pad(np.asarray(x), widths))
+        leaves = padded
+    return np.stack([np.asarray(x) for x in leaves])
+
+
+def stack_features(features: Sequence[Any]):
+    """K feature batches -> one with a leading seed axis (hints padded in time)."""
+    first = features[0]
+    return first._replace(
+        inputs=jax.tree_util.tree_map(lambda *xs: _stack(xs), *[f.inputs for f in features]),
+        hints=jax.tree_util.tree_map(lambda *xs: _stack(xs, 0), *[f.hints for f in features]),
+        lengths=_stack([f.lengths for f in features]),
+    )
+
+
+def stack_feedback(feedbacks: Sequence[Feedback]) -> Feedback:
+    """K training batches -> one `[K, ...]` batch."""
+    return Feedback(
+        features=stack_features([fb.features for fb in feedbacks]),
+        outputs=jax.tree_util.tree_map(lambda *xs: _stack(xs), *[fb.outputs for fb in feedbacks]),
+    )
+
+
+def _take(tree, k: int):
+    return jax.tree_util.tree_map(lambda x: x[k], tree)
+
+
+class SeedStack:
+    """A `Trainer`'s model trained for K seeds at once (parameters `[K, ...]`)."""
+
+    def __init__(self, trainer: Trainer, k: int):
+        self.trainer, self.k = trainer, k
+        self.device = trainer.devices[0]
+        self._sharding = SingleDeviceSharding(self.device)
+        self._step_fn = jax.jit(jax.vmap(trainer._train_step), donate_argnums=(0, 1))
+        self._predict_fn = jax.jit(jax.vmap(trainer._predict))
+        self._init_fn = jax.jit(jax.vmap(trainer._init))
+        self._exes: dict = {}
+        self.compile_stats = CompileStats()
+        self.params = self.opt_state = None
+
+    def place(self, tree):
+        return jax.device_put(tree, self._sharding)
+
+    def _abstract(self, tree):
+        return jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct(
+                np.shape(x), jax.dtypes.canonicalize_dtype(x.dtype), sharding=self._sharding
+            ),
+            tree,
+        )
+
+    def _key(self, kind: str, tree) -> tuple:
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        return kind, treedef, tuple((np.shape(x), str(x.dtype)) for x in leaves)
+
+    def _lowerings(self, features, train: Sequence[Feedback], evals: Sequence[Any]) -> dict:
+        keys = jax.ShapeDtypeStruct((self.k, 2), np.uint32, sharding=self._sharding)
+        params = self._abstract(jax.eval_shape(self._init_fn, keys, features))
+        opt_state = self._abstract(jax.eval_shape(jax.vmap(self.trainer.model.opt.init), params))
+        out = {self._key("init", features): lambda: self._init_fn.lower(keys, features)}
+        for fb in train:
+            a = self._abstract(fb)
+            out[self._key("step", a)] = lambda a=a: self._step_fn.lower(params, opt_state, keys, a)
+        for feats in evals:
+            a = self._abstract(feats)
+            out[self._key("predict", a)] = lambda a=a: self._predict_fn.lower(params, keys, a)
+        return out
+
+    def precompile(self, features, train: Sequence[Feedback], evals: Sequence[Any]) -> None:
+        """Compiles init, every stacked step shape and prediction shape concurrently."""
+        report = compiling.compile_all(self._lowerings(features, train, evals))
+        self._exes.update(report.executables)
+        self.compile_stats.seconds += report.seconds
+        self.compile_stats.wall_seconds += report.wall_seconds
+        self.compile_stats.count += report.count
+
+    def _run(self, kind: str, fn, *args):
+        key = self._key(kind, args[-1])
+        exe = self._exes.get(key)
+        if exe is None:
+            start = time.perf_counter()
+            exe = self._exes[key] = fn.lower(*args).compile()
+            took = time.perf_counter() - start
+            self.compile_stats.seconds += took
+            self.compile_stats.wall_seconds += took
+            self.compile_stats.count += 1
+        return exe(*args)
+
+    def init(self, features, seeds: Sequence[int]) -> None:
+        """Seed k's parameters as `Trainer.init(features[k], seeds[k])` would make them."""
+        keys = self.place(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in seeds]))
+        feats = self.place(features)
+        params = self._run("init", self._init_fn, keys, feats)
+        self.params = self.place(params)
+        self.opt_state = self.place(jax.vmap(self.trainer.model.opt.init)(params))
+
+    def step(self, keys, feedback: Feedback) -> np.ndarray:
+        """One optimizer step of every seed; returns the K losses."""
+        keys = self.place(keys)
+        fb = self.place(feedback)
+        self.params, self.opt_state, metrics = self._run(
+            "step", self._step_fn, self.params, self.opt_state, keys, fb
+        )
+        losses = np.asarray(jax.device_get(metrics["loss"]))  # [K]
+        if not np.all(np.isfinite(losses)):
+            raise TrainingError(f"non-finite training loss {losses.tolist()} (one per seed)")
+        return losses
+
+    def evaluate(self, keys: list, batches: Sequence[Feedback], params=None) -> list[float]:
+        """Per seed: `Trainer.evaluate(keys[k], batches[k])['score']`, computed at once.
+
+        batches: per batch index, the stacked `[K, ...]` batch; keys: one key per seed.
+        """
+        params = self.params if params is None else params
+        preds, outputs = [], []
+        keys = list(keys)
+        for fb in batches:
+            subs = []
+            for k in range(self.k):
+                keys[k], sub = jax.random.split(keys[k])
+                subs.append(np.asarray(sub))
+            feats = self.place(fb.features)
+            preds.append(
+                jax.device_get(
+                    self._run(
+                        "predict", self._predict_fn, params, self.place(np.stack(subs)), feats
+                    )
+                )
+            )
+            outputs.append(fb.outputs)
+        scores = []
+        for k in range(self.k):
+
+            def concat(*xs, k=k):
+                return np.concatenate([np.asarray(x)[k] for x in xs], axis=0)
+
+            out = clrs.evaluate(
+                jax.tree_util.tree_map(concat, *outputs), jax.tree_util.tree_map(concat, *preds)
+            )
+            scores.append(float(out["score"]))
+        return scores
+
+
+def _split_all(keys: list) -> tuple[list, list]:
+    pairs = [jax.random.split(k) for k in keys]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _stacked_sets(sets: Sequence[Sequence[Feedback]]) -> tuple[Feedback, ...]:
+    if len({len(s) for s in sets}) != 1:
+        raise TrainingError(f"seeds disagree on the number of batches: {[len(s) for s in sets]}")
+    return tuple(stack_feedback(batch) for batch in zip(*sets))
+
+
+def train_and_score_seeds(
+    processor_factory: Callable,
+    task: str,
+    cfg: ProtocolConfig,
+    seeds: Sequence[int],
+    *,
+    devices=None,
+    progress: Callable[[int, float], None] | None = None,
+    precompile: bool = True,
+    prefetch: int = 2,
+) -> list[dict[str, Any]]:
+    """`train_and_score` for every seed in `seeds` as one vmapped program; one metrics dict
+    per seed (timing fields are those of the shared program)."""
+    seeds = list(seeds)
+    if len(set(seeds)) != len(seeds) or not seeds:
+        raise ValueError(f"seeds must be distinct and non-empty, got {seeds}")
+    datas = [data.make_task_data(task, cfg, s) for s in seeds]
+    n_lengths = len(data.train_lengths(task, cfg))
+    lookahead = [[next(d.train) for _ in range(n_lengths)] for d in datas]
+    trainer = Trainer(
+        datas[0].spec,
+        lookahead[0][0],
+        processor_factory,
+        cfg,
+        devices=(devices or jax.local_devices())[:1],
+    )
+    stack = SeedStack(trainer, len(seeds))
+    stacked_lookahead = [stack_feedback(fbs) for fbs in zip(*lookahead)]
+    val = _stacked_sets([d.val_batches for d in datas])
+    test = _stacked_sets([d.test_batches for d in datas])
+    fresh = (stack_feedback([next(d.train) for d in datas]) for _ in itertools.count())
+    source = itertools.chain(stacked_lookahead, fresh)
+    if prefetch:
+        source = Prefetcher(source, depth=prefetch, transform=stack.place)
+    try:
+        first = stacked_lookahead[0]
+        if precompile:
+            stack.precompile(first.features, stacked_lookahead, [fb.features for fb in val + test])
+        return _loop(stack, datas, seeds, first, n_lengths, source, val, test, cfg, progress)
+    finally:
+        if prefetch:
+            source.close()
+
+
+def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, progress):
+    k = len(seeds)
+    keys = [d.rng_key for d in datas]
+    start = time.perf_counter()
+    stack.init(first_host.features, [s + 1 for s in seeds])
+    jax.block_until_ready(stack.params)
+    init_seconds = time.perf_counter() - start
+    best_val, best_step = [float("-inf")] * k, [0] * k
+    best_params: list = [None] * k
+    train_seconds, losses, next_eval = 0.0, np.full(k, np.nan), 0
+    eval_seconds = loop_seconds = 0.0
+    for step in range(cfg.train_steps):
+        t_loop = time.perf_counter()
+        feedback = next(batches)
+        keys, step_keys = _split_all(keys)
+        compile_before = stack.compile_stats.seconds
+        t0 = time.perf_counter()
+        losses = stack.step(np.stack([np.asarray(x) for x in step_keys]), feedback)
+        train_seconds += time.perf_counter() - t0 - (stack.compile_stats.seconds - compile_before)
+        if step >= n_first:
+            loop_seconds += time.perf_counter() - t_loop
+        if step >= next_eval:
+            keys, val_keys = _split_all(keys)
+            t_eval = time.perf_counter()
+            scores = stack.evaluate(val_keys, val)
+            eval_seconds += time.perf_counter() - t_eval
+            improved = [s > b or step == 0 for s, b in zip(scores, best_val)]
+            if any(improved):
+                host = jax.device_get(stack.params)
+                for i in np.flatnonzero(improved):
+                    best_val[i], best_step[i], best_params[i] = scores[i], step, _take(host, i)
+            next_eval += cfg.eval_every
+        if progress is not None:
+            progress(step + 1, float(np.mean(losses)))
+    keys, test_keys = _split_all(keys)
+    stacked_best = stack.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best_params))
+    t_eval = time.perf_counter()
+    test_scores = stack.evaluate(test_keys, test, stacked_best)
+    eval_seconds += time.perf_counter() - t_eval
+    steady = max(0, cfg.train_steps - n_first)
+    shared = dict(
+        params=count_params(best_params[0], processor_only=True),
+        model_params=count_params(best_params[0]),
+        train_seconds=train_seconds,
+        compile_seconds=stack.compile_stats.seconds,
+        compile_wall_seconds=stack.compile_stats.wall_seconds,
+        init_seconds=init_seconds,
+        steps=cfg.train_steps,
+        steps_per_second=cfg.train_steps / train_seconds if train_seconds > 0 else 0.0,
+        n_devices=1,
+        eval_seconds=eval_seconds,
+        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
+    )
+    return [
+        dict(
+            seed=seeds[i],
+            ood_score=test_scores[i],
+            val_score=best_val[i],
+            best_step=best_step[i],
+            final_loss=float(losses[i]),
+            **shared,
+        )
+        for i in range(k)
+    ]
