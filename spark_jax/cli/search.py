@@ -107,22 +107,27 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _terminate_as_interrupt(received: list[int]) -> Iterator[None]:
-    """Within the block SIGTERM stops the search as Ctrl-C does (noted in `received`)."""
+    """Within the block SIGINT and SIGTERM stop the search as Ctrl-C does (noted in
+    `received`). SIGINT is handled explicitly too: a search started in the background of a
+    non-interactive shell inherits an ignored SIGINT, and `kill -INT` must still stop it."""
+    stops = (signal.SIGINT, signal.SIGTERM)
 
     def on_signal(signum, frame):
         received.append(signum)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one stop; cleanup is not interrupted
+        for s in stops:  # one stop; the cleanup is not interrupted
+            signal.signal(s, signal.SIG_IGN)
         raise KeyboardInterrupt
 
     try:
-        previous = signal.signal(signal.SIGTERM, on_signal)
+        previous = {s: signal.signal(s, on_signal) for s in stops}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _interrupted(signum: int, run_dir: str) -> int:
