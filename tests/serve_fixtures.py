@@ -1,14 +1,17 @@
-"""Run and benchmark directories built through the stores' own write APIs, for the serve
-tests: a run whose LLM answer carries markup, and a small benchmark."""
+"""Run, benchmark and comparison directories built through the stores' own write APIs, for
+the serve tests: a run whose LLM answer carries markup, a small benchmark, and a comparison
+laid out as `spark-jax compare` writes it (its plan, one run directory per method x seed)."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import records
 
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram
 from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.compare import PLAN_FILE, ComparePlan
 from spark_jax.search.rundb import RunDB
 
 HOSTILE_ANSWER = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2> done"
@@ -92,3 +95,46 @@ def make_benchmark(bench_dir: pathlib.Path) -> pathlib.Path:
             else:
                 db.record(job, records.result(0.1 * (i + 1), job_id=job.job_id, task=task))
     return bench_dir
+
+
+# (method, seed) -> OOD of each attempt's evaluated child (None: an infeasible attempt).
+COMPARE_MEMBERS = {
+    ("spark", 0): [0.5, None, 0.7],
+    ("spark", 1): [0.6, 0.55],
+    ("fixed-act-sar", 0): [None, 0.45],
+}
+
+
+def make_member(run_dir: pathlib.Path, oods: list[float | None], finished: bool = True) -> None:
+    """A run of the offline editor: the seed scored 0.4, then one attempt per entry."""
+    config = {"editor": {"kind": "offline"}, "operator": {"mode": "spark"}}
+    meta = dict(task="bfs", preset="tiny", budget=4, max_attempts=5, config=config)
+    with RunDB.create(run_dir / "run.db", meta) as db:
+        seed_id = db.insert_program(PARENT)
+        ev = dict(task="bfs", preset="tiny")
+        db.record_evaluation(seed_id, None, records.job(**ev), records.result(0.4, **ev))
+        for k, ood in enumerate(oods):
+            if ood is None:
+                db.record_proposal(records.proposal(k, "infeasible", parent_id=seed_id))
+                continue
+            child = db.record_proposal(records.proposal(k, parent_id=seed_id))
+            job = records.job(f"a{k}", source=f"y = {k}\n", **ev)
+            db.record_evaluation(child, k, job, records.result(ood, job_id=f"a{k}", **ev))
+        if finished:
+            db.set_meta("finished_at", 1.0)
+
+
+def make_comparison(
+    cmp_dir: pathlib.Path,
+    members: dict[tuple[str, int], list[float | None]] = COMPARE_MEMBERS,
+    methods: tuple[str, ...] = ("spark", "fixed-act-sar"),
+    seeds: tuple[int, ...] = (0, 1),
+) -> pathlib.Path:
+    """A comparison directory; (method, seed) pairs absent from `members` have no run yet."""
+    base = {"task": "bfs", "preset": "tiny", "editor": {"kind": "offline"}}
+    plan = ComparePlan(base, methods, seeds, budget=4, max_attempts=5)
+    cmp_dir.mkdir(parents=True, exist_ok=True)
+    (cmp_dir / PLAN_FILE).write_text(json.dumps(plan.to_dict()))
+    for (method, seed), oods in members.items():
+        make_member(cmp_dir / method / f"seed-{seed}", oods)
+    return cmp_dir

@@ -1,13 +1,15 @@
 """`spark-jax serve` over HTTP (no browser): the JSON the pages poll agrees with the report's
-accounting, paths outside the root are refused, LLM call records are shown through a
+accounting (runs and comparisons), paths outside the root are refused, LLM call records are shown through a
 whitelist, nothing is written, and the run status follows the finish mark and the lock."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -15,6 +17,8 @@ import threading
 import pytest
 import serve_fixtures
 
+from spark_jax import compare
+from spark_jax.compare import tables
 from spark_jax.report.accounting import summarize
 from spark_jax.search.rundb import RunDB
 from spark_jax.serve import make_server, reader
@@ -210,7 +214,97 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "cannot listen" in capsys.readouterr().err
 
 
-def test_compare_page_is_a_marked_placeholder(served):
-    _, server = served
-    status, body, _ = _get(server, "/compare")
+@contextlib.contextmanager
+def _serving(root):
+    server = make_server(root, port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """A root holding a comparison laid out as `spark-jax compare` writes it (one member run
+    not started yet) and a run outside it."""
+    root = tmp_path_factory.mktemp("compared")
+    serve_fixtures.make_comparison(root / "cmp")
+    serve_fixtures.make_run(root / "other")
+    with _serving(root) as server:
+        yield root, server
+
+
+def test_comparison_rows_and_bands_are_the_reports(compared, tmp_path):
+    root, server = compared
+    (listed,) = _json(server, "/api/runs")["comparisons"]
+    assert listed["path"] == "cmp" and listed["methods"] == ["spark", "fixed-act-sar"]
+    assert (listed["runs_with_db"], listed["expected"]) == (3, 4)
+    d = _json(server, "/api/compare?path=cmp")
+    assert d["status"] == "incomplete" and d["offline"] and d["threshold"] == 0.45
+    spark, fixed = d["rows"]
+    assert spark["name"] == "spark" and spark["paper_name"] == "Full SPARK"
+    assert spark["best_ood_pct"]["mean"] == pytest.approx(65.0)
+    assert spark["best_ood_pct"]["std"] == pytest.approx(7.0710678)
+    assert spark["valid_rate"]["mean"] == pytest.approx((2 / 3 + 1) / 2)
+    assert fixed["best_ood_pct"] == {"mean": pytest.approx(45.0), "std": None, "n": 1}
+    assert (spark["to_threshold"], spark["reached"], fixed["to_threshold"]) == (1, 2, 1)
+    assert fixed["ratio"] == 1.0 and fixed["offline_label"] == tables.OFFLINE_LABEL
+    assert spark["tokens_per_evaluated"] == pytest.approx(10 * 5 / 4)  # 10 tokens an attempt
+    assert spark["llm_calls_per_evaluated"] == 0.0  # offline roles: no LLM call
+    by_member = {(m["method"], m["seed"]): m for m in d["members"]}
+    assert by_member[("fixed-act-sar", 1)]["status"] == "missing"
+    assert by_member[("spark", 0)]["status"] == "finished"
+    assert by_member[("spark", 0)]["path"] == "cmp/spark/seed-0"
+    assert _json(server, "/api/run?path=cmp/spark/seed-0")["run"]["best_ood"] == 0.7
+    best = d["charts"]["best"]
+    assert best["x"] == [0, 1, 2]
+    assert best["methods"][0]["mean"] == pytest.approx([40.0, 55.0, 65.0])
+    assert best["methods"][0]["low"] == pytest.approx([40.0, 50.0, 60.0])
+    fixed_mean = best["methods"][1]["mean"]
+    assert fixed_mean[:2] == pytest.approx([40.0, 45.0]) and fixed_mean[2] is None
+    assert d["charts"]["valid"]["methods"][0]["mean"] == pytest.approx([1.0, 0.75, 5 / 6])
+    # The Markdown report of the same directory (a copy: the report writer opens read-write).
+    copy = shutil.copytree(root / "cmp", tmp_path / "cmp")
+    plan = compare.ComparePlan.from_dict(json.loads((copy / compare.PLAN_FILE).read_text()))
+    report = compare.write_compare_report(copy, plan).read_text()
+    assert "| `spark` (Full SPARK) | 2 | 65.00 ± 7.07 | 2.0 ± 0.0 | 1 (2/2 reached) |" in report
+    assert (
+        "| `fixed-act-sar` (Fixed-ACT SAR) | 1 | 45.00 | 1.0 | 1 (1/1 reached) | 1.00x |" in report
+    )
+
+
+def test_comparison_threshold_and_bad_paths(compared):
+    root, server = compared
+    d = _json(server, "/api/compare?path=cmp&threshold=0.6")
+    spark, fixed = d["rows"]
+    assert (spark["to_threshold"], fixed["to_threshold"], fixed["reached"]) == (1.5, None, 0)
+    assert d["threshold"] == 0.6 and not d["threshold_default"]
+    assert _get(server, "/api/compare?path=cmp&threshold=x")[0] == 404
+    assert _get(server, "/api/compare?path=../cmp")[0] == 403
+    assert _get(server, "/compare?path=../../etc")[0] == 403
+    assert _get(server, "/api/compare?path=other")[0] == 404  # a run, not a comparison
+    bad = root / "broken"
+    bad.mkdir(exist_ok=True)
+    (bad / compare.PLAN_FILE).write_text('{"methods": ["spark", "nope"]}')
+    status, body, _ = _get(server, "/api/compare?path=broken")
+    assert status == 404 and b"compare.json is not a readable plan" in body
+    assert any(c.get("error") for c in _json(server, "/api/runs")["comparisons"])
+    status, body, _ = _get(server, "/compare?path=cmp")
     assert status == 200 and b'data-page="compare"' in body
+
+
+def test_comparison_follows_its_members_and_writes_nothing(tmp_path):
+    cmp_dir = serve_fixtures.make_comparison(tmp_path / "c")
+    dbs = sorted(cmp_dir.rglob("run.db"))
+    before = [hashlib.sha256(p.read_bytes()).hexdigest() for p in dbs]
+    with _serving(tmp_path) as server:
+        first = _json(server, "/api/compare?path=c")
+        assert [p for p in dbs if hashlib.sha256(p.read_bytes()).hexdigest() not in before] == []
+        # A member search starts and writes: the next poll shows it running, with its numbers.
+        serve_fixtures.make_member(cmp_dir / "fixed-act-sar" / "seed-1", [0.9], finished=False)
+        second = _json(server, "/api/compare?path=c")
+    assert first["runs_with_db"] == 3 and second["runs_with_db"] == 4
+    assert second["status"] == "running" and second["rows"][1]["runs"] == 2
+    assert second["rows"][1]["best_ood_pct"]["mean"] == pytest.approx(67.5)

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Cell", "PairedComparison", "cells_of", "compare", "mean_over"]
+__all__ = ["Cell", "PairedComparison", "cells_of", "cells_of_results", "compare", "mean_over"]
 
 _BOOTSTRAP_SAMPLES = 4000
 
@@ -87,6 +87,24 @@ def cells_of(
         key: Cell(tuple(v for _, v in sorted(s)), tuple(failures.get(key, ())))
         for key, s in scores.items()
     }
+
+
+def cells_of_results(programs: Sequence, results: Sequence) -> dict[tuple[str, str], Cell]:
+    """`cells_of` a benchmark's stored programs and results (`BenchmarkDB.programs()` and
+    `.results()`): each result under its program's label."""
+    labels = {p.key: p.label for p in programs}
+    return cells_of(
+        [
+            (
+                labels[r.program_key],
+                r.task,
+                r.seed,
+                None if r.evaluation is None else r.evaluation.ood_score,
+                r.error_type,
+            )
+            for r in results
+        ]
+    )
 
 
 def mean_over(cells: Mapping[tuple[str, str], Cell], label: str, tasks: Sequence[str]) -> float:

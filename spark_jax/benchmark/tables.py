@@ -196,17 +196,7 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     spec, programs = db.spec(), db.programs()
     labels = {p.key: p.label for p in programs}
     results = db.results()
-    rows = [
-        (
-            labels[r.program_key],
-            r.task,
-            r.seed,
-            None if r.evaluation is None else r.evaluation.ood_score,
-            r.error_type,
-        )
-        for r in results
-    ]
-    cells = stats.cells_of(rows)
+    cells = stats.cells_of_results(programs, results)
     expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
     _write_csv(db, labels, out / "results.csv")
     _plot(spec, programs, cells, out / PLOT_FILE)

@@ -15,18 +15,35 @@ import dataclasses
 import math
 import pathlib
 import statistics
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.compare.runner import ComparePlan, run_dir_of
 from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
+from spark_jax.search.queries import RunQueries
 from spark_jax.search.rundb import RunDB
 from spark_jax.util.files import write_atomic
 
-__all__ = ["PLOT_FILES", "RunFigures", "collect", "write_compare_report"]
+__all__ = [
+    "OFFLINE_LABEL",
+    "PLOT_FILES",
+    "Band",
+    "MethodRow",
+    "RunFigures",
+    "Spread",
+    "band",
+    "by_method",
+    "collect",
+    "default_threshold",
+    "method_rows",
+    "run_figures",
+    "write_compare_report",
+]
 
 PLOT_FILES = ("best_ood_vs_evaluated.png", "valid_rate_vs_attempt.png")
+# What a method's row says when its runs used the offline (rule-based) editor.
+OFFLINE_LABEL = "offline analogue, not an LLM result"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +58,18 @@ class RunFigures:
     tokens: int
 
 
+def run_figures(
+    method: str, seed: int, db: RunQueries, meta: Mapping[str, Any], created_at: float | None
+) -> RunFigures:
+    """The figures of one run from its open database (any reader) and flattened metadata."""
+    acc = summarize(db, meta, created_at)
+    calls = db.llm_calls()
+    editor = str(find_meta(meta, "editor.kind") or find_meta(meta, "kind") or "?")
+    tokens = sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls)
+    n_llm = sum(1 for c in calls if c["is_llm"])
+    return RunFigures(method, seed, acc, editor, n_llm, tokens)
+
+
 def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
     """The figures of every run of `plan` that has a database (finished or not)."""
     figures = []
@@ -50,26 +79,45 @@ def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
             continue
         with RunDB.open(path) as db:
             meta, created = read_meta(db)
-            acc = summarize(db, meta, created)
-            calls = db.llm_calls()
-        editor = str(find_meta(meta, "editor.kind") or find_meta(meta, "kind") or "?")
-        tokens = sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls)
-        n_llm = sum(1 for c in calls if c["is_llm"])
-        figures.append(RunFigures(method.name, seed, acc, editor, n_llm, tokens))
+            figures.append(run_figures(method.name, seed, db, meta, created))
     return figures
 
 
-def _spread(values: Sequence[float | None], scale: float = 1.0, digits: int = 2) -> str:
+def by_method(figures: Sequence[RunFigures]) -> dict[str, list[RunFigures]]:
+    """The runs grouped by method name, in the order given."""
+    out: dict[str, list[RunFigures]] = {}
+    for r in figures:
+        out.setdefault(r.method, []).append(r)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Spread:
+    """Mean and sample std over search seeds (std None with one value; both None with none)."""
+
+    mean: float | None
+    std: float | None
+    n: int
+
+    def text(self, digits: int = 2) -> str:
+        if self.mean is None:
+            return "—"
+        if self.std is None:
+            return f"{self.mean:.{digits}f}"
+        return f"{self.mean:.{digits}f} ± {self.std:.{digits}f}"
+
+
+def spread(values: Sequence[float | None], scale: float = 1.0) -> Spread:
     xs = [scale * v for v in values if v is not None and not math.isnan(v)]
     if not xs:
-        return "—"
+        return Spread(None, None, 0)
     if len(xs) == 1:
-        return f"{xs[0]:.{digits}f}"
-    return f"{statistics.mean(xs):.{digits}f} ± {statistics.stdev(xs):.{digits}f}"
+        return Spread(xs[0], None, 1)
+    return Spread(statistics.mean(xs), statistics.stdev(xs), len(xs))
 
 
-def _per(count: int, evaluated: int) -> str:
-    return f"{count / evaluated:.2f}" if evaluated else "—"
+def _per(count: int, evaluated: int) -> float | None:
+    return count / evaluated if evaluated else None
 
 
 def _to_threshold(acc: RunAccounting, threshold: float) -> int | None:
@@ -80,16 +128,92 @@ def _to_threshold(acc: RunAccounting, threshold: float) -> int | None:
     return None
 
 
-def _default_threshold(by_method: dict[str, list[RunFigures]]) -> float | None:
+def default_threshold(grouped: Mapping[str, Sequence[RunFigures]]) -> float | None:
+    """The lowest of the methods' mean best OOD (every method reaches it on average)."""
     means = [
         statistics.mean(r.acc.best_ood for r in runs if r.acc.best_ood is not None)
-        for runs in by_method.values()
+        for runs in grouped.values()
         if any(r.acc.best_ood is not None for r in runs)
     ]
     return min(means) if means else None
 
 
-def _method_table(methods, by_method, threshold) -> list[str]:
+@dataclasses.dataclass(frozen=True)
+class MethodRow:
+    """One method's row of the comparison table (percent where the report shows percent).
+
+    Attributes:
+      to_threshold: median evaluated candidates to reach the threshold over the runs that
+        reached it (`reached` of `runs`); ratio: that over the first method's.
+      llm_calls_per_evaluated, tokens_per_evaluated: totals over runs / evaluated candidates.
+      editors: the runs' editor kinds; offline: all of them the offline editor.
+    """
+
+    method: Method
+    runs: int
+    best_ood_pct: Spread
+    evaluated: Spread
+    evaluated_total: int
+    to_threshold: float | None
+    reached: int
+    ratio: float | None
+    valid_rate: Spread
+    entanglement_rate: Spread
+    llm_calls_per_evaluated: float | None
+    tokens_per_evaluated: float | None
+    wall_hours: float
+    device_hours: float
+    editors: tuple[str, ...]
+
+    @property
+    def offline(self) -> bool:
+        return self.editors == ("offline",)
+
+
+def method_rows(
+    methods: Sequence[Method], grouped: Mapping[str, Sequence[RunFigures]], threshold: float | None
+) -> list[MethodRow]:
+    """The table's rows, one per method in order (the first is the reference of ratios)."""
+    rows: list[MethodRow] = []
+    reference_median = None
+    for i, m in enumerate(methods):
+        runs = list(grouped.get(m.name, []))
+        accs = [r.acc for r in runs]
+        reach = [_to_threshold(a, threshold) for a in accs] if threshold is not None else []
+        reached = [k for k in reach if k is not None]
+        median = statistics.median(reached) if reached else None
+        if i == 0:
+            reference_median = median
+        evaluated = sum(a.evaluated for a in accs)
+        rows.append(
+            MethodRow(
+                method=m,
+                runs=len(runs),
+                best_ood_pct=spread([a.best_ood for a in accs], 100.0),
+                evaluated=spread([float(a.evaluated) for a in accs]),
+                evaluated_total=evaluated,
+                to_threshold=median,
+                reached=len(reached),
+                ratio=median / reference_median
+                if median is not None and reference_median
+                else None,
+                valid_rate=spread([a.valid_rate for a in accs]),
+                entanglement_rate=spread([a.entanglement_rate for a in accs]),
+                llm_calls_per_evaluated=_per(sum(r.llm_calls for r in runs), evaluated),
+                tokens_per_evaluated=_per(sum(r.tokens for r in runs), evaluated),
+                wall_hours=sum(a.wall_hours or 0.0 for a in accs),
+                device_hours=sum(a.device_hours for a in accs),
+                editors=tuple(sorted({r.editor for r in runs})),
+            )
+        )
+    return rows
+
+
+def _opt(value: float | None, fmt: str) -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def _method_table(methods, grouped, threshold) -> list[str]:
     head = [
         "method (paper name)",
         "runs",
@@ -105,39 +229,57 @@ def _method_table(methods, by_method, threshold) -> list[str]:
         "device h",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    reference_median = None
-    for i, m in enumerate(methods):
-        runs = by_method.get(m.name, [])
-        accs = [r.acc for r in runs]
-        reach = [_to_threshold(a, threshold) for a in accs] if threshold is not None else []
-        reached = [k for k in reach if k is not None]
-        median = statistics.median(reached) if reached else None
-        if i == 0:
-            reference_median = median
-        ratio = (
-            f"{median / reference_median:.2f}x" if median is not None and reference_median else "—"
-        )
-        reach_text = f"{median:g} ({len(reached)}/{len(runs)} reached)" if runs else "—"
-        evaluated = sum(a.evaluated for a in accs)
+    for r in method_rows(methods, grouped, threshold):
+        reach = f"{_opt(r.to_threshold, 'g')} ({r.reached}/{r.runs} reached)" if r.runs else "—"
         row = [
-            f"`{m.name}` ({m.paper_name})",
-            str(len(runs)),
-            _spread([a.best_ood for a in accs], 100.0),
-            _spread([float(a.evaluated) for a in accs], digits=1),
-            reach_text,
-            ratio,
-            _spread([a.valid_rate for a in accs]),
-            _spread([a.entanglement_rate for a in accs]),
-            _per(sum(r.llm_calls for r in runs), evaluated),
-            _per(sum(r.tokens for r in runs), evaluated),
-            f"{sum(a.wall_hours or 0.0 for a in accs):.3f}",
-            f"{sum(a.device_hours for a in accs):.3f}",
+            f"`{r.method.name}` ({r.method.paper_name})",
+            str(r.runs),
+            r.best_ood_pct.text(),
+            r.evaluated.text(1),
+            reach,
+            "—" if r.ratio is None else f"{r.ratio:.2f}x",
+            r.valid_rate.text(),
+            r.entanglement_rate.text(),
+            _opt(r.llm_calls_per_evaluated, ".2f"),
+            _opt(r.tokens_per_evaluated, ".2f"),
+            f"{r.wall_hours:.3f}",
+            f"{r.device_hours:.3f}",
         ]
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
-def _band_plot(path, methods, by_method, curve, xlabel, ylabel, title, scale) -> None:
+@dataclasses.dataclass(frozen=True)
+class Band:
+    """One method's band over its runs: at each x, the mean, min and max of the runs' values
+    (a run that stopped early keeps its last value: a best-so-far or a cumulative rate)."""
+
+    xs: tuple[int, ...]
+    mean: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    n: int
+
+
+def band(curves: Sequence[Sequence[float]], scale: float = 1.0) -> Band | None:
+    """The band of the runs' curves (NaN points left out); None with no curve."""
+    scaled = [[scale * v for v in c] for c in curves if c]
+    if not scaled:
+        return None
+    n = max(len(c) for c in scaled)
+    padded = [c + [c[-1]] * (n - len(c)) for c in scaled]
+    cols = [[row[k] for row in padded if not math.isnan(row[k])] for k in range(n)]
+    xs = tuple(k for k in range(n) if cols[k])
+    return Band(
+        xs,
+        tuple(statistics.mean(cols[k]) for k in xs),
+        tuple(min(cols[k]) for k in xs),
+        tuple(max(cols[k]) for k in xs),
+        len(scaled),
+    )
+
+
+def _band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -145,18 +287,11 @@ def _band_plot(path, methods, by_method, curve, xlabel, ylabel, title, scale) ->
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     for m in methods:
-        curves = [list(r.acc.curves.get(curve, ())) for r in by_method.get(m.name, [])]
-        curves = [[scale * v for v in c] for c in curves if c]
-        if not curves:
+        b = band([list(r.acc.curves.get(curve, ())) for r in grouped.get(m.name, [])], scale)
+        if b is None:
             continue
-        n = max(len(c) for c in curves)
-        # Runs that stopped early keep their last value (a best-so-far or a cumulative rate).
-        padded = [c + [c[-1]] * (n - len(c)) for c in curves]
-        cols = [[row[k] for row in padded if not math.isnan(row[k])] for k in range(n)]
-        xs = [k for k in range(n) if cols[k]]
-        mean = [statistics.mean(cols[k]) for k in xs]
-        ax.plot(xs, mean, label=f"{m.name} (n={len(curves)})")
-        ax.fill_between(xs, [min(cols[k]) for k in xs], [max(cols[k]) for k in xs], alpha=0.2)
+        ax.plot(b.xs, b.mean, label=f"{m.name} (n={b.n})")
+        ax.fill_between(b.xs, b.low, b.high, alpha=0.2)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
@@ -186,11 +321,9 @@ def write_compare_report(
     """Writes OUT/report.md and OUT/plots/*.png from the runs' databases; returns report.md."""
     methods: list[Method] = list(resolve_methods(list(plan.methods)))
     figures = collect(out, plan)
-    by_method: dict[str, list[RunFigures]] = {}
-    for r in figures:
-        by_method.setdefault(r.method, []).append(r)
+    grouped = by_method(figures)
     if threshold is None:
-        threshold = _default_threshold(by_method)
+        threshold = default_threshold(grouped)
     base: dict[str, Any] = dict(plan.base)
     task, preset = base.get("task", "dfs"), base.get("preset", "smoke")
     editors = sorted({r.editor for r in figures}) or ["?"]
@@ -207,11 +340,11 @@ def write_compare_report(
     )
     plots = out / "plots"
     _band_plot(
-        plots / PLOT_FILES[0], methods, by_method, "best_eval", "evaluated candidates (0: seed)",
+        plots / PLOT_FILES[0], methods, grouped, "best_eval", "evaluated candidates (0: seed)",
         "best-so-far OOD accuracy (%)", f"best-so-far vs evaluated ({preset}, {task})", 100.0,
     )  # fmt: skip
     _band_plot(
-        plots / PLOT_FILES[1], methods, by_method, "valid", "attempt",
+        plots / PLOT_FILES[1], methods, grouped, "valid", "attempt",
         "cumulative valid rate", f"cumulative valid rate ({preset}, {task})", 1.0,
     )  # fmt: skip
     expected = len(methods) * len(plan.seeds)
@@ -224,7 +357,7 @@ def write_compare_report(
         "",
         "## Methods at the same budget",
         "",
-        *_method_table(methods, by_method, threshold),
+        *_method_table(methods, grouped, threshold),
         "",
         "Cells: mean ± sample std over search seeds. Entanglement rate: share of attempts "
         "whose edit mixed both factors or touched the scaffolding (broken tag lines "

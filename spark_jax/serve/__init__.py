@@ -1,14 +1,16 @@
-"""`spark-jax serve`: a read-only, live browser view of run and benchmark directories.
+"""`spark-jax serve`: a read-only, live browser view of run, benchmark and comparison
+directories.
 
   reader   read-only (`mode=ro`) database access, run discovery, run status, path checks
   data     the JSON the pages poll (numbers from `report.accounting`, `benchmark.stats`)
+  comparison  the comparison pages' JSON (rows and bands from `compare.tables`)
   pages    the HTML shells; `static/app.js` fills them, as text, never as markup
   app      the HTTP server (standard library, threading): routes, 403/404, headers
 
 Static files: `static/uplot.min.js` and `static/uplot.min.css` are uPlot (MIT, see
 `static/uplot.LICENSE`), vendored unchanged.
 
-May import: `benchmark`, `report`, `search` and everything below them.
+May import: `compare`, `benchmark`, `report`, `search` and everything below them.
 """
 
 from spark_jax.serve.app import ServeServer, make_server

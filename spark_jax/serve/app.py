@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from spark_jax.benchmark.store import BenchmarkDBError
 from spark_jax.search.schema import RunDBError
-from spark_jax.serve import data, pages
+from spark_jax.serve import comparison, data, pages
 from spark_jax.serve.reader import NotFound, OutsideRoot, Root
 
 __all__ = ["STATIC", "ServeServer", "make_server"]
@@ -146,9 +146,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = (STATIC_DIR / name).read_bytes()
             return lambda q: self._send(200, body, STATIC[name], cache="max-age=300")
         page_names = {"/": "index", "/run": "run", "/proposal": "proposal"}
-        # PLACEHOLDER: `/compare` shows `spark-jax compare` results once that command exists;
-        # until then the page says so. Its data goes in an "/api/compare" entry below, built
-        # by a `data.compare_detail(root, path)` reading the comparison's own store.
         page_names |= {"/benchmark": "benchmark", "/compare": "compare"}
         if path in page_names:
             kind = page_names[path]
@@ -163,12 +160,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "/api/runs": lambda q: {
                 "runs": data.runs_list(root),
                 "benchmarks": data.benchmarks_list(root),
+                "comparisons": comparison.comparisons_list(root),
             },
             "/api/run": lambda q: data.run_detail(root, q.get("path", "")),
             "/api/proposal": lambda q: data.proposal_detail(
                 root, q.get("path", ""), _int(q.get("attempt"), "attempt")
             ),
             "/api/benchmark": lambda q: data.benchmark_detail(root, q.get("path", "")),
+            "/api/compare": lambda q: comparison.compare_detail(
+                root, q.get("path", ""), q.get("threshold")
+            ),
         }
         if path in api:
             return lambda q: self._json(200, api[path](q))

@@ -58,15 +58,6 @@ def clean(value: Any) -> Any:
     return value
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping) and value:
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: value}
-
-
 def _header(rel: str, run_dir, reader: RunReader) -> dict[str, Any]:
     meta = reader.meta_items()
     cfg = meta.get("config") or {}
@@ -196,7 +187,7 @@ def run_detail(root: Root, rel: str) -> dict[str, Any]:
 
 
 def _run_body(reader: RunReader) -> dict[str, Any]:
-    meta = _flat(reader.meta_items())
+    meta = reader.flat_meta()
     acc = summarize(reader, meta=meta, created_at=reader.created_at())
     hist = reader.history()
     evals = reader.evaluations()
@@ -312,17 +303,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
     finally:
         db.close()
     labels = {p.key: p.label for p in programs}
-    rows = [
-        (
-            labels[r.program_key],
-            r.task,
-            r.seed,
-            None if r.evaluation is None else r.evaluation.ood_score,
-            r.error_type,
-        )
-        for r in results
-    ]
-    cells = stats.cells_of(rows)
+    cells = stats.cells_of_results(programs, results)
     tasks = list(spec["tasks"])
     table = []
     for p in programs:

@@ -1,4 +1,5 @@
-"""Read-only access to the run and benchmark databases under the served root.
+"""Read-only access to the run and benchmark databases (and comparison directories) under the
+served root.
 
 Every connection is a SQLite `mode=ro` URI connection: the server never writes, never creates
 a journal, and reads a WAL database while its search writes it (each query sees the last
@@ -12,9 +13,10 @@ import os
 import pathlib
 import sqlite3
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.compare.runner import PLAN_FILE
 from spark_jax.search.queries import RunQueries
 from spark_jax.search.schema import RunDBError
 
@@ -63,6 +65,10 @@ class RunReader(RunQueries):
         except sqlite3.DatabaseError as exc:
             raise RunDBError(f"run database {path} is unreadable: {exc}") from None
 
+    def flat_meta(self) -> dict[str, Any]:
+        """The run's metadata flattened to dotted keys ({'config.operator.mode': ...})."""
+        return _flat(self.meta_items())
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self._conn.execute(sql, tuple(params)).fetchall()
 
@@ -74,6 +80,15 @@ class RunReader(RunQueries):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
 
 
 def _pid_alive(pid: int) -> bool:
@@ -172,6 +187,10 @@ class Root:
 
     def benchmark_dirs(self) -> list[pathlib.Path]:
         return list(self._walk(BENCHMARK_DB))
+
+    def compare_dirs(self) -> list[pathlib.Path]:
+        """Directories written by `spark-jax compare` (holding its plan file)."""
+        return list(self._walk(PLAN_FILE))
 
     def open_run(self, rel: str) -> tuple[pathlib.Path, RunReader]:
         run_dir = self.resolve(rel)

@@ -32,6 +32,7 @@
   function q(obj) { return new URLSearchParams(obj).toString(); }
   function num(v, d) { return v === null || v === undefined ? "—" : Number(v).toFixed(d === undefined ? 4 : d); }
   function pct(v) { return v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%"; }
+  function compareLink(path) { return el("a", { href: "/compare?" + q({ path }) }, path || "(root)"); }
   function runLink(path, text) { return el("a", { href: "/run?" + q({ path }) }, text || path || "(root)"); }
   function propLink(path, attempt, text) {
     return el("a", { href: "/proposal?" + q({ path, attempt }) }, text === undefined ? "#" + attempt : text);
@@ -66,6 +67,7 @@
           { label: (opts && opts.ylabel) || "" }],
         series: [{ label: (opts && opts.xlabel) || "x" }].concat(series.map((s, i) => Object.assign(
           { stroke: colors[i % colors.length], width: 2, spanGaps: false }, s))),
+        bands: (opts && opts.bands) || [],
       }, data, box);
       charts[id] = { u, key };
     }
@@ -82,13 +84,17 @@
       num(r.best_ood), el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))]);
     const benches = d.benchmarks.map((b) => [el("a", { href: "/benchmark?" + q({ path: b.path }) }, b.path || "(root)"),
       (b.programs || []).join(", "), b.tasks, b.landed, b.error || ""]);
+    const comps = (d.comparisons || []).map((c) => [compareLink(c.path), c.task, c.preset,
+      (c.methods || []).join(", "), (c.seeds || []).join(", "), c.budget,
+      c.error ? "" : `${c.runs_with_db}/${c.expected}`, c.error || ""]);
     replace(app,
       section("Runs", runs.length ? table(["run", "task", "preset", "method", "editor", "budget used", "best OOD", "status"], runs, "grid runs")
         : el("p", {}, "No run directories (holding run.db) under the served root yet.")),
       section("Benchmarks", benches.length ? table(["benchmark", "programs", "tasks", "results landed", "note"], benches)
         : el("p", {}, "No benchmark directories (holding benchmark.db).")),
-      section("Comparisons", el("p", {}, "Comparison results (", el("code", {}, "spark-jax compare"),
-        ") will be listed here: ", el("a", { href: "/compare" }, "comparison page"), ".")));
+      section("Comparisons", comps.length ? table(["comparison", "task", "preset", "methods", "seeds",
+        "budget", "runs with a database", "note"], comps, "grid comparisons")
+        : el("p", {}, "No comparison directories (holding compare.json, written by spark-jax compare).")));
   }
 
   function renderRun(d) {
@@ -225,11 +231,63 @@
         d.failures.map((f) => [f.program, f.task, f.seed, f.error_type])) : el("p", {}, "None.")));
   }
 
-  function renderCompare() {
-    // Placeholder: the `spark-jax compare` command and its result format do not exist yet.
-    replace(app, el("h1", {}, "Comparisons"), el("p", { id: "compare-placeholder" },
-      "Comparison results of spark-jax compare are not available in this version."));
-    live.textContent = "";
+  const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
+  function spread(s, d) {
+    return !s || s.mean === null ? "—" : s.std === null ? num(s.mean, d) : `${num(s.mean, d)} ± ${num(s.std, d)}`;
+  }
+  function bandChart(id, title, c, opts) {
+    // Per method: the mean line, then its min and max drawn as a filled band.
+    const series = [], data = [c.x], bands = [];
+    c.methods.forEach((m, i) => {
+      const color = COLORS[i % COLORS.length];
+      series.push({ label: `${m.name} (n=${m.n})`, stroke: color },
+        { label: `${m.name} max`, stroke: color + "55", width: 1 },
+        { label: `${m.name} min`, stroke: color + "55", width: 1 });
+      data.push(m.mean, m.high, m.low);
+      bands.push({ series: [3 * i + 2, 3 * i + 3], fill: color + "22" });
+    });
+    chart(id, title, series, data, Object.assign({ bands }, opts));
+  }
+
+  function renderCompare(d) {
+    if (!document.getElementById("c-cmp-best")) {
+      replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-table" }),
+        section("Bands over search seeds (mean line, min–max band)", el("div", { class: "charts" },
+          chartBox("c-cmp-best"), chartBox("c-cmp-valid"))),
+        el("div", { id: "cmp-members" }), el("div", { id: "cmp-methods" }));
+    }
+    replace(document.getElementById("cmp-summary"), el("h1", {}, "Comparison ", d.path || "(root)"),
+      el("p", { id: "cmp-protocol" }, `${d.preset} protocol, task ${d.task}, budget ${d.budget} evaluated candidates ` +
+        `(seed included), attempt cap ${d.max_attempts}, search seeds ${d.seeds.join(", ")}; editor: ` +
+        (d.offline ? "offline rule-based editor (not an LLM: " + d.offline_label + ")" : d.editors.join(", ") || "?")),
+      el("p", {}, `Runs with a database: ${d.runs_with_db} of ${d.expected}; status `,
+        el("span", { class: "status " + d.status }, d.status)));
+    const th = d.threshold === null ? "to threshold" : `evaluated to reach ${num(100 * d.threshold, 2)}%` +
+      (d.threshold_default ? " (lowest method mean)" : "");
+    replace(document.getElementById("cmp-table"), section("Methods at the same budget",
+      table(["method (paper name)", "runs", "best OOD % at budget", "evaluated", th, "ratio vs first", "valid rate",
+        "entanglement rate", "LLM calls / evaluated", "tokens / evaluated", "wall h", "device h"],
+      d.rows.map((r) => [[el("code", {}, r.name), ` (${r.paper_name})`,
+        r.offline_label ? el("div", { class: "offline" }, r.offline_label) : null],
+        r.runs, spread(r.best_ood_pct, 2), spread(r.evaluated, 1),
+        r.runs ? `${r.to_threshold === null ? "—" : r.to_threshold} (${r.reached}/${r.runs} reached)` : "—",
+        r.ratio === null ? "—" : `${num(r.ratio, 2)}x`, spread(r.valid_rate, 2), spread(r.entanglement_rate, 2),
+        num(r.llm_calls_per_evaluated, 2), num(r.tokens_per_evaluated, 2), num(r.wall_hours, 3),
+        num(r.device_hours, 3)]), "grid methods"),
+      el("p", { class: "axis" }, "Cells: mean ± sample std over search seeds. Entanglement rate: share of attempts " +
+        "whose edit mixed both factors or touched the scaffolding. Device hours: the runs' evaluations.")));
+    bandChart("c-cmp-best", "best-so-far OOD (%) vs evaluated candidates", d.charts.best,
+      { xlabel: "evaluated (0: seed)", ylabel: "best OOD %", yrange: [0, 100] });
+    bandChart("c-cmp-valid", "cumulative valid rate vs attempt", d.charts.valid,
+      { xlabel: "attempt", ylabel: "valid rate", yrange: [0, 1] });
+    replace(document.getElementById("cmp-members"), section("Member searches", table(
+      ["method", "seed", "run", "status", "editor", "attempts", "evaluated", "best OOD"],
+      d.members.map((m) => [m.method, m.seed, m.status === "missing" ? m.path : runLink(m.path),
+        el("span", { class: "status " + m.status }, m.status + (m.error ? ": " + m.error : "")),
+        m.editor || "", m.attempts === undefined ? "" : m.attempts, m.evaluated === undefined ? "" : m.evaluated,
+        num(m.best_ood)]), "grid members")));
+    replace(document.getElementById("cmp-methods"), section("Methods", el("ul", {},
+      d.rows.map((r) => el("li", {}, el("code", {}, r.name), ` (${r.paper_name}): ${r.description}`)))));
   }
 
   const endpoints = {
@@ -237,8 +295,11 @@
     run: () => "/api/run?" + q({ path: params.get("path") || "" }),
     proposal: () => "/api/proposal?" + q({ path: params.get("path") || "", attempt: params.get("attempt") || "" }),
     benchmark: () => "/api/benchmark?" + q({ path: params.get("path") || "" }),
+    compare: () => "/api/compare?" + q({ path: params.get("path") || "", threshold: params.get("threshold") || "" }),
   };
-  const renderers = { index: renderIndex, run: renderRun, proposal: renderProposal, benchmark: renderBenchmark };
+  const renderers = {
+    index: renderIndex, run: renderRun, proposal: renderProposal, benchmark: renderBenchmark, compare: renderCompare,
+  };
 
   async function poll() {
     try {
@@ -263,5 +324,5 @@
     }
     setTimeout(poll, POLL_MS);
   }
-  if (kind === "compare") renderCompare(); else poll();
+  poll();
 })();

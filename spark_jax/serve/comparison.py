@@ -1,0 +1,207 @@
+"""The JSON of the comparison pages: the comparisons under the root, and one comparison.
+
+A comparison directory is what `spark-jax compare` writes: its plan (`compare.json`) and one
+normal run directory per (method, search seed). Every number is computed by
+`compare.tables` (the same rows and bands as the comparison's `report.md`) from read-only
+readers of the member runs, so a comparison whose searches still run shows what they have
+written so far. Values are data, never markup.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import math
+import threading
+from typing import Any
+
+from spark_jax.compare import tables
+from spark_jax.compare.methods import MethodError, resolve_methods
+from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+from spark_jax.serve.data import _stamp, clean
+from spark_jax.serve.reader import RUN_DB, NotFound, Root, RunReader, run_status
+
+__all__ = ["compare_detail", "comparisons_list"]
+
+# The two band charts of the report: (curve, scale).
+_CHARTS = {"best": ("best_eval", 100.0), "valid": ("valid", 1.0)}
+_CACHE: collections.OrderedDict[tuple, tables.RunFigures] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 64
+
+
+def _plan(root: Root, rel: str) -> ComparePlan:
+    path = root.resolve(rel) / PLAN_FILE
+    if not path.is_file():
+        raise NotFound(f"no comparison at {rel!r}")
+    try:
+        plan = ComparePlan.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        resolve_methods(list(plan.methods))
+    except (OSError, ValueError, KeyError, TypeError, MethodError) as exc:
+        raise NotFound(f"{rel or '(root)'}/{PLAN_FILE} is not a readable plan: {exc}") from None
+    return plan
+
+
+def _member_rel(rel: str, method: str, seed: int) -> str:
+    return f"{rel}/{method}/seed-{seed}" if rel else f"{method}/seed-{seed}"
+
+
+def _figures(method: str, seed: int, reader: RunReader) -> tables.RunFigures:
+    """The run's figures, recomputed only when its database changed since the last poll."""
+    key = (str(reader.path), method, seed, _stamp(reader.path))
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+    if found is None:
+        found = tables.run_figures(method, seed, reader, reader.flat_meta(), reader.created_at())
+        with _CACHE_LOCK:
+            _CACHE[key] = found
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return found
+
+
+def _members(root: Root, rel: str, plan: ComparePlan):
+    """(member rows for the page, figures of the members that have a database)."""
+    members, figures = [], []
+    for method, seed in plan.runs():
+        member_rel = _member_rel(rel, method.name, seed)
+        run_dir = root.resolve(member_rel)  # OutsideRoot if a link leads out
+        row: dict[str, Any] = {"method": method.name, "seed": seed, "path": member_rel}
+        if not (run_dir / RUN_DB).is_file():
+            members.append(row | {"status": "missing"})
+            continue
+        try:
+            with RunReader(run_dir / RUN_DB) as reader:
+                fig = _figures(method.name, seed, reader)
+                status = run_status(run_dir, reader)
+        except Exception as exc:  # a run being created: listed, not fatal
+            members.append(row | {"status": "unreadable", "error": str(exc)})
+            continue
+        figures.append(fig)
+        acc = fig.acc
+        members.append(
+            row
+            | {
+                "status": status,
+                "editor": fig.editor,
+                "attempts": acc.attempts,
+                "evaluated": acc.evaluated,
+                "best_ood": acc.best_ood,
+            }
+        )
+    return members, figures
+
+
+def _status(members: list[dict[str, Any]]) -> str:
+    states = {m["status"] for m in members}
+    if "running" in states:
+        return "running"
+    return "finished" if states == {"finished"} else "incomplete"
+
+
+def _spread(s: tables.Spread) -> dict[str, Any]:
+    return {"mean": s.mean, "std": s.std, "n": s.n}
+
+
+def _row(r: tables.MethodRow) -> dict[str, Any]:
+    out = {
+        "name": r.method.name,
+        "paper_name": r.method.paper_name,
+        "description": r.method.description,
+        "offline_label": tables.OFFLINE_LABEL if r.offline else None,
+    }
+    for field in dataclasses.fields(r):
+        value = getattr(r, field.name)
+        if field.name != "method":
+            out[field.name] = _spread(value) if isinstance(value, tables.Spread) else value
+    return out
+
+
+def _chart(methods, grouped, curve: str, scale: float) -> dict[str, Any]:
+    """Aligned series for one band chart: x, and per method mean/low/high (None off-run)."""
+    bands = []
+    for m in methods:
+        runs = grouped.get(m.name, [])
+        b = tables.band([list(r.acc.curves.get(curve, ())) for r in runs], scale)
+        if b is not None:
+            bands.append((m.name, b))
+    n = max((b.xs[-1] + 1 for _, b in bands if b.xs), default=0)
+    series = []
+    for name, b in bands:
+        at = {x: k for k, x in enumerate(b.xs)}
+        pick = [[v[at[x]] if x in at else None for x in range(n)] for v in (b.mean, b.low, b.high)]
+        series.append({"name": name, "n": b.n, "mean": pick[0], "low": pick[1], "high": pick[2]})
+    return {"x": list(range(n)), "methods": series}
+
+
+def _threshold(value: str | None) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise NotFound(f"threshold must be a number (OOD fraction), got {value!r}") from None
+    if not math.isfinite(threshold):
+        raise NotFound(f"threshold must be finite, got {value!r}")
+    return threshold
+
+
+def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[str, Any]:
+    """Everything the comparison page draws; NotFound / OutsideRoot for a bad path."""
+    plan = _plan(root, rel)
+    methods = resolve_methods(list(plan.methods))
+    members, figures = _members(root, rel, plan)
+    grouped = tables.by_method(figures)
+    chosen = _threshold(threshold)
+    used = tables.default_threshold(grouped) if chosen is None else chosen
+    base = dict(plan.base)
+    editors = sorted({f.editor for f in figures})
+    payload = {
+        "path": rel,
+        "task": base.get("task", "dfs"),
+        "preset": base.get("preset", "smoke"),
+        "methods": list(plan.methods),
+        "seeds": list(plan.seeds),
+        "budget": plan.budget,
+        "max_attempts": plan.max_attempts,
+        "editors": editors,
+        "offline": editors == ["offline"],
+        "offline_label": tables.OFFLINE_LABEL,
+        "threshold": used,
+        "threshold_default": chosen is None,
+        "runs_with_db": len(figures),
+        "expected": len(members),
+        "status": _status(members),
+        "rows": [_row(r) for r in tables.method_rows(methods, grouped, used)],
+        "members": members,
+        "charts": {k: _chart(methods, grouped, c, s) for k, (c, s) in _CHARTS.items()},
+    }
+    return clean(payload)
+
+
+def comparisons_list(root: Root) -> list[dict[str, Any]]:
+    """One line per comparison directory under the root (unreadable ones say why)."""
+    out = []
+    for cmp_dir in root.compare_dirs():
+        rel = root.rel(cmp_dir)
+        try:
+            plan = _plan(root, rel)
+            landed = sum(
+                (cmp_dir / m.name / f"seed-{s}" / RUN_DB).is_file() for m, s in plan.runs()
+            )
+            out.append(
+                {
+                    "path": rel,
+                    "task": dict(plan.base).get("task", "dfs"),
+                    "preset": dict(plan.base).get("preset", "smoke"),
+                    "methods": list(plan.methods),
+                    "seeds": list(plan.seeds),
+                    "budget": plan.budget,
+                    "runs_with_db": landed,
+                    "expected": len(plan.methods) * len(plan.seeds),
+                }
+            )
+        except NotFound as exc:
+            out.append({"path": rel, "error": str(exc)})
+    return clean(out)
