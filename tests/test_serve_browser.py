@@ -1,6 +1,7 @@
 """`spark-jax serve` in a real headless browser: Playwright driving the OS's Chromium package
 (Debian's `chromium`, `apt-get install -y chromium`; never a browser download) against a run
-directory that a tiny search (configs/tiny.yaml, offline editor) is writing.
+directory that a tiny search (configs/tiny.yaml, offline editor) is writing; that run is the
+`spark` member of a comparison laid out as `spark-jax compare` writes it.
 
 Skipped, with the reason, when Playwright or /usr/bin/chromium (or $SPARK_JAX_CHROMIUM) is
 missing. With $SPARK_JAX_SCREENSHOTS set, full-page screenshots are written there.
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+from urllib.parse import urlencode
 
 import pytest
 import serve_fixtures
@@ -33,6 +35,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SEARCH_WAIT_MS = 600_000  # a guard for a slow machine, not a timing check
+LIVE = "cmp/spark/seed-0"  # the live search: the `spark` member (seed 0) of comparison `cmp`
+ODD_COMPARISON = "odd<img src=x onerror=window.__pwned=3>"
 
 playwright_sync = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
@@ -50,6 +54,9 @@ def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     serve_fixtures.make_run(root / "fixed")
     serve_fixtures.make_benchmark(root / "bench")
+    fixed = {("fixed-act-sar", 0): [None, 0.45], ("fixed-act-sar", 1): [0.5]}
+    serve_fixtures.make_comparison(root / "cmp", fixed, ("spark", "fixed-act-sar"), (0, 1))
+    serve_fixtures.make_comparison(root / ODD_COMPARISON, {("spark", 0): [0.5]}, ("spark",), (0,))
     return root
 
 
@@ -59,7 +66,7 @@ def search(root):
     log = (root / "search.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "spark_jax.cli", "search", "--config", "configs/tiny.yaml"]
-        + ["--run-dir", str(root / "live"), "--no-progress"],
+        + ["--run-dir", str(root / LIVE), "--no-progress"],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -164,19 +171,20 @@ def test_benchmark_table_page(base, page):
 
 def test_runs_list_shows_the_live_run(base, page, search):
     page.goto(base)
-    live_row = page.locator("table.runs tr", has_text="live")
+    live_row = page.locator("table.runs tr", has_text=LIVE)
     live_row.wait_for(timeout=SEARCH_WAIT_MS)  # listed once the search created its database
     assert "bfs" in live_row.inner_text() and "tiny" in live_row.inner_text()
     assert "fixed" in page.locator("table.runs").inner_text()
     page.wait_for_function(
-        "() => [...document.querySelectorAll('table.runs tr')].some("
-        "r => r.innerText.includes('live') && r.innerText.includes('running'))"
+        "p => [...document.querySelectorAll('table.runs tr')].some("
+        "r => r.innerText.includes(p) && r.innerText.includes('running'))",
+        arg=LIVE,
     )
     _shot(page, "runs-list")
 
 
 def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search):
-    page.goto(base + "run?path=live")
+    page.goto(base + "run?" + urlencode({"path": LIVE}))
     chart = page.locator("#c-best")
     chart.locator("canvas").wait_for()
     before = int(chart.get_attribute("data-points"))
@@ -193,7 +201,7 @@ def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search
 
 
 def test_proposal_page_shows_diff_and_directive(base, page, search):
-    page.goto(base + "run?path=live")
+    page.goto(base + "run?" + urlencode({"path": LIVE}))
     page.locator("#attempts a", has_text="#0").wait_for(timeout=SEARCH_WAIT_MS)
     page.locator("#attempts a", has_text="#0").click()
     page.wait_for_url("**/proposal?**attempt=0")
@@ -205,3 +213,44 @@ def test_proposal_page_shows_diff_and_directive(base, page, search):
     assert directive and directive != "(none)"
     assert page.get_by_text("Feasibility report").count() == 1
     _shot(page, "proposal-live-diff")
+
+
+def test_comparison_page_from_the_index(base, page, search):
+    page.goto(base)
+    page.locator("table.comparisons").get_by_role("link", name="cmp", exact=True).click()
+    page.wait_for_url("**/compare?path=cmp")
+    rows = page.locator("table.methods tbody tr")
+    rows.first.wait_for()
+    assert rows.count() == 2
+    spark, fixed = rows.nth(0).inner_text(), rows.nth(1).inner_text()
+    assert spark.startswith("spark (Full SPARK)") and "offline analogue" in spark
+    assert "\t2\t47.50 ± 3.54\t1.0 ± 0.0\t" in fixed and "/2 reached)" in fixed
+    assert "offline analogue, not an LLM result" in fixed
+    for chart in ("#c-cmp-best", "#c-cmp-valid"):
+        page.locator(chart + " canvas").wait_for()
+    assert "3 of 4" in page.locator("#cmp-summary").inner_text()  # spark seed 1: no run yet
+    members = page.locator("table.members")
+    assert members.get_by_role("link", name=LIVE).get_attribute("href") == "/run?" + urlencode(
+        {"path": LIVE}
+    )
+    assert "missing" in members.locator("tr", has_text="cmp/spark/seed-1").inner_text()
+    chart = page.locator("#c-cmp-valid")  # its first band is the live search's
+    before = int(chart.get_attribute("data-points"))
+    page.wait_for_function(  # no reload: the page polls (or the search has ended meanwhile)
+        "([n, p]) => +document.getElementById('c-cmp-valid').dataset.points > n || ![...document"
+        ".querySelectorAll('table.members tr')].some(r => r.innerText.includes(p + '\\t')"
+        " && r.innerText.includes('running'))",
+        arg=[before, LIVE],
+        timeout=SEARCH_WAIT_MS,
+    )
+    _shot(page, "comparison")
+
+
+def test_comparison_name_with_markup_is_shown_as_text(base, page):
+    page.goto(base)
+    link = page.locator("table.comparisons").get_by_role("link", name=ODD_COMPARISON, exact=True)
+    link.click()
+    page.locator("table.methods tbody tr").first.wait_for()
+    assert page.locator("h1").inner_text() == "Comparison " + ODD_COMPARISON
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("main img").count() == 0

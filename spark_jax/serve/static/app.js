@@ -259,7 +259,8 @@
     replace(document.getElementById("cmp-summary"), el("h1", {}, "Comparison ", d.path || "(root)"),
       el("p", { id: "cmp-protocol" }, `${d.preset} protocol, task ${d.task}, budget ${d.budget} evaluated candidates ` +
         `(seed included), attempt cap ${d.max_attempts}, search seeds ${d.seeds.join(", ")}; editor: ` +
-        (d.offline ? "offline rule-based editor (not an LLM: " + d.offline_label + ")" : d.editors.join(", ") || "?")),
+        (d.offline ? "offline rule-based editor (NOT an LLM: these rows compare the scoping and the harness " +
+          "under rules, not what an LLM would do)" : d.editors.join(", ") || "?")),
       el("p", {}, `Runs with a database: ${d.runs_with_db} of ${d.expected}; status `,
         el("span", { class: "status " + d.status }, d.status)));
     const th = d.threshold === null ? "to threshold" : `evaluated to reach ${num(100 * d.threshold, 2)}%` +
