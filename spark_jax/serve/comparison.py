@@ -18,7 +18,7 @@ from typing import Any
 
 from spark_jax.compare import tables
 from spark_jax.compare.methods import MethodError, resolve_methods
-from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.serve.data import _stamp, clean
 from spark_jax.serve.reader import RUN_DB, NotFound, Root, RunReader, run_status
 
@@ -187,9 +187,7 @@ def comparisons_list(root: Root) -> list[dict[str, Any]]:
         rel = root.rel(cmp_dir)
         try:
             plan = _plan(root, rel)
-            landed = sum(
-                (cmp_dir / m.name / f"seed-{s}" / RUN_DB).is_file() for m, s in plan.runs()
-            )
+            landed = sum((run_dir_of(cmp_dir, m, s) / RUN_DB).is_file() for m, s in plan.runs())
             out.append(
                 {
                     "path": rel,
