@@ -47,9 +47,10 @@ def _member_rel(rel: str, method: str, seed: int) -> str:
     return f"{rel}/{method}/seed-{seed}" if rel else f"{method}/seed-{seed}"
 
 
-def _figures(method: str, seed: int, reader: RunReader) -> tables.RunFigures:
-    """The run's figures, recomputed only when its database changed since the last poll."""
-    key = (str(reader.path), method, seed, _stamp(reader.path))
+def _figures(method: str, seed: int, reader: RunReader, stamp: tuple) -> tables.RunFigures:
+    """The run's figures, recomputed only when its database changed since the last poll
+    (`stamp` taken before the reader's snapshot began: a cached entry is never too new)."""
+    key = (str(reader.path), method, seed, stamp)
     with _CACHE_LOCK:
         found = _CACHE.get(key)
     if found is None:
@@ -72,8 +73,9 @@ def _members(root: Root, rel: str, plan: ComparePlan):
             members.append(row | {"status": "missing"})
             continue
         try:
+            stamp = _stamp(run_dir / RUN_DB)
             with RunReader(run_dir / RUN_DB) as reader:
-                fig = _figures(method.name, seed, reader)
+                fig = _figures(method.name, seed, reader, stamp)
                 status = run_status(run_dir, reader)
         except Exception as exc:  # a run being created: listed, not fatal
             members.append(row | {"status": "unreadable", "error": str(exc)})
