@@ -19,7 +19,7 @@ from typing import Any
 from spark_jax.compare import tables
 from spark_jax.compare.methods import MethodError, resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
-from spark_jax.serve.data import _stamp, clean
+from spark_jax.serve.data import _stamp, clean, listing
 from spark_jax.serve.reader import RUN_DB, NotFound, Root, RunReader, run_status
 
 __all__ = ["compare_detail", "comparisons_list"]
@@ -182,26 +182,22 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
     return clean(payload)
 
 
+def _comparison_line(root: Root, rel: str) -> dict[str, Any]:
+    plan = _plan(root, rel)
+    cmp_dir = root.resolve(rel)
+    landed = sum((run_dir_of(cmp_dir, m, s) / RUN_DB).is_file() for m, s in plan.runs())
+    return {
+        "path": rel,
+        "task": dict(plan.base).get("task", "dfs"),
+        "preset": dict(plan.base).get("preset", "smoke"),
+        "methods": list(plan.methods),
+        "seeds": list(plan.seeds),
+        "budget": plan.budget,
+        "runs_with_db": landed,
+        "expected": len(plan.methods) * len(plan.seeds),
+    }
+
+
 def comparisons_list(root: Root) -> list[dict[str, Any]]:
     """One line per comparison directory under the root (unreadable ones say why)."""
-    out = []
-    for cmp_dir in root.compare_dirs():
-        rel = root.rel(cmp_dir)
-        try:
-            plan = _plan(root, rel)
-            landed = sum((run_dir_of(cmp_dir, m, s) / RUN_DB).is_file() for m, s in plan.runs())
-            out.append(
-                {
-                    "path": rel,
-                    "task": dict(plan.base).get("task", "dfs"),
-                    "preset": dict(plan.base).get("preset", "smoke"),
-                    "methods": list(plan.methods),
-                    "seeds": list(plan.seeds),
-                    "budget": plan.budget,
-                    "runs_with_db": landed,
-                    "expected": len(plan.methods) * len(plan.seeds),
-                }
-            )
-        except NotFound as exc:
-            out.append({"path": rel, "error": str(exc)})
-    return clean(out)
+    return clean(listing(root, root.compare_dirs(), lambda rel: _comparison_line(root, rel)))

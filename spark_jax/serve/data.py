@@ -23,6 +23,7 @@ __all__ = [
     "benchmark_detail",
     "benchmarks_list",
     "clean",
+    "listing",
     "proposal_detail",
     "run_detail",
     "runs_list",
@@ -271,27 +272,34 @@ def proposal_detail(root: Root, rel: str, attempt: int) -> dict[str, Any]:
     return clean(payload)
 
 
-def benchmarks_list(root: Root) -> list[dict[str, Any]]:
+def listing(root: Root, dirs: list[pathlib.Path], describe) -> list[dict[str, Any]]:
+    """`describe(rel)` of each directory; one that cannot be read is listed with its error."""
     out = []
-    for bench_dir in root.benchmark_dirs():
-        rel = root.rel(bench_dir)
+    for d in dirs:
+        rel = root.rel(d)
         try:
-            db = root.open_benchmark(rel)
-            try:
-                spec = db.spec()
-                out.append(
-                    {
-                        "path": rel,
-                        "programs": [p.label for p in db.programs()],
-                        "tasks": len(spec["tasks"]),
-                        "landed": len(db.done_job_ids()),
-                    }
-                )
-            finally:
-                db.close()
-        except Exception as exc:
+            out.append(describe(rel))
+        except Exception as exc:  # being created, or a foreign file: listed, not fatal
             out.append({"path": rel, "error": str(exc)})
     return out
+
+
+def _benchmark_line(root: Root, rel: str) -> dict[str, Any]:
+    db = root.open_benchmark(rel)
+    try:
+        spec = db.spec()
+        return {
+            "path": rel,
+            "programs": [p.label for p in db.programs()],
+            "tasks": len(spec["tasks"]),
+            "landed": len(db.done_job_ids()),
+        }
+    finally:
+        db.close()
+
+
+def benchmarks_list(root: Root) -> list[dict[str, Any]]:
+    return listing(root, root.benchmark_dirs(), lambda rel: _benchmark_line(root, rel))
 
 
 def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
