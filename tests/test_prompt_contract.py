@@ -32,6 +32,10 @@ RULES = (
     "Code taken from another program must fit the parent's frozen parts",
     "`adj_mat` is float32 with values 0/1",
     "self-loops always included",
+    "symmetric (`adj_mat[b, i, j] == adj_mat[b, j, i]`)",
+    "the message from node i (axis 1) to node j (axis 2)",
+    "Decoded output: `pi` (node pointer: for every node, the node it points to",
+    "10 hints (the algorithm's intermediate states)",
     "`nxt_edge` may have any width H'",
     "even where an edit makes a frozen comment or docstring out of date",
     "every score comes from one training run with one seed",
@@ -92,6 +96,7 @@ def _context(source: str) -> StepContext:
         feasibility_summary="1 of 2 failed",
         parent_provenance=prompt_context.provenance(parent_c, best_c, island=2),
         task_split=prompt_context.task_split(paper),
+        task_outputs=prompt_context.task_outputs("dfs"),
     ), history
 
 
@@ -149,7 +154,7 @@ def test_every_role_prompt_states_the_rules(seed):
         assert "Whole program:" in p7 and "def make_processor" in p7
     # The directive prompt: its limit, and k / k' from the config, not hard-coded.
     directive = prompts["directive"]
-    assert "at most 345 characters" in directive
+    assert "at most 345 characters in all, about 57 words" in directive
     assert "last 4 evaluated candidates" in directive and "last 7 proposals" in directive
     assert "FACTOR: OPERATOR` or `FACTOR: ACTION`" in prompts["route"]
 
@@ -170,3 +175,12 @@ def test_provenance_of_the_best_parent_and_the_seed():
     )
     tiny = prompt_context.task_split(protocol_config.get_preset("tiny"))
     assert re.search(r"N in \{4\} nodes and validation graphs N=5; .* test graphs have N=8 ", tiny)
+
+
+def test_task_outputs_say_what_is_decoded():
+    assert "`is_bridge` (edge mask: a 0/1 label per node pair)" in prompt_context.task_outputs(
+        "bridges"
+    )
+    two = prompt_context.task_outputs("topological_sort")
+    assert two.startswith("Decoded outputs: `topo` (node pointer") and "`topo_head`" in two
+    assert "decoded from the processor's node and edge" in prompt_context.task_outputs("nope")

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
-from spark_jax.operator.prompts import DEFAULT_SPLIT, PromptLibrary, masking_rule
+from spark_jax.operator.prompts import DEFAULT_OUTPUTS, DEFAULT_SPLIT, PromptLibrary, masking_rule
 from spark_jax.operator.signals import StepSignals
 from spark_jax.program import regions
 
@@ -56,6 +56,7 @@ class StepContext:
     island: int = 0
     parent_provenance: str = "not recorded"
     task_split: str = DEFAULT_SPLIT
+    task_outputs: str = DEFAULT_OUTPUTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,6 +237,7 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
     return dict(
         task=ctx.task,
         task_split=ctx.task_split,
+        task_outputs=ctx.task_outputs,
         masking_rule=masking_rule(ctx.parent.source),
         parent_metrics=ctx.parent.metrics_text(),
         parent_provenance=ctx.parent_provenance,
@@ -302,6 +304,7 @@ class LLMEditor(Editor):
             "directive",
             factor=factor,
             directive_max_chars=self.directive_max_chars,
+            directive_max_words=self.directive_max_chars // 6,
             stagnation_window=signals.stagnation_window,
             failure_window=signals.failure_window,
             **signals.describe(),

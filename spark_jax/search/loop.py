@@ -248,6 +248,7 @@ class _Run:
             island=island,
             parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
             task_split=prompt_context.task_split(self.cfg.protocol),
+            task_outputs=prompt_context.task_outputs(self.cfg.task),
         )
 
     async def propose(self, attempt: int) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_jax.config.tasks import TASK_OUTPUTS
 from spark_jax.search.candidate import Candidate
 
-__all__ = ["provenance", "task_split"]
+__all__ = ["provenance", "task_outputs", "task_split"]
 
 
 def provenance(parent: Candidate, best: Candidate | None, island: int) -> str:
@@ -37,4 +38,36 @@ def task_split(protocol: Any) -> str:
         f"N={protocol.validation_length}; the out-of-distribution (OOD) test graphs have "
         f"N={protocol.test_length} nodes, larger than any training graph: the processor "
         "must generalise to sizes it never saw (OOD = larger graphs, same algorithm)."
+    )
+
+
+_KINDS = {
+    ("node", "pointer"): "for every node, the node it points to (a softmax over nodes, scored "
+    "from the two nodes' embeddings and the pair's edge embedding)",
+    ("edge", "pointer"): "for every node pair, a node it points to",
+    ("node", "should_be_permutation"): "a permutation: for every node, its predecessor in the "
+    "sorted order (decoded like a node pointer)",
+    ("node", "mask"): "a 0/1 label per node",
+    ("edge", "mask"): "a 0/1 label per node pair",
+    ("graph", "mask"): "one 0/1 label per graph",
+    ("node", "mask_one"): "exactly one selected node (a softmax over nodes)",
+    ("edge", "categorical"): "one class per node pair",
+}
+
+
+def task_outputs(task: str) -> str:
+    """What the decoders read off the processor's embeddings for `task`, in one sentence."""
+    if task not in TASK_OUTPUTS:
+        return "The task's outputs are decoded from the processor's node and edge embeddings."
+    outputs, n_hints = TASK_OUTPUTS[task]
+    parts = [
+        f"`{name}` ({location} {kind}: {_KINDS.get((location, kind), kind)})"
+        for name, location, kind in outputs
+    ]
+    return (
+        f"Decoded output{'s' if len(parts) > 1 else ''}: {'; '.join(parts)}; the OOD score is "
+        f"its accuracy on the test graphs. {n_hints} hints (the algorithm's intermediate "
+        "states) are also decoded after every processor step and trained on, not scored. Every "
+        "decoder reads `nxt_hidden` (beside the node features and the previous hidden state) "
+        "and `nxt_edge` (beside `edge_fts`)."
     )
