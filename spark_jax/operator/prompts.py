@@ -3,7 +3,7 @@
 Templates use `${name}` placeholders (Python code rarely contains `$`); a missing field is an
 error naming the field and the template, never a silently empty prompt. `${contract}` is
 filled from `prompts/contract.md` in every template; the contract is itself a template and
-takes `${task}`, `${task_split}` and `${masking_rule}` from the same fields.
+takes `${task}`, `${task_split}`, `${task_outputs}` and `${masking_rule}` from the same fields.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ DEFAULT_SPLIT = (
     "Out-of-distribution (OOD) means test graphs larger than every training graph: the "
     "processor must generalise to sizes it never saw."
 )
+
+
+DEFAULT_OUTPUTS = "The task's outputs are decoded from the processor's node and edge embeddings."
 
 
 class PromptError(ValueError):
@@ -61,6 +64,7 @@ class PromptLibrary:
             raise PromptError(f"unknown prompt role {role!r}; known: {', '.join(self.templates)}")
         values = {k: str(v) for k, v in fields.items()}
         values.setdefault("task_split", DEFAULT_SPLIT)
+        values.setdefault("task_outputs", DEFAULT_OUTPUTS)
         try:
             values["contract"] = string.Template(self.contract).substitute(values)
             return string.Template(self.templates[role]).substitute(values)

@@ -248,6 +248,9 @@ class _Run:
             island=island,
             parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
             task_split=prompt_context.task_split(self.cfg.protocol),
+            task_outputs=prompt_context.task_outputs(self.cfg.task),
+            search_signals=prompt_context.search_signals(self.history),
+            macs_nodes=self.cfg.protocol.macs_nodes,
         )
 
     async def propose(self, attempt: int) -> None:
