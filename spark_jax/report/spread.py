@@ -121,8 +121,6 @@ def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str
     lines = [
         f"## Seed spread ({protocol})",
         "",
-        view.describe(),
-        "",
         "| program | id | selection score: OOD (%) mean ± sample std (per seed) "
         "| official OOD test (%) mean ± sample std (per seed) |",
         "|---|---|---|---|",

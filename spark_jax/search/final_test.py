@@ -62,9 +62,8 @@ async def score_final_programs(
         selection_source=cfg.fitness.source,
         ood_val_seed=cfg.fitness.ood_val_seed,
     )
-    pending = {}
     for program_id, roles in final_programs(db, archive_best).items():
-        if program_id in programs:
+        if program_id in programs:  # scored before a resume: never again
             programs[program_id]["roles"] = roles
             continue
         job = EvalJob(
@@ -78,9 +77,8 @@ async def score_final_programs(
             memory_mb=cfg.executor.memory_mb,
             seeds=cfg.fitness.seeds,
         )
-        pending[program_id] = (roles, asyncio.wrap_future(executor.submit(job)))
-    for program_id, (roles, future) in pending.items():
-        result = await future
+        # One at a time, each stored as it lands: a resume redoes only what never landed.
+        result = await asyncio.wrap_future(executor.submit(job))
         programs[program_id] = dict(
             roles=roles,
             ok=result.ok,
@@ -89,6 +87,5 @@ async def score_final_programs(
             error=result.error[:500],
         )
         db.set_meta(META_KEY, dict(header, programs=programs))
-    if not pending:
-        db.set_meta(META_KEY, dict(header, programs=programs))
+    db.set_meta(META_KEY, dict(header, programs=programs))
     return programs
