@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from spark_jax.report.accounting import RunAccounting, find_meta
 
-__all__ = ["NoiseView", "noise_view", "spread_lines", "verdict_line"]
+__all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
 
 # Quoted when one seed per program is all there is (smoke preset, dfs, triplet_gmpnn).
 SINGLE_SEED_NOTE = (
@@ -105,6 +105,15 @@ def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) ->
         ood_val_seed=find_meta(meta, "fitness.ood_val_seed"),
         final=final,
     )
+
+
+def reported_ood(view: NoiseView, e: Mapping[str, Any]) -> float | None:
+    """The OOD score set beside the paper's: on the official test set (mean over seeds);
+    None for an `ood_val` run whose final program was not scored on it."""
+    if view.source == "ood_val":
+        final = view.final.get(e["program_id"])
+        return None if final is None else final["ood_score"]
+    return e["ood_score"]
 
 
 def _fmt_scores(scores: Sequence[float]) -> str:

@@ -68,6 +68,10 @@ def _pct(score: float | None) -> str:
     return _DASH if score is None else f"{100.0 * score:.2f}"
 
 
+def _percent(score: float | None) -> float | None:
+    return None if score is None else 100.0 * score
+
+
 def _cell(value: Any, limit: int = 160) -> str:
     """A run_meta value as one table cell: a list of strings (a command) joined, else JSON."""
     words = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
@@ -238,7 +242,7 @@ def _markdown(
     ours = [
         (
             label,
-            None if e["ood_score"] is None else 100.0 * e["ood_score"],
+            _percent(spread.reported_ood(view, e)),
             None if e["macs"] is None else e["macs"] / 1000.0,
         )
         for label, e in pair
