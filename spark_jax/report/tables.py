@@ -198,7 +198,7 @@ def _markdown(
                 "program",
                 "attempt index",
                 "factor",
-                "OOD (%)",
+                f"OOD (%) on the {view.source} set, mean",
                 "val (%)",
                 our_macs,
                 "params",
