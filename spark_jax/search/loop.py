@@ -28,7 +28,7 @@ from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
-from spark_jax.search import prompt_context, startup
+from spark_jax.search import final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -129,11 +129,12 @@ class _Run:
             source=source,
             program_name=name,
             task=self.cfg.task,
-            protocol=self.cfg.protocol.to_dict(),
+            protocol=self.cfg.fitness.selection_protocol(self.cfg.protocol).to_dict(),
             seed=self.cfg.seed,
             timeout_s=self.cfg.executor.timeout_s,
             memory_mb=self.cfg.executor.memory_mb,
             cascade=self._cascade,
+            seeds=self.cfg.fitness.seeds,
         )
 
     def _add(
@@ -149,7 +150,7 @@ class _Run:
             Candidate(
                 id=program_id,
                 source_sha=program_sha256(source),
-                ood_acc=ev.ood_score,
+                ood_acc=ev.score_mean,  # the mean over the candidate's seeds
                 macs=ev.macs,
                 val_score=ev.val_score,
                 island=island,
@@ -169,7 +170,7 @@ class _Run:
                 f"seed program failed to evaluate ({result.error_type}): {result.error}"
             )
         self._add(program_id, source, result.evaluation, 0, None, 0)
-        self.history.seed(result.evaluation.ood_score)
+        self.history.seed(result.evaluation.score_mean)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
     def submit(self, proposal: Proposal, program_id: str) -> None:
@@ -203,7 +204,7 @@ class _Run:
                     proposal.attempt,
                     proposal.factor,
                     "evaluated",
-                    ood_score=ev.ood_score,
+                    ood_score=ev.score_mean,
                     val_score=ev.val_score,
                 )
             )
@@ -377,6 +378,8 @@ def run_search(
                 for proposal in db.pending_evaluations():
                     run.submit(proposal, db.program_id(proposal.child_source))
             await run.loop()
+            if cfg.fitness.source == "ood_val":  # the official test set: final programs only
+                await final_test.score_final_programs(cfg, db, executor, run.archive.best())
             await editor.aclose()
             return _write_outputs(run)
 
