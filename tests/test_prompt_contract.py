@@ -6,6 +6,7 @@ the directive's length limit."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import pathlib
 import re
 
@@ -213,3 +214,15 @@ def test_change_summary_skips_reindented_lines():
 
     diff = "--- a\n+++ b\n@@ -1 +1,2 @@\n-x = 1\n+    x = 1\n+y = 2\n+# note\n"
     assert diff_lines(diff) == (3, 1, ["y = 2"])
+
+
+def test_noise_sentence_follows_the_seeds_per_candidate():
+    from spark_jax.operator.prompts import noise_sentence
+
+    assert noise_sentence(1).startswith("every score comes from one training run with one seed")
+    three = noise_sentence(3)
+    assert "the mean over 3 training runs with different seeds" in three
+    ctx = dataclasses.replace(_context(SEED_FILES[0].read_text())[0], score_noise=three)
+    backend = _Capture()
+    asyncio.run(LLMEditor(backend).route(ctx))
+    assert "- Noise: every score is the mean over 3 training runs" in backend.prompts["route"]

@@ -15,7 +15,13 @@ from typing import Any, Mapping, Sequence
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
-from spark_jax.operator.prompts import DEFAULT_OUTPUTS, DEFAULT_SPLIT, PromptLibrary, masking_rule
+from spark_jax.operator.prompts import (
+    DEFAULT_OUTPUTS,
+    DEFAULT_SPLIT,
+    PromptLibrary,
+    masking_rule,
+    noise_sentence,
+)
 from spark_jax.operator.signals import StepSignals
 from spark_jax.program import regions
 
@@ -59,6 +65,7 @@ class StepContext:
     task_outputs: str = DEFAULT_OUTPUTS
     search_signals: str = "- none yet"
     macs_nodes: int = 16
+    score_noise: str = noise_sentence(1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,6 +262,7 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
         task_outputs=ctx.task_outputs,
         search_signals=ctx.search_signals,
         macs_nodes=ctx.macs_nodes,
+        score_noise=ctx.score_noise,
         masking_rule=masking_rule(ctx.parent.source),
         parent_metrics=ctx.parent.metrics_text(),
         parent_provenance=ctx.parent_provenance,

@@ -26,6 +26,7 @@ from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
+from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal, SparkOperator
 from spark_jax.search import final_test, prompt_context, startup
@@ -252,6 +253,7 @@ class _Run:
             task_outputs=prompt_context.task_outputs(self.cfg.task),
             search_signals=prompt_context.search_signals(self.history),
             macs_nodes=self.cfg.protocol.macs_nodes,
+            score_noise=noise_sentence(self.cfg.fitness.seeds),
         )
 
     async def propose(self, attempt: int) -> None:
