@@ -104,11 +104,16 @@ class Proposal:
         return self.status == "feasible"
 
     def change_summary(self, limit: int = 300) -> str:
-        """One line describing the change: the directive's first sentence, else the diff's
-        size and the regions it touched."""
+        """One line describing the change: the directive's leading whole sentences (at most
+        `limit` characters), else the diff's size and the regions it touched."""
         if self.directive:
-            first = _SENTENCE_END.split(self.directive.strip(), maxsplit=1)[0]
-            return first if len(first) <= limit else _cut_at_word(first, limit)
+            sentences = _SENTENCE_END.split(self.directive.strip())
+            kept = sentences[0]
+            for sentence in sentences[1:]:  # as many whole sentences as fit
+                if len(kept) + 1 + len(sentence) > limit:
+                    break
+                kept += " " + sentence
+            return kept if len(kept) <= limit else _cut_at_word(kept, limit)
         if self.child_source is None:
             return "no usable program"
         added, removed, code = diff_lines(self.diff)
