@@ -185,6 +185,7 @@ def test_provenance_of_the_best_parent_and_the_seed():
     )
     tiny = prompt_context.task_split(protocol_config.get_preset("tiny"))
     assert re.search(r"N in \{4\} nodes and validation graphs N=5; .* test graphs have N=8 ", tiny)
+    assert "Set sizes: " in tiny and "validation and" in tiny and "OOD test graphs" in tiny
 
 
 def test_task_outputs_say_what_is_decoded():

@@ -37,7 +37,11 @@ def task_split(protocol: Any) -> str:
         f"Training graphs have N in {{{train}}} nodes and validation graphs "
         f"N={protocol.validation_length}; the out-of-distribution (OOD) test graphs have "
         f"N={protocol.test_length} nodes, larger than any training graph: the processor "
-        "must generalise to sizes it never saw (OOD = larger graphs, same algorithm)."
+        "must generalise to sizes it never saw (OOD = larger graphs, same algorithm). "
+        f"Set sizes: {protocol.val_samples} validation and {protocol.test_samples} OOD test "
+        "graphs (CLRS scales them up for a few tasks); a score is an average over these "
+        "graphs' nodes, so two programs can tie exactly and validation can saturate near "
+        "its top."
     )
 
 
