@@ -77,7 +77,7 @@ class PPOConfig:
 # paper: PureJaxRL's full CartPole budget (5e5 steps), which solves the task with the seed.
 PRESETS: dict[str, PPOConfig] = {
     "tiny": PPOConfig(hidden=16, num_steps=32, total_timesteps=4 * 32 * 4, eval_episodes=4),
-    "smoke": PPOConfig(hidden=64, total_timesteps=100_000, eval_episodes=16),
+    "smoke": PPOConfig(hidden=64, total_timesteps=50_000, eval_episodes=16),
     "paper": PPOConfig(),
 }
 

@@ -1,0 +1,82 @@
+"""The CartPole-v1 family: the seed policy, its semantic check and deterministic PPO scoring.
+
+Real gymnax CartPole-v1; the tiny PPO preset (a few updates) keeps it to seconds.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import types
+
+import pytest
+
+from spark_jax.evaluation import cartpole_ppo
+from spark_jax.feasibility import cartpole_check
+from spark_jax.feasibility.stage_checks import CheckFailure
+
+SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
+
+
+def _load(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(f"cartpole_test_{name}")
+    sys.modules[module.__name__] = module  # Flax resolves annotations through it.
+    exec(compile(source, name, "exec"), module.__dict__)
+    return module
+
+
+def _policy(source: str, name: str, hidden: int = 8):
+    return _load(source, name).make_policy(hidden)
+
+
+def test_seed_passes_the_semantic_check():
+    info: dict = {}
+    cartpole_check.check_policy_semantic(_policy(SEED.read_text(), "seed"), 3, info)
+    assert info["params"] == 2 * (4 * 8 + 8 + 8 * 8 + 8) + (8 * 2 + 2) + (8 + 1)
+
+
+@pytest.mark.parametrize(
+    "old, new, failure_type",
+    [
+        (
+            "self.actor_out = dense(NUM_ACTIONS, gain=0.01)",
+            "self.actor_out = dense(3)",
+            "shape_mismatch",
+        ),
+        (
+            "value = jnp.squeeze(self.critic_out(c), axis=-1)",
+            "value = self.critic_out(c)",
+            "shape_mismatch",
+        ),
+        ("return logits, value", "return logits", "shape_mismatch"),
+        ("return logits, value", "return logits.astype(jnp.float16), value", "dtype_mismatch"),
+        ("return logits, value", "return logits / 0.0, value", "non_finite"),
+        ("return logits, value", "return logits, jnp.log(value - 1e3)", "non_finite"),
+        ("return logits, value", "return logits[:3], value[:3]", "shape_mismatch"),
+    ],
+    ids=["logits3", "value2d", "no_tuple", "float16", "inf_logits", "nan_value", "fixed_batch"],
+)
+def test_bad_candidates_are_rejected(old, new, failure_type):
+    source = SEED.read_text()
+    assert old in source
+    policy = _policy(source.replace(old, new), failure_type)
+    with pytest.raises(CheckFailure) as raised:
+        cartpole_check.check_policy_semantic(policy, 3, {})
+    assert (raised.value.stage, raised.value.failure_type) == ("semantic", failure_type)
+
+
+def test_tiny_scoring_is_deterministic_for_a_fixed_seed():
+    cfg = cartpole_ppo.preset("tiny")
+    policy = _policy(SEED.read_text(), "det", cfg.hidden)
+    first, second = (cartpole_ppo.train_and_score(policy, cfg) for _ in range(2))
+    assert (first.test_return, first.train_return) == (second.test_return, second.train_return)
+    assert 8.0 <= first.test_return <= cartpole_ppo.MAX_RETURN
+    assert first.score == pytest.approx(first.test_return / cartpole_ppo.MAX_RETURN)
+    assert (first.macs, first.params) == cartpole_ppo.policy_macs(policy)
+    # Two trunks 4 -> 16 -> 16, a logits head 16 -> 2 and a value head 16 -> 1.
+    assert first.macs == 2 * (4 * 16 + 16 * 16) + 16 * 2 + 16
+
+
+def test_unknown_preset_is_named():
+    with pytest.raises(ValueError, match="'huge'"):
+        cartpole_ppo.preset("huge")
