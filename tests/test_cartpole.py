@@ -6,6 +6,7 @@ Real gymnax CartPole-v1; the tiny PPO preset (a few updates) keeps it to seconds
 from __future__ import annotations
 
 import pathlib
+import random
 import sys
 import types
 
@@ -14,6 +15,8 @@ import pytest
 from spark_jax.evaluation import cartpole_ppo
 from spark_jax.feasibility import cartpole_check
 from spark_jax.feasibility.stage_checks import CheckFailure
+from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
+from spark_jax.program import locality, regions
 
 SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
 
@@ -80,3 +83,12 @@ def test_tiny_scoring_is_deterministic_for_a_fixed_seed():
 def test_unknown_preset_is_named():
     with pytest.raises(ValueError, match="'huge'"):
         cartpole_ppo.preset("huge")
+
+
+@pytest.mark.parametrize("transform", POLICY_TRANSFORMS, ids=lambda t: t.name)
+def test_policy_transforms_edit_the_seed_into_feasible_children(transform):
+    source = SEED.read_text()
+    child = transform.apply(source, random.Random(0))
+    assert child != regions.normalize(source)
+    assert locality.check_locality(source, child, transform.factor).ok
+    cartpole_check.check_policy_semantic(_policy(child, transform.name), 3, {})

@@ -21,7 +21,7 @@ def dense(features: int, gain: float = math.sqrt(2.0)):
     )
 
 
-class Policy(nn.Module):
+class Processor(nn.Module):
     """CartPole-v1 policy contract.
 
     __call__(obs [B, 4] float32) -> (logits [B, 2] float32, value [B] float32)
@@ -58,4 +58,4 @@ class Policy(nn.Module):
 
 def make_policy(hidden: int = 64) -> nn.Module:
     """Frozen factory: the search never edits this."""
-    return Policy(hidden=hidden)
+    return Processor(hidden=hidden)
