@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pathlib
 import random
-import sys
 import types
 
 import pytest
@@ -17,15 +16,13 @@ from spark_jax.feasibility import cartpole_check
 from spark_jax.feasibility.stage_checks import CheckFailure
 from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
 from spark_jax.program import locality, regions
+from spark_jax.program import source as program_source
 
 SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
 
 
 def _load(source: str, name: str) -> types.ModuleType:
-    module = types.ModuleType(f"cartpole_test_{name}")
-    sys.modules[module.__name__] = module  # Flax resolves annotations through it.
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
+    return program_source.load_module(program_source.Program(source, name), "make_policy")
 
 
 def _policy(source: str, name: str, hidden: int = 8):

@@ -112,7 +112,12 @@ class CartPoleScore:
 
 
 def _env():
-    import gymnax
+    try:
+        import gymnax
+    except ImportError as e:
+        raise ImportError(
+            f"CartPole-v1 needs gymnax ({e}); install it with: pip install 'spark-jax[rl]'"
+        ) from None
 
     env, env_params = gymnax.make("CartPole-v1")
     return env, env_params
