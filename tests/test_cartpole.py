@@ -14,6 +14,7 @@ import pytest
 from spark_jax.evaluation import cartpole_ppo
 from spark_jax.feasibility import cartpole_check
 from spark_jax.feasibility.stage_checks import CheckFailure
+from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
 from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
 from spark_jax.program import locality, regions
 from spark_jax.program import source as program_source
@@ -89,3 +90,19 @@ def test_policy_transforms_edit_the_seed_into_feasible_children(transform):
     assert child != regions.normalize(source)
     assert locality.check_locality(source, child, transform.factor).ok
     cartpole_check.check_policy_semantic(_policy(child, transform.name), 3, {})
+
+
+def test_offline_catalogue_editor_walks_the_policy_catalogue():
+    """Every policy transform is reachable from the seed through the catalogue editor, one
+    untried transform per call, until none is left for the factor."""
+    editor, source = CatalogueEditor(0, POLICY_TRANSFORMS), SEED.read_text()
+    used = []
+    for factor in ("OPERATOR", "ACTION"):
+        while True:
+            try:
+                edit = editor.edit(source, factor, rng=random.Random(len(used)))
+            except NoApplicableTransform:
+                break
+            assert edit.factor == factor and not edit.is_llm
+            used.append(edit.transform)
+    assert sorted(used) == sorted(t.name for t in POLICY_TRANSFORMS)
