@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from spark_jax.evaluation import cartpole_ppo
+from spark_jax.evaluation import cartpole_family, cartpole_ppo
 from spark_jax.feasibility import cartpole_check
 from spark_jax.feasibility.stage_checks import CheckFailure
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
@@ -66,16 +66,25 @@ def test_bad_candidates_are_rejected(old, new, failure_type):
     assert (raised.value.stage, raised.value.failure_type) == ("semantic", failure_type)
 
 
-def test_tiny_scoring_is_deterministic_for_a_fixed_seed():
+def test_tiny_evaluation_is_deterministic_for_a_fixed_seed():
     cfg = cartpole_ppo.preset("tiny")
-    policy = _policy(SEED.read_text(), "det", cfg.hidden)
-    first, second = (cartpole_ppo.train_and_score(policy, cfg) for _ in range(2))
+    program = program_source.Program(cartpole_family.seed_path("mlp").read_text(), "mlp")
+    first, second = (cartpole_family.evaluate_program(program, "tiny", seed=3) for _ in range(2))
     assert (first.test_return, first.train_return) == (second.test_return, second.train_return)
+    assert (first.seed, first.preset, first.program_sha256) == (3, "tiny", program.sha256)
     assert 8.0 <= first.test_return <= cartpole_ppo.MAX_RETURN
     assert first.score == pytest.approx(first.test_return / cartpole_ppo.MAX_RETURN)
+    policy = _policy(program.source, "det", cfg.hidden)
     assert (first.macs, first.params) == cartpole_ppo.policy_macs(policy)
     # Two trunks 4 -> 16 -> 16, a logits head 16 -> 2 and a value head 16 -> 1.
     assert first.macs == 2 * (4 * 16 + 16 * 16) + 16 * 2 + 16
+
+
+def test_shipped_seed_and_contract():
+    assert cartpole_family.seed_path("mlp").read_text() == SEED.read_text()
+    assert "logits [B,2]" in cartpole_family.contract_text()
+    with pytest.raises(ValueError, match="'nope'"):
+        cartpole_family.seed_path("nope")
 
 
 def test_unknown_preset_is_named():
