@@ -32,7 +32,7 @@ def _policy(source: str, name: str, hidden: int = 8):
 
 def test_seed_passes_the_semantic_check():
     info: dict = {}
-    cartpole_check.check_policy_semantic(_policy(SEED.read_text(), "seed"), 3, info)
+    cartpole_check.build_and_check(_load(SEED.read_text(), "seed"), 8, 3, info)
     assert info["params"] == 2 * (4 * 8 + 8 + 8 * 8 + 8) + (8 * 2 + 2) + (8 + 1)
 
 
@@ -85,6 +85,13 @@ def test_shipped_seed_and_contract():
     assert "logits [B,2]" in cartpole_family.contract_text()
     with pytest.raises(ValueError, match="'nope'"):
         cartpole_family.seed_path("nope")
+
+
+def test_a_factory_returning_no_module_is_an_interface_failure():
+    source = SEED.read_text().replace("return Processor(hidden=hidden)", "return hidden")
+    with pytest.raises(CheckFailure) as raised:
+        cartpole_check.build_and_check(_load(source, "bad_factory"), 8, 3, {})
+    assert (raised.value.stage, raised.value.failure_type) == ("interface", "bad_factory")
 
 
 def test_unknown_preset_is_named():

@@ -12,10 +12,37 @@ from typing import Any
 
 from spark_jax.feasibility.stage_checks import CheckFailure, guarded
 
-__all__ = ["OBS_SIZE", "NUM_ACTIONS", "check_policy_semantic", "check_policy_output"]
+__all__ = [
+    "OBS_SIZE",
+    "NUM_ACTIONS",
+    "build_and_check",
+    "check_policy_semantic",
+    "check_policy_output",
+]
 
 OBS_SIZE = 4
 NUM_ACTIONS = 2
+
+
+def build_and_check(module: Any, hidden: int, batch: int, info: dict[str, Any]) -> Any:
+    """Builds the program's policy with its frozen `make_policy(hidden)` and runs the semantic
+    stage on it; returns the policy. Raises CheckFailure ('interface' when the factory fails
+    or returns something else than a Flax module)."""
+    import flax.linen as nn
+
+    factory = getattr(module, "make_policy", None)
+    if not callable(factory):
+        raise CheckFailure("interface", "missing_name", "no callable 'make_policy' factory")
+    with guarded("interface", "bad_factory"):
+        policy = factory(hidden)
+    if not isinstance(policy, nn.Module):
+        raise CheckFailure(
+            "interface",
+            "bad_factory",
+            f"make_policy returned {type(policy).__name__}, not a flax.linen.Module",
+        )
+    check_policy_semantic(policy, batch, info)
+    return policy
 
 
 def check_policy_semantic(policy: Any, batch: int, info: dict[str, Any]) -> None:
