@@ -23,7 +23,7 @@ import zipfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-ASSET_KINDS = ("processors", "prompts", "reference")
+ASSET_KINDS = ("processors", "prompts", "reference", "families")
 # What a source build needs; copied so the build's `build/` and `*.egg-info` never land in
 # (or go stale in) the checkout.
 SOURCE = ("pyproject.toml", "MANIFEST.in", "README.md", "spark_jax", "configs") + ASSET_KINDS
@@ -86,7 +86,9 @@ def _build_wheel(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
 
 
 def _shipped(kind: str) -> list[str]:
-    return sorted(p.name for p in (ROOT / kind).iterdir() if p.is_file())
+    root = ROOT / kind  # Task families keep their seeds one folder down (families/NAME/).
+    files = (p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(p.relative_to(root).as_posix() for p in files)
 
 
 def _assert_assets(names: set[str], prefix: str) -> None:

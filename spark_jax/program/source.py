@@ -94,8 +94,11 @@ def check_template(program: Program) -> None:
         raise ProgramError(f"{where}: bad region tags: {e.reason}") from e
 
 
-def load_module(program: Program) -> types.ModuleType:
+def load_module(program: Program, factory: str = FACTORY_NAME) -> types.ModuleType:
     """Executes the program in a fresh module namespace and returns the module.
+
+    `factory` is the frozen factory the program must define (a task family's, e.g.
+    'make_policy'; the CLRS processors' by default).
 
     Each call gets a new, uniquely named module, so two candidates (or two versions of one)
     never share classes or state. The module is registered in `sys.modules` because Flax's
@@ -112,10 +115,9 @@ def load_module(program: Program) -> types.ModuleType:
     except Exception as e:
         sys.modules.pop(mod_name, None)
         raise ProgramError(f"{program.name}: failed to load: {type(e).__name__}: {e}") from e
-    factory = getattr(module, FACTORY_NAME, None)
-    if not callable(factory):
+    if not callable(getattr(module, factory, None)):
         sys.modules.pop(mod_name, None)
-        raise ProgramError(f"{program.name}: no callable '{FACTORY_NAME}' factory")
+        raise ProgramError(f"{program.name}: no callable '{factory}' factory")
     return module
 
 

@@ -1,0 +1,89 @@
+"""CartPole-v1 at a preset: the seed policy, then a short offline-catalogue hill climb.
+
+Not the SPARK search loop (no archive islands, no LLM): each round picks a factor at random,
+applies one untried policy transform (`transforms_policy`) to the best program so far, runs
+the semantic check and trains/scores the child; a child replaces the best when its test return
+is higher. Prints one row per candidate and the seed/best rows shaped like the paper's table.
+
+    python scripts/cartpole_smoke.py --preset smoke --budget 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import random
+import time
+
+from spark_jax.evaluation import cartpole_ppo
+from spark_jax.feasibility import cartpole_check
+from spark_jax.feasibility.stage_checks import CheckFailure
+from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
+from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
+from spark_jax.program import source as program_source
+
+SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
+
+
+def _score(source: str, name: str, cfg: cartpole_ppo.PPOConfig):
+    module = program_source.load_module(program_source.Program(source, name), "make_policy")
+    policy = module.make_policy(cfg.hidden)
+    cartpole_check.check_policy_semantic(policy, 4, {})
+    return cartpole_ppo.train_and_score(policy, cfg)
+
+
+def _row(label: str, s) -> dict:
+    return dict(
+        cand=label,
+        test_return=round(s.test_return, 2),
+        train_return=round(s.train_return, 2),
+        train_s=round(s.train_seconds, 2),
+        macs_k=round(s.macs / 1000, 3),
+        params=s.params,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="smoke", choices=sorted(cartpole_ppo.PRESETS))
+    ap.add_argument("--budget", type=int, default=6, help="candidates after the seed")
+    ap.add_argument("--seed", type=int, default=0, help="the editor's seed")
+    args = ap.parse_args()
+    cfg = cartpole_ppo.preset(args.preset)
+    start = time.perf_counter()
+    best_src = SEED.read_text()
+    seed_score = best = _score(best_src, "seed", cfg)
+    print(json.dumps(_row("seed", seed_score)), flush=True)
+    editor, rng = CatalogueEditor(args.seed, POLICY_TRANSFORMS), random.Random(args.seed)
+    trains = [seed_score.train_seconds]
+    for i in range(args.budget):
+        factor = rng.choice(("OPERATOR", "ACTION"))
+        try:
+            edit = editor.edit(best_src, factor, rng=rng)
+        except NoApplicableTransform:
+            print(json.dumps(dict(cand=i + 1, factor=factor, skipped="no applicable transform")))
+            continue
+        try:
+            s = _score(edit.source, f"c{i + 1}", cfg)
+        except CheckFailure as e:
+            print(json.dumps(dict(cand=i + 1, transform=edit.transform, infeasible=e.reason)))
+            continue
+        trains.append(s.train_seconds)
+        print(json.dumps(dict(_row(i + 1, s), transform=edit.transform)), flush=True)
+        if s.test_return > best.test_return:
+            best, best_src = s, edit.source
+    wall_h = (time.perf_counter() - start) / 3600
+    print(f"preset={args.preset} candidates={len(trains)} wall_h={wall_h:.4f}")
+    print("| row | Cand. | Wall-h | Train(s) | MACs(K) | Test Ret. | Train Ret. |")
+    for label, s, n, w in (("seed", seed_score, 1, None), ("best", best, len(trains), wall_h)):
+        mean_train = sum(trains) / len(trains) if label == "best" else s.train_seconds
+        print(
+            f"| {label} | {n} | {'--' if w is None else f'{w:.3f}'} | {mean_train:.2f} | "
+            f"{s.macs / 1000:.3f} | {s.test_return:.2f} | {s.train_return:.2f} |"
+        )
+    print("best program:\n" + best_src)
+
+
+if __name__ == "__main__":
+    main()

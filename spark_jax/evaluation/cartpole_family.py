@@ -1,0 +1,117 @@
+"""The CartPole-v1 task family in one place: seeds, contract, policy loading and evaluation.
+
+What a task family provides, for CartPole-v1: seed programs (`families/cartpole/*.py`, shipped
+under `spark_jax/assets/families/`), the contract text for the prompts, the frozen factory
+name, the semantic check (`feasibility.cartpole_check`), and training and scoring
+(`cartpole_ppo`) wrapped into one immutable record per candidate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+from spark_jax import program as program_lib
+from spark_jax.evaluation import cartpole_ppo
+from spark_jax.util import resources
+
+__all__ = [
+    "BENCHMARK",
+    "FACTORY",
+    "NAME",
+    "CartPoleEvaluation",
+    "build_policy",
+    "contract_text",
+    "evaluate_program",
+    "seed_path",
+    "seed_programs",
+]
+
+NAME = "cartpole"
+BENCHMARK = "cartpole_v1"  # Its rows in reference/extra_benchmarks.csv.
+FACTORY = "make_policy"
+
+
+def _family_dir() -> pathlib.Path:
+    return resources.asset_dir("families") / NAME
+
+
+def seed_programs() -> dict[str, pathlib.Path]:
+    """Every shipped CartPole seed program, by name."""
+    return {p.stem: p for p in sorted(_family_dir().glob("*.py"))}
+
+
+def seed_path(name: str = "mlp") -> pathlib.Path:
+    """The shipped seed program `name`; raises ValueError naming the known ones."""
+    seeds = seed_programs()
+    if name not in seeds:
+        raise ValueError(f"unknown CartPole seed {name!r}; known: {', '.join(seeds)}")
+    return seeds[name]
+
+
+def contract_text() -> str:
+    """The policy contract for the prompts (replaces the CLRS processor contract)."""
+    return (_family_dir() / "contract.md").read_text(encoding="utf-8").strip()
+
+
+def build_policy(module: Any, hidden: int) -> Any:
+    """Calls the program's frozen `make_policy(hidden)`; checks it is a Flax linen module."""
+    import flax.linen as nn
+
+    policy = getattr(module, FACTORY)(hidden)
+    if not isinstance(policy, nn.Module):
+        raise program_lib.ProgramError(
+            f"{FACTORY} returned {type(policy).__name__}, not a flax.linen.Module"
+        )
+    return policy
+
+
+@dataclasses.dataclass(frozen=True)
+class CartPoleEvaluation:
+    """One candidate trained and scored on CartPole-v1.
+
+    Attributes:
+      program, program_sha256: the candidate's name and normalized-source hash.
+      preset, seed: the PPO preset and training seed.
+      eval_seed, eval_episodes: the fixed evaluation episodes of the test return.
+      score: test_return / 500, in [0, 1] (the search objective).
+      test_return, train_return, train_seconds, params, macs: see `cartpole_ppo.CartPoleScore`.
+    """
+
+    program: str
+    program_sha256: str
+    preset: str
+    seed: int
+    eval_seed: int
+    eval_episodes: int
+    score: float
+    test_return: float
+    train_return: float
+    train_seconds: float
+    params: int
+    macs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def evaluate_program(
+    program: program_lib.Program, preset: str, seed: int | None = None
+) -> CartPoleEvaluation:
+    """Trains `program`'s policy with PPO under `preset` (training seed `seed`, default the
+    preset's) and scores it on the fixed evaluation episodes."""
+    cfg = cartpole_ppo.preset(preset)
+    if seed is not None:
+        cfg = dataclasses.replace(cfg, seed=int(seed))
+    module = program_lib.load_module(program, FACTORY)
+    result = cartpole_ppo.train_and_score(build_policy(module, cfg.hidden), cfg)
+    return CartPoleEvaluation(
+        program=program.name,
+        program_sha256=program.sha256,
+        preset=preset,
+        seed=cfg.seed,
+        eval_seed=cfg.eval_seed,
+        eval_episodes=cfg.eval_episodes,
+        **dataclasses.asdict(result),
+    )

@@ -1,0 +1,188 @@
+"""Offline transforms for dense policy programs (CartPole-v1 actor-critic networks).
+
+The graph catalogue looks for messages, adjacency and aggregations, which a policy has none
+of; these transforms edit what a policy does have. OPERATOR: `self.NAME = dense(...)` layer
+definitions and the width line `h = ...`. ACTION: trunk statements of the form
+`X = ACT(self.NAME(Y))` and the observation input. Patterns are matched on each statement's
+code, so programs that were already edited still match where the shape survives.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from spark_jax.operator.offline.base import EditFn, ProgramContext, Transform
+from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
+from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, self_assign
+
+__all__ = ["POLICY_TRANSFORMS"]
+
+_ACTS = ("jnp.tanh", "jax.nn.relu", "jax.nn.gelu", "jax.nn.silu", "jax.nn.elu")
+_WIDTH_RE = re.compile(r"^h = (.+?)\s*(#.*)?$")
+_TRUNK_RE = re.compile(r"^(\w+) = ((?:jnp|jax\.nn)\.\w+)\(self\.(\w+)\((\w+)\)\)\s*(#.*)?$")
+# Observation scale per component (cart x, x_dot, pole theta, theta_dot): the termination
+# thresholds for x and theta and typical speeds, so every input is O(1).
+_OBS_SCALE = "(2.4, 2.0, 0.21, 2.0)"
+
+
+def _line(stmt) -> str:
+    return code(stmt).strip()
+
+
+def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
+    """(index, name, call text) of `self.NAME = dense(h)` lines (hidden, not output heads)."""
+    found = []
+    for i, stmt in enumerate(ctx.operator.stmts):
+        hit = self_assign(stmt)
+        if hit is not None and re.fullmatch(r"dense\(h\)", code(hit[1]).strip()):
+            found.append((i, hit[0], code(hit[1]).strip()))
+    return found
+
+
+def _replace(stmts, index: int, text: str) -> Stmts:
+    out = list(stmts)
+    new = parse_stmts(text)
+    out[index : index + 1] = [new[0].with_changes(leading_lines=out[index].leading_lines)]
+    return out
+
+
+def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    for i, stmt in enumerate(ctx.operator.stmts):
+        m = _WIDTH_RE.match(_line(stmt))
+        if m:
+            factor = rng.choice((2, 4))
+            return _replace(ctx.operator.stmts, i, f"h = {factor} * ({m.group(1)})")
+    raise NotApplicable("no width line 'h = ...' in setup")
+
+
+def _deeper(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    layers = _hidden_layers(ctx)
+    if not layers:
+        raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to deepen")
+    i, name, _ = rng.choice(layers)
+    return _replace(
+        ctx.operator.stmts, i, f"self.{name} = nn.Sequential([dense(h), jnp.tanh, dense(h)])"
+    )
+
+
+def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    layers = _hidden_layers(ctx)
+    if not layers:
+        raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to normalize")
+    stmts = list(ctx.operator.stmts)
+    for i, name, _ in layers:
+        stmts = _replace(stmts, i, f"self.{name} = nn.Sequential([dense(h), nn.LayerNorm()])")
+    return stmts
+
+
+def _trunk(ctx: ProgramContext) -> list[tuple[int, re.Match]]:
+    out = []
+    for i, stmt in enumerate(ctx.action.stmts):
+        m = _TRUNK_RE.match(_line(stmt))
+        if m and m.group(2) in _ACTS:
+            out.append((i, m))
+    return out
+
+
+def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    trunk = _trunk(ctx)
+    if not trunk:
+        raise NotApplicable("no trunk statement 'X = ACT(self.NAME(Y))' in __call__")
+    current = trunk[0][1].group(2)
+    new = rng.choice([a for a in _ACTS if a != current])
+    stmts = list(ctx.action.stmts)
+    for i, m in trunk:
+        x, _, layer, y, comment = m.groups()
+        stmts = _replace(stmts, i, f"{x} = {new}(self.{layer}({y}))  {comment or ''}".rstrip())
+    return stmts
+
+
+def _residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    same = [(i, m) for i, m in _trunk(ctx) if m.group(1) == m.group(4)]
+    if not same:
+        raise NotApplicable("no width-preserving trunk statement 'X = ACT(self.NAME(X))'")
+    stmts = list(ctx.action.stmts)
+    for i, m in same:
+        x, act, layer, _, comment = m.groups()
+        stmts = _replace(
+            stmts, i, f"{x} = {x} + {act}(self.{layer}({x}))  {comment or ''}".rstrip()
+        )
+    return stmts
+
+
+def _input_scale(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    if "obs_scale" in ctx.action.text:
+        raise NotApplicable("observations are already scaled")
+    stmts = list(ctx.action.stmts)
+    at = next((i for i, s in enumerate(stmts) if not _line(s).startswith("assert")), None)
+    if at is None or "obs" not in ctx.action.text:
+        raise NotApplicable("no 'obs' input used in __call__")
+    new = parse_stmts(
+        f"obs_scale = jnp.asarray({_OBS_SCALE}, obs.dtype)  # [4]\nobs = obs / obs_scale  # [B, 4]\n"
+    )
+    return stmts[:at] + new + stmts[at:]
+
+
+def _t(name: str, factor: str, magnitude: str, tags: set[str], text: str, edit: EditFn):
+    return Transform(
+        name=name,
+        factor=factor,
+        description=text,
+        magnitude=magnitude,
+        edit=edit,
+        tags=frozenset(tags),
+    )
+
+
+POLICY_TRANSFORMS: tuple[Transform, ...] = (
+    _t(
+        "op_policy_widen",
+        "OPERATOR",
+        "small",
+        {"width"},
+        "Widens every hidden layer (2x or 4x) for more capacity per trunk.",
+        _widen,
+    ),
+    _t(
+        "op_policy_deeper_layer",
+        "OPERATOR",
+        "large",
+        {"depth"},
+        "Replaces one hidden layer by a two-layer tanh MLP, a deeper trunk.",
+        _deeper,
+    ),
+    _t(
+        "op_policy_layernorm",
+        "OPERATOR",
+        "small",
+        {"norm"},
+        "Adds LayerNorm after each hidden layer to keep trunk activations well scaled.",
+        _norm,
+    ),
+    _t(
+        "act_policy_activation",
+        "ACTION",
+        "small",
+        {"activation"},
+        "Swaps the trunk nonlinearity (tanh, relu, gelu, silu, elu).",
+        _activation,
+    ),
+    _t(
+        "act_policy_residual",
+        "ACTION",
+        "small",
+        {"residual"},
+        "Adds a residual connection around each width-preserving trunk layer.",
+        _residual,
+    ),
+    _t(
+        "act_policy_input_scale",
+        "ACTION",
+        "small",
+        {"interaction"},
+        "Scales observations by the termination thresholds and typical speeds, so every "
+        "input is of order one.",
+        _input_scale,
+    ),
+)
