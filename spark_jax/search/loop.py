@@ -25,9 +25,10 @@ from typing import Any, Callable
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
+from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.signals import Outcome, SearchHistory
-from spark_jax.operator.step import Proposal, SparkOperator
+from spark_jax.operator.step import Proposal
 from spark_jax.search import prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
@@ -86,7 +87,7 @@ class _Run:
         self.on_progress = on_progress or (lambda p: None)
         self.archive = IslandArchive(cfg.archive)
         self.history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
-        self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
+        self.operator = make_operator(editor, checker, cfg.operator, self.history)
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
@@ -169,6 +170,7 @@ class _Run:
                 f"seed program failed to evaluate ({result.error_type}): {result.error}"
             )
         self._add(program_id, source, result.evaluation, 0, None, 0)
+        self.operator.observe(program_id, source, result.evaluation, None)
         self.history.seed(result.evaluation.ood_score)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
@@ -196,6 +198,7 @@ class _Run:
                 proposal.parent_id,
                 proposal.attempt,
             )
+            self.operator.observe(program_id, proposal.child_source, ev, proposal)
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(
