@@ -16,6 +16,7 @@ import pytest
 from spark_jax import cli, compare
 from spark_jax.compare.runner import run_dir_of, run_status
 from spark_jax.config import search as search_config
+from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.search.rundb import RunDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -121,3 +122,60 @@ def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
     # The same directory with another plan is refused, nothing run.
     code = cli.main(["compare", "--methods", "spark", "--seeds", "1", "--out", str(out)])
     assert code == 2
+
+
+OLD_LINE = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]"
+NEW_LINE = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o2(hidden))  # [B, N, H]"
+
+
+def _openevolve_answer(body) -> Reply:
+    """A diff of the current program's node update (the first call is answered by a miss)."""
+    text = body["messages"][-1]["content"]
+    assert OLD_LINE in text[text.index("# Current Program") :]
+    return Reply(f"<<<<<<< SEARCH\n{OLD_LINE}\n=======\n{NEW_LINE}\n>>>>>>> REPLACE\n")
+
+
+def _rows(report: str) -> list[str]:
+    """The report's table rows without the wall/device hour cells."""
+    rows = [line for line in report.splitlines() if line.startswith("| `")]
+    return [line.rsplit("|", 3)[0] if "(OpenEvolve" in line else line for line in rows]
+
+
+def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
+    import yaml
+
+    base = yaml.safe_load((ROOT / "configs" / "tiny.yaml").read_text())
+    base["seed_program"] = str(ROOT / "spark_jax" / "assets" / "processors" / "mpnn.py")
+    miss = "<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    x = 1\n>>>>>>> REPLACE\n"
+    with LoopbackServer(script=[Reply(miss)], responder=_openevolve_answer) as server:
+        base["editor"] = {
+            "kind": "llm",
+            "llm": {"kind": "openai", "base_url": server.base_url, "model": "loopback"},
+            "preflight": False,
+        }
+        base["editor"]["llm"]["api_key_env"] = None
+        plan = compare.ComparePlan(base, ("openevolve",), (0,), budget=2, max_attempts=3)
+        recorded = tmp_path / "recorded"
+        statuses = compare.run_comparison(recorded, plan)
+        asked = len(server.requests)
+    assert statuses == {("openevolve", 0): "finished"} and asked >= 2
+    method = compare.METHODS["openevolve"]
+    cassette = compare.runner.cassette_of(recorded, method, 0)
+    assert len(cassette.read_text().splitlines()) == asked  # every call recorded
+    replay = compare.ComparePlan(
+        base, ("openevolve",), (0,), budget=2, max_attempts=3, replay=str(recorded)
+    )
+    replayed = tmp_path / "replayed"  # the server is gone: no LLM can answer
+    assert compare.run_comparison(replayed, replay) == {("openevolve", 0): "finished"}
+
+    def proposals(out):
+        with RunDB.open(run_dir_of(out, method, 0) / "run.db") as db:
+            return [p.canonical_json() for p in db.proposals()]
+
+    first, again = proposals(recorded), proposals(replayed)
+    assert first == again and len(first) >= 2
+    statuses_seen = [json.loads(p)["failure_type"] for p in first]
+    assert "diff_no_match" in statuses_seen
+    reports = [compare.write_compare_report(d, p).read_text() for d, p in
+               ((recorded, plan), (replayed, replay))]  # fmt: skip
+    assert _rows(reports[0]) == _rows(reports[1]) and len(_rows(reports[0])) >= 2

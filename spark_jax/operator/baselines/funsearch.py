@@ -89,7 +89,8 @@ def header(source: str, version: int) -> str:
 
 def splice_body(parent: str, answer: str, version: int) -> str | None:
     """The parent with its Processor class body (after the docstring) replaced by the body
-    the model wrote for `Processor_v{version}`; None when there is no body."""
+    the model wrote for `Processor_v{version}`; None when there is no body or the program
+    does not parse."""
     code = extract_program(answer) or answer
     lines = code.split("\n")
     pattern = re.compile(rf"^\s*class\s+{CLASS}_v{version}\b")
@@ -112,7 +113,12 @@ def splice_body(parent: str, answer: str, version: int) -> str | None:
     body = textwrap.indent(textwrap.dedent(body), "    ")
     src_lines = parent.split("\n")
     _, doc_end, end = _class_span(parent)
-    return "\n".join([*src_lines[: doc_end + 1], body, *src_lines[end + 1 :]])
+    program = "\n".join([*src_lines[: doc_end + 1], body, *src_lines[end + 1 :]])
+    try:  # FunSearch discards a sample whose body does not parse
+        ast.parse(program)
+    except SyntaxError:
+        return None
+    return program
 
 
 class FunSearchOperator(BaselineOperator):
@@ -217,7 +223,11 @@ class FunSearchOperator(BaselineOperator):
 
         def parse(text: str):
             program = splice_body(parent.source, text, k)
-            return (program, tags_outcome(program)) if program else (None, "no_body")
+            return (
+                (program, tags_outcome(program))
+                if program
+                else (None, "no_body: no parsable class body")
+            )
 
         child, call = await self.ask("funsearch", self.prompt(ctx, versions), parse)
         return Child(parent.id, parent.source, child, (call,), call.parse_outcome, call.error)
