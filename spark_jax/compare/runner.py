@@ -61,7 +61,10 @@ class ComparePlan:
     replay: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(dataclasses.asdict(self)))
+        d = json.loads(json.dumps(dataclasses.asdict(self)))
+        if d["replay"] is None:  # plans written before replay existed read the same
+            del d["replay"]
+        return d
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ComparePlan":

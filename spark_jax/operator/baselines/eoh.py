@@ -51,7 +51,11 @@ def parse_answer(text: str, needs_thought: bool) -> tuple[Any, str]:
     if code is None:
         return None, "no_program"
     answer, _ = split_reasoning(text)
-    pre = answer.split("```", 1)[0] if "```" in answer else answer[: answer.find(code[:40])]
+    if "```" in answer:
+        pre = answer.split("```", 1)[0]
+    else:
+        at = answer.find(code.split("\n", 1)[0])
+        pre = answer[:at] if at > 0 else ""
     found = _THOUGHT.findall(pre)
     thought = found[0].strip() if found else pre.strip()
     if needs_thought and not thought:
