@@ -70,9 +70,9 @@ def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
     block = f"<<<<<<< SEARCH\n{OLD}\n=======\n{NEW}\n>>>>>>> REPLACE"
     missing = "<<<<<<< SEARCH\n        no_such_line()\n=======\n        x = 1\n>>>>>>> REPLACE"
     with LoopbackServer() as server:
-        _, (good, bad), prompts = _run(
+        _, (good, bad, again), prompts = _run(
             "openevolve", server, sandbox_worker, check_options, [("s", seed, 0.5)],
-            [f"Reasoning first.\n{block}\n", missing],
+            [f"Reasoning first.\n{block}\n", missing, block],
         )  # fmt: skip
     p = prompts[0]
     for needed in ("<<<<<<< SEARCH", ">>>>>>> REPLACE", "## Previous Attempts", "infeasible"):
@@ -84,6 +84,7 @@ def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
     assert good.entanglement == "action" and good.calls[0].is_llm
     assert bad.status == "failed" and bad.failure_type == "diff_no_match"
     assert bad.calls[0].response == missing  # the answer is kept with the proposal
+    assert again.status == "failed" and again.failure_type == "duplicate"  # proposed before
     with LoopbackServer() as server:
         _, (full, none), prompts = _run(
             "openevolve-full", server, sandbox_worker, check_options, [("s", seed, 0.5)],

@@ -96,9 +96,16 @@ def offline_call(role: str, prompt: str, response: str, what: str, outcome: str 
     )
 
 
-def mutate(source: str, rng: random.Random, factor=None, magnitude=None) -> tuple[str, str]:
-    """One applicable catalogue transform (of `factor` / `magnitude` when some apply);
-    returns (child, transform name); raises TransformNotApplicable when none applies."""
+def sha(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def mutate(
+    source: str, rng: random.Random, factor=None, magnitude=None, avoid=frozenset()
+) -> tuple[str, str]:
+    """One applicable catalogue transform (of `factor` / `magnitude` when some apply) whose
+    child is not in `avoid` (source hashes); returns (child, transform name); raises
+    TransformNotApplicable when none applies."""
     pool = [t for t in CATALOGUE if factor is None or t.factor == factor]
     pool = [t for t in pool if t.applies(source)]
     preferred = [t for t in pool if magnitude is None or t.magnitude == magnitude]
@@ -106,9 +113,11 @@ def mutate(source: str, rng: random.Random, factor=None, magnitude=None) -> tupl
     rng.shuffle(pool)
     for t in pool:
         try:
-            return t.apply(source, rng), t.name
+            child = t.apply(source, rng)
         except TransformNotApplicable:
             continue
+        if sha(child) not in avoid:
+            return child, t.name
     raise TransformNotApplicable("no catalogue transform applies to this program")
 
 
@@ -152,10 +161,16 @@ class BaselineOperator(abc.ABC):
         self.backend = editor.backend if self.is_llm else None
         self.prompts = load_templates(self.templates)
         self._rng = random.Random(config.seed)
+        self.known: set[str] = set()  # hashes of every program proposed or evaluated
 
     # -- the population seam ----------------------------------------------------------------
     def observe(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
         """An evaluated program (the seed: proposal None); failed evaluations never come."""
+        self.known.add(sha(source))
+        self.admit(program_id, source, evaluation, proposal)
+
+    def admit(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
+        """Puts an evaluated program into the method's own population (if it has one)."""
 
     def population_state(self) -> dict[str, Any]:
         return {}
@@ -164,11 +179,16 @@ class BaselineOperator(abc.ABC):
         pass
 
     def rng_state(self) -> Any:
-        return dict(rng=rngstate.dump(self._rng), population=self.population_state())
+        return dict(
+            rng=rngstate.dump(self._rng),
+            population=self.population_state(),
+            known=sorted(self.known),
+        )
 
     def load_rng_state(self, state: Any) -> None:
         rngstate.load(self._rng, state["rng"])
         self.load_population_state(state["population"])
+        self.known = set(state.get("known", ()))
 
     # -- calls ------------------------------------------------------------------------------
     async def ask(self, role: str, prompt: str, parse) -> tuple[Any, CallRecord]:
@@ -194,6 +214,13 @@ class BaselineOperator(abc.ABC):
 
     async def step(self, ctx: StepContext, attempt: int) -> Proposal:
         out = await self.propose(ctx, attempt)
+        if out.child is not None:
+            if sha(out.child) in self.known:  # evaluated or proposed before: not again
+                out = dataclasses.replace(
+                    out, child=None, outcome="duplicate", error="the program was proposed before"
+                )
+            else:
+                self.known.add(sha(out.child))
         base = dict(
             attempt=attempt,
             parent_id=out.parent_id,

@@ -90,7 +90,7 @@ class EoHOperator(BaselineOperator):
         self.plan, self.generation = list(state["plan"]), state["generation"]
         self.thoughts = dict(state["thoughts"])
 
-    def observe(self, program_id, source, evaluation, proposal) -> None:
+    def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
         if proposal is None:
             self.population.append(Member(program_id, source, score, macs, SEED_THOUGHT))
@@ -162,7 +162,7 @@ class EoHOperator(BaselineOperator):
             if strategy == "e2" and len({p.id for p in parents}) > 1:
                 mixed = crossover(parent.source, min(parents, key=lambda p: p.score).source)
                 source = mixed if mixed is not None else source
-            child, name = mutate(source, self._rng, magnitude=magnitude)
+            child, name = mutate(source, self._rng, magnitude=magnitude, avoid=self.known)
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
             return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

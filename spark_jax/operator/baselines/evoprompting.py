@@ -64,7 +64,7 @@ class EvoPromptingOperator(BaselineOperator):
         self.children = [Member.from_dict(m) for m in state["children"]]
         self.generation, self.proposed = state["generation"], state["proposed"]
 
-    def observe(self, program_id, source, evaluation, proposal) -> None:
+    def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
         member = Member(program_id, source, score, macs)
         (self.parents if proposal is None else self.children).append(member)
@@ -129,7 +129,9 @@ class EvoPromptingOperator(BaselineOperator):
                 mixed = crossover(shots[-1].source, shots[0].source)
                 if mixed is not None and mixed != parent.source:
                     source, names = mixed, ["crossover"]
-            child, name = mutate(source, self._rng, magnitude="small" if names else None)
+            child, name = mutate(
+                source, self._rng, magnitude="small" if names else None, avoid=self.known
+            )
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
             return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

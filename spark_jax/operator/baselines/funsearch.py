@@ -146,7 +146,7 @@ class FunSearchOperator(BaselineOperator):
         self.pending = dict(state["pending"])
         self.registered, self.last_reset = state["registered"], state["last_reset"]
 
-    def observe(self, program_id, source, evaluation, proposal) -> None:
+    def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
         member = Member(program_id, source, score, macs)
         if proposal is None:  # FunSearch registers the initial program on every island
@@ -214,7 +214,7 @@ class FunSearchOperator(BaselineOperator):
             desc = ", ".join(f"v{i}={m.id} ({m.score:.4f})" for i, m in enumerate(versions))
             prompt = f"funsearch offline analogue, island {island}: {desc}; edit v{k - 1}"
             try:
-                child, name = mutate(parent.source, self._rng)
+                child, name = mutate(parent.source, self._rng, avoid=self.known)
             except TransformNotApplicable as e:
                 call = offline_call("funsearch", prompt, "", "catalogue", "no_applicable_transform")
                 return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

@@ -79,10 +79,10 @@ class OpenEvolveOperator(BaselineOperator):
         try:
             if self.full:
                 first, a = mutate(parent.source, self._rng, "OPERATOR")
-                child, b = mutate(first, self._rng, "ACTION")
+                child, b = mutate(first, self._rng, "ACTION", avoid=self.known)
                 names = f"{a}+{b}"
             else:
-                child, names = mutate(parent.source, self._rng)
+                child, names = mutate(parent.source, self._rng, avoid=self.known)
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
             return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
