@@ -190,15 +190,16 @@ class _Run:
     def land(self, proposal: Proposal, program_id: str, job: EvalJob, result: EvalResult) -> None:
         if result.ok:
             ev = result.evaluation
-            self._add(
-                program_id,
-                proposal.child_source,
-                ev,
-                proposal.island,
-                proposal.parent_id,
-                proposal.attempt,
-            )
-            self.operator.observe(program_id, proposal.child_source, ev, proposal)
+            if program_id not in self.archive:  # a program proposed twice is archived once
+                self._add(
+                    program_id,
+                    proposal.child_source,
+                    ev,
+                    proposal.island,
+                    proposal.parent_id,
+                    proposal.attempt,
+                )
+                self.operator.observe(program_id, proposal.child_source, ev, proposal)
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(
