@@ -42,7 +42,7 @@ class Processor(nn.Module):
     """CLRS processor contract.
 
     __call__(node_fts [B,N,H], edge_fts [B,N,N,H], graph_fts [B,H], adj_mat [B,N,N],
-             hidden [B,N,H]) -> (nxt_hidden [B,N,out_size], nxt_edge [B,N,N,out_size] | None)
+             hidden [B,N,H]) -> (nxt_hidden [B,N,out_size], nxt_edge [B,N,N,H'] | None)
     """
     out_size: int
     use_ln: bool = True

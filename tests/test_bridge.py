@@ -8,6 +8,7 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.config import protocol as config
+from spark_jax.config.tasks import TASK_IO
 from spark_jax.evaluation import bridge, data, evaluate
 from spark_jax.evaluation.train import Trainer, count_params
 
@@ -109,3 +110,11 @@ def test_static_task_list_matches_clrs():
     import clrs
 
     assert set(data.TASKS) == set(clrs.CLRS_30_ALGS_SETTINGS) and len(data.TASKS) == 30
+    for task in data.TASKS:  # the prompts' description of what is decoded
+        spec = clrs.SPECS[task]
+        inputs, outputs = (
+            tuple((k, v[1], v[2]) for k, v in spec.items() if v[0] == stage)
+            for stage in ("input", "output")
+        )
+        hints = sum(v[0] == "hint" for v in spec.values())
+        assert TASK_IO[task] == (inputs, outputs, hints), task

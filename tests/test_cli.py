@@ -167,4 +167,5 @@ def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
     assert cli.main(argv) == 0
     assert seen["cfg"] == search_config.with_seed(search_config.default_config(), 7)
     assert seen["command"] == ["spark-jax", *argv] and seen["resume"] is False
-    assert "beats the seed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "scores above the seed; see report.md's verdict" in out and "beats" not in out

@@ -6,6 +6,7 @@ the directive's length limit."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import pathlib
 import re
 
@@ -32,6 +33,10 @@ RULES = (
     "Code taken from another program must fit the parent's frozen parts",
     "`adj_mat` is float32 with values 0/1",
     "self-loops always included",
+    "symmetric (`adj_mat[b, i, j] == adj_mat[b, j, i]`)",
+    "the message from node i (axis 1) to node j (axis 2)",
+    "Decoded output: `pi` (node pointer: for every node, the node it points to",
+    "10 hints (the algorithm's intermediate states)",
     "`nxt_edge` may have any width H'",
     "even where an edit makes a frozen comment or docstring out of date",
     "every score comes from one training run with one seed",
@@ -92,6 +97,8 @@ def _context(source: str) -> StepContext:
         feasibility_summary="1 of 2 failed",
         parent_provenance=prompt_context.provenance(parent_c, best_c, island=2),
         task_split=prompt_context.task_split(paper),
+        task_outputs=prompt_context.task_outputs("dfs"),
+        search_signals=prompt_context.search_signals(history),
     ), history
 
 
@@ -143,13 +150,21 @@ def test_every_role_prompt_states_the_rules(seed):
         assert text.count("# SPARK:BEGIN OPERATOR") == 5
         assert "# grandparent" in text and "# top" in text
         p9 = text.split("### p9")[1].split("###")[0]
-        assert "Same scaffolding as the parent; its two regions:" in p9
+        assert (
+            "Same scaffolding as the parent; its two regions; differs from the parent in "
+            "ACTION, OPERATOR identical:" in p9
+        )
         assert "pass  # p9" in p9 and "def make_processor" not in p9
         p7 = text.split("### p7")[1].split("###")[0]
         assert "Whole program:" in p7 and "def make_processor" in p7
     # The directive prompt: its limit, and k / k' from the config, not hard-coded.
     directive = prompts["directive"]
-    assert "at most 345 characters" in directive
+    assert "at most 345 characters in all, about 57 words" in directive
+    # The router sees the search signals too; a within-noise gain is not called progress.
+    assert (
+        "## Search signals\n- Stagnation over the last 4 evaluated candidates: " in prompts["route"]
+    )
+    assert "- Feasibility failure rate over the last 7 proposals: " in prompts["route"]
     assert "last 4 evaluated candidates" in directive and "last 7 proposals" in directive
     assert "FACTOR: OPERATOR` or `FACTOR: ACTION`" in prompts["route"]
 
@@ -170,3 +185,45 @@ def test_provenance_of_the_best_parent_and_the_seed():
     )
     tiny = prompt_context.task_split(protocol_config.get_preset("tiny"))
     assert re.search(r"N in \{4\} nodes and validation graphs N=5; .* test graphs have N=8 ", tiny)
+    assert "Set sizes: " in tiny and "validation and" in tiny and "OOD test graphs" in tiny
+
+
+def test_task_outputs_say_what_is_decoded():
+    assert "`is_bridge` (edge mask: a 0/1 label per node pair)" in prompt_context.task_outputs(
+        "bridges"
+    )
+    two = prompt_context.task_outputs("topological_sort")
+    assert "Decoded outputs: `topo` (node pointer" in two and "`topo_head`" in two
+    assert two.startswith("Encoded inputs: `pos` (node scalar: the node's index divided by N)")
+    assert "decoded from the processor's node and edge" in prompt_context.task_outputs("nope")
+
+
+def test_inspiration_labels_small_differences_as_noise():
+    from spark_jax.operator.editors import program_views
+
+    source = SEED_FILES[0].read_text()
+    parent = ProgramView("p", source, {"ood_score": 0.40})
+    near = ProgramView("q", source + "# q\n", {"ood_score": 0.41})
+    far = ProgramView("r", source + "# r\n", {"ood_score": 0.45})
+    text = program_views((near, far), parent)
+    assert "OOD +0.0100, within seed noise of the parent" in text
+    assert "OOD +0.0500, better than the parent" in text
+
+
+def test_change_summary_skips_reindented_lines():
+    from spark_jax.operator.step import diff_lines
+
+    diff = "--- a\n+++ b\n@@ -1 +1,2 @@\n-x = 1\n+    x = 1\n+y = 2\n+# note\n"
+    assert diff_lines(diff) == (3, 1, ["y = 2"])
+
+
+def test_noise_sentence_follows_the_seeds_per_candidate():
+    from spark_jax.operator.prompts import noise_sentence
+
+    assert noise_sentence(1).startswith("every score comes from one training run with one seed")
+    three = noise_sentence(3)
+    assert "the mean over 3 training runs with different seeds" in three
+    ctx = dataclasses.replace(_context(SEED_FILES[0].read_text())[0], score_noise=three)
+    backend = _Capture()
+    asyncio.run(LLMEditor(backend).route(ctx))
+    assert "- Noise: every score is the mean over 3 training runs" in backend.prompts["route"]

@@ -336,7 +336,8 @@ def test_change_summary_keeps_abbreviations_and_shows_added_code():
         "jnp.eye(n))`), since DFS moves along edges. Leave the triplets alone."
     )
     p = records.proposal(3, directive=directive)
-    assert p.change_summary() == directive.split(" Leave")[0]
+    assert p.change_summary() == directive  # whole sentences while they fit
+    assert p.change_summary(limit=130) == directive.split(" Leave")[0]
     diff = "--- parent\n+++ child\n+        # wider\n+        self.sel = linear(h)\n-        x\n"
     q = records.proposal(
         4,

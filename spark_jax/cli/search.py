@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
-    verdict = (
-        "beats"
+    verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
+        "scores above"
         if result.best_ood > result.seed_ood
         else "equals"
         if result.best_ood == result.seed_ood
@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated}\n"
-        f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed)\n"
+        f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed; "
+        "see report.md's verdict for the seed's spread)\n"
         f"best program: {result.best_path}"
     )
     tables.write_report(run_dir)

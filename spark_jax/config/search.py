@@ -22,11 +22,17 @@ Example (every key optional):
     executor: {kind: local, num_workers: 1, in_flight: 1, timeout_s: 3600}
     feasibility: {max_params: null, max_macs: null, timeout_s: 60, memory_mb: 2048}
     cascade: {threshold: -100, fraction: 0.25}
+    fitness: {seeds: 1, source: ood_test, ood_val_seed: 1003}
 
 Seeds: the top-level `seed` is the evaluation seed of every candidate, and the archive's
 (parent sampling), the operator's (random factor choice) and the offline editor's RNGs are
 seeded with it too; the sections take no seed of their own. `--seed` does the same
 (`with_seed`).
+
+Fitness: `fitness.seeds` training seeds per candidate (mean OOD over them ranks it; 1 is the
+paper's protocol); `fitness.source` 'ood_test' selects on the official OOD test set (the
+paper), 'ood_val' on a separate OOD-size set drawn with `fitness.ood_val_seed`, the official
+test set then scoring only the final programs.
 
 Section records live in `config.sections`; this module assembles and loads them.
 """
@@ -50,6 +56,7 @@ from spark_jax.config.sections import (
     EditorConfig,
     ExecutorConfig,
     FeasibilityConfig,
+    FitnessConfig,
     OpenAILLMConfig,
     OperatorConfig,
     llm_config_from_dict,
@@ -68,6 +75,7 @@ __all__ = [
     "EditorConfig",
     "ExecutorConfig",
     "FeasibilityConfig",
+    "FitnessConfig",
     "OpenAILLMConfig",
     "OperatorConfig",
     "SearchConfig",
@@ -93,7 +101,8 @@ class SearchConfig:
       seed_program: the program the search starts from (absolute path).
       budget: evaluated candidates, the seed included. max_attempts: proposals (feasible or
         not), or None for no cap.
-      editor, operator, archive, executor, feasibility, cascade: the section records.
+      editor, operator, archive, executor, feasibility, cascade, fitness: the section
+        records.
     """
 
     task: str = "dfs"
@@ -111,6 +120,7 @@ class SearchConfig:
     executor: ExecutorConfig = ExecutorConfig()
     feasibility: FeasibilityConfig = FeasibilityConfig()
     cascade: CascadeConfig = CascadeConfig()
+    fitness: FitnessConfig = FitnessConfig()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data that `from_dict` reads back to an equal config (the run's snapshot)."""
@@ -233,7 +243,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
     except ConfigError as e:
         raise ConfigError(f"search.{e}") from None
     seed = _int("search.seed", values.get("seed", 0), 0)
-    return SearchConfig(
+    cfg = SearchConfig(
         task=task,
         preset=preset,
         protocol=protocol,
@@ -247,7 +257,25 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         executor=_section(ExecutorConfig, values.get("executor"), "search.executor"),
         feasibility=_section(FeasibilityConfig, values.get("feasibility"), "search.feasibility"),
         cascade=_section(CascadeConfig, values.get("cascade"), "search.cascade"),
+        fitness=_section(FitnessConfig, values.get("fitness"), "search.fitness"),
     )
+    _check_fitness(cfg)
+    return cfg
+
+
+def _check_fitness(cfg: SearchConfig) -> None:
+    """The fitness section against the protocol and the cascade."""
+    fit = cfg.fitness
+    if fit.source == "ood_val" and fit.ood_val_seed == cfg.protocol.test_seed:
+        raise ConfigError(
+            f"search.fitness.ood_val_seed: must differ from protocol.test_seed "
+            f"({cfg.protocol.test_seed}, the official test set's sampler seed)"
+        )
+    if fit.seeds > 1 and cfg.cascade.active:
+        raise ConfigError(
+            f"search.fitness.seeds: {fit.seeds} seeds per candidate cannot be combined with "
+            "an active cascade (search.cascade.threshold > 0)"
+        )
 
 
 def load(path: str | pathlib.Path) -> SearchConfig:

@@ -23,7 +23,7 @@ from spark_jax.config.llm import (
     check_prices,
     llm_config_from_dict,
 )
-from spark_jax.config.protocol import ConfigError
+from spark_jax.config.protocol import ConfigError, ProtocolConfig
 
 __all__ = [
     "check_int",
@@ -33,7 +33,9 @@ __all__ = [
     "EditorConfig",
     "ExecutorConfig",
     "FACTOR_CHOICES",
+    "FITNESS_SOURCES",
     "FeasibilityConfig",
+    "FitnessConfig",
     "LLM_CONFIGS",
     "MODES",
     "OpenAILLMConfig",
@@ -49,6 +51,7 @@ FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
 MODES = ("spark", "rewrite", "openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
 EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
+FITNESS_SOURCES = ("ood_test", "ood_val")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -355,3 +358,35 @@ class CascadeConfig:
     def active(self) -> bool:
         """Whether the first stage can reject anything."""
         return self.threshold > 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FitnessConfig:
+    """What the search selects on (defaults: the paper's protocol).
+
+    Attributes:
+      seeds: training seeds per candidate (the search's `seed`, `seed + 1`, ...), trained
+        as one vmapped program; archive placement and the incumbent use the mean OOD score
+        over them. The seed program is evaluated with the same number.
+      source: 'ood_test' (the paper: the search selects on the official OOD test set) or
+        'ood_val' (a separate OOD-size validation set drawn with `ood_val_seed`; the official
+        test set is scored only for the final programs, the seed and the best).
+      ood_val_seed: sampler seed of the OOD validation set (must differ from the protocol's
+        `test_seed`, the official test set's).
+    """
+
+    seeds: int = 1
+    source: str = "ood_test"
+    ood_val_seed: int = 1003
+
+    def __post_init__(self) -> None:
+        _check_number("seeds", self.seeds, minimum=1, integer=True)
+        _check_number("ood_val_seed", self.ood_val_seed, minimum=0, integer=True)
+        if self.source not in FITNESS_SOURCES:
+            raise ConfigError(f"source: must be one of {FITNESS_SOURCES} (got {self.source!r})")
+
+    def selection_protocol(self, protocol: ProtocolConfig) -> ProtocolConfig:
+        """`protocol` with its OOD set swapped for the validation set under 'ood_val'."""
+        if self.source == "ood_test":
+            return protocol
+        return protocol.replace(test_seed=self.ood_val_seed)

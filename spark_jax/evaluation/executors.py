@@ -58,6 +58,8 @@ class EvalJob:
         with program_name 'official:KIND' trains DeepMind's processor KIND instead.
       task: CLRS task; protocol: `ProtocolConfig.to_dict()`; seed: evaluation seed.
       timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
+      seeds: training seeds (`seed`, `seed + 1`, ...) trained as one vmapped program; the
+        evaluation then carries per-seed scores and their mean.
     """
 
     job_id: str
@@ -69,6 +71,7 @@ class EvalJob:
     timeout_s: float | None = None
     memory_mb: int | None = None
     cascade: tuple[float, float] | None = None
+    seeds: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

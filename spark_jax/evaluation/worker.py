@@ -84,10 +84,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
         cfg = config.from_dict(job["protocol"])
         cascade = job.get("cascade")
+        k = int(job.get("seeds") or 1)  # older jobs carry no `seeds`: one
+        seeds = k if k > 1 else None
         name = job["program_name"]
         if not job["source"] and name.startswith(program_lib.OFFICIAL_PREFIX):
             kind = name[len(program_lib.OFFICIAL_PREFIX) :]  # DeepMind's processor, no source
-            ev = evaluate.evaluate_official(kind, job["task"], cfg, int(job["seed"]))
+            ev = evaluate.evaluate_official(kind, job["task"], cfg, int(job["seed"]), seeds=seeds)
         else:
             ev = evaluate.evaluate_program(
                 program_lib.Program(source=job["source"], name=name),
@@ -95,6 +97,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                 cfg,
                 int(job["seed"]),
                 cascade=None if cascade is None else tuple(cascade),
+                seeds=seeds,
             )
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).

@@ -15,7 +15,13 @@ from typing import Any, Mapping, Sequence
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
-from spark_jax.operator.prompts import DEFAULT_SPLIT, PromptLibrary, masking_rule
+from spark_jax.operator.prompts import (
+    DEFAULT_OUTPUTS,
+    DEFAULT_SPLIT,
+    PromptLibrary,
+    masking_rule,
+    noise_sentence,
+)
 from spark_jax.operator.signals import StepSignals
 from spark_jax.program import regions
 
@@ -56,6 +62,10 @@ class StepContext:
     island: int = 0
     parent_provenance: str = "not recorded"
     task_split: str = DEFAULT_SPLIT
+    task_outputs: str = DEFAULT_OUTPUTS
+    search_signals: str = "- none yet"
+    macs_nodes: int = 16
+    score_noise: str = noise_sentence(1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,12 +198,18 @@ def relation(view: ProgramView, parent: ProgramView) -> str:
     return "another lineage"
 
 
+# Differences in OOD score below this are labelled as seed noise (the contract says why).
+NOISE_BAND = 0.02
+
+
 def _versus(view: ProgramView, parent: ProgramView) -> str:
     mine, theirs = view.metrics.get("ood_score"), parent.metrics.get("ood_score")
     if not isinstance(mine, (int, float)) or not isinstance(theirs, (int, float)):
         return "not comparable"
     delta = mine - theirs
-    word = "better than" if delta > 0 else "worse than" if delta < 0 else "equal to"
+    if abs(delta) < NOISE_BAND:
+        return f"OOD {delta:+.4f}, within seed noise of the parent"
+    word = "better than" if delta > 0 else "worse than"
     return f"OOD {delta:+.4f}, {word} the parent"
 
 
@@ -206,11 +222,19 @@ def _both_regions(view: ProgramView, parent: ProgramView) -> str | None:
         return None
     if mine.scaffolding != theirs.scaffolding:
         return None
-    parts = []
+    parts, changed = [], []
     for factor in regions.FACTORS:
         span = mine.span(factor)
         parts.append("\n".join(mine.lines[span.begin : span.end + 1]))
-    return "\n    ...\n".join(parts)
+        if mine.body(factor) != theirs.body(factor):
+            changed.append(factor)
+    same = [f for f in regions.FACTORS if f not in changed]
+    label = (
+        "; differs from the parent in " + " and ".join(changed)
+        if changed
+        else "; identical regions"
+    ) + (f", {' and '.join(same)} identical" if changed and same else "")
+    return label + ":\n```python\n" + "\n    ...\n".join(parts)
 
 
 def program_views(views: Sequence[ProgramView], parent: ProgramView) -> str:
@@ -225,8 +249,7 @@ def program_views(views: Sequence[ProgramView], parent: ProgramView) -> str:
             blocks.append(f"{head}\nWhole program:\n```python\n{v.source.rstrip()}\n```")
         else:
             blocks.append(
-                f"{head}\nSame scaffolding as the parent; its two regions:\n"
-                f"```python\n{regions_only}\n```"
+                f"{head}\nSame scaffolding as the parent; its two regions{regions_only}\n```"
             )
     return "\n\n".join(blocks) or "(none yet)"
 
@@ -236,6 +259,10 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
     return dict(
         task=ctx.task,
         task_split=ctx.task_split,
+        task_outputs=ctx.task_outputs,
+        search_signals=ctx.search_signals,
+        macs_nodes=ctx.macs_nodes,
+        score_noise=ctx.score_noise,
         masking_rule=masking_rule(ctx.parent.source),
         parent_metrics=ctx.parent.metrics_text(),
         parent_provenance=ctx.parent_provenance,
@@ -302,6 +329,7 @@ class LLMEditor(Editor):
             "directive",
             factor=factor,
             directive_max_chars=self.directive_max_chars,
+            directive_max_words=self.directive_max_chars // 6,
             stagnation_window=signals.stagnation_window,
             failure_window=signals.failure_window,
             **signals.describe(),

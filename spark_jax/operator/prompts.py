@@ -3,7 +3,7 @@
 Templates use `${name}` placeholders (Python code rarely contains `$`); a missing field is an
 error naming the field and the template, never a silently empty prompt. `${contract}` is
 filled from `prompts/contract.md` in every template; the contract is itself a template and
-takes `${task}`, `${task_split}` and `${masking_rule}` from the same fields.
+takes `${task}`, `${task_split}`, `${task_outputs}` and `${masking_rule}` from the same fields.
 """
 
 from __future__ import annotations
@@ -23,6 +23,27 @@ DEFAULT_SPLIT = (
     "Out-of-distribution (OOD) means test graphs larger than every training graph: the "
     "processor must generalise to sizes it never saw."
 )
+
+
+DEFAULT_OUTPUTS = "The task's outputs are decoded from the processor's node and edge embeddings."
+
+
+def noise_sentence(seeds: int) -> str:
+    """The contract's sentence on score noise for `seeds` training seeds per candidate."""
+    tail = (
+        "so a small difference between two programs is not evidence that one is better "
+        '(inspiration labels call a difference under 0.02 "within seed noise").'
+    )
+    if seeds <= 1:
+        return (
+            "every score comes from one training run with one seed; retraining the same "
+            "program with another seed often moves `ood_score` by several points, " + tail
+        )
+    return (
+        f"every score is the mean over {seeds} training runs with different seeds; one run's "
+        "`ood_score` often moves by several points between seeds and the mean damps that "
+        "without removing it, " + tail
+    )
 
 
 class PromptError(ValueError):
@@ -61,6 +82,8 @@ class PromptLibrary:
             raise PromptError(f"unknown prompt role {role!r}; known: {', '.join(self.templates)}")
         values = {k: str(v) for k, v in fields.items()}
         values.setdefault("task_split", DEFAULT_SPLIT)
+        values.setdefault("task_outputs", DEFAULT_OUTPUTS)
+        values.setdefault("score_noise", noise_sentence(1))
         try:
             values["contract"] = string.Template(self.contract).substitute(values)
             return string.Template(self.templates[role]).substitute(values)

@@ -44,7 +44,8 @@ class StepSignals:
             stagnation=(
                 "yes: no improvement of the best score"
                 if self.stagnating
-                else "no"
+                else "no: the best score improved at least once (by any amount, possibly "
+                "less than the seed noise)"
                 if self.evaluated_in_window
                 else "not enough evaluations yet"
             ),

@@ -40,6 +40,17 @@ def _cut_at_word(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:(") + "..."
 
 
+def diff_lines(diff: str) -> tuple[int, int, list[str]]:
+    """(added, removed, new code lines) of a unified diff; a re-indented or moved line is
+    not new code, nor is a comment."""
+    lines = diff.splitlines()
+    added = [x[1:].strip() for x in lines if x.startswith("+") and not x.startswith("+++")]
+    removed = [x[1:].strip() for x in lines if x.startswith("-") and not x.startswith("---")]
+    moved = set(removed)
+    code = [x for x in added if x and not x.startswith("#") and x not in moved]
+    return len(added), len(removed), code
+
+
 @dataclasses.dataclass(frozen=True)
 class Proposal:
     """One attempt, the record the run database stores as it is: what was asked, what came
@@ -92,22 +103,21 @@ class Proposal:
     def feasible(self) -> bool:
         return self.status == "feasible"
 
-    def change_summary(self, limit: int = 220) -> str:
-        """One line describing the change: the directive's first sentence, else the diff's
-        size and the regions it touched."""
+    def change_summary(self, limit: int = 300) -> str:
+        """One line describing the change: the directive's leading whole sentences (at most
+        `limit` characters), else the diff's size and the regions it touched."""
         if self.directive:
-            first = _SENTENCE_END.split(self.directive.strip(), maxsplit=1)[0]
-            return first if len(first) <= limit else _cut_at_word(first, limit)
+            sentences = _SENTENCE_END.split(self.directive.strip())
+            kept = sentences[0]
+            for sentence in sentences[1:]:  # as many whole sentences as fit
+                if len(kept) + 1 + len(sentence) > limit:
+                    break
+                kept += " " + sentence
+            return kept if len(kept) <= limit else _cut_at_word(kept, limit)
         if self.child_source is None:
             return "no usable program"
-        lines = self.diff.splitlines()
-        added_lines = [
-            x[1:].strip() for x in lines if x.startswith("+") and not x.startswith("+++")
-        ]
-        added = len(added_lines)
-        removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-        code = [x for x in added_lines if x and not x.startswith("#")][:2]
-        shown = "; ".join(f"`{_cut_at_word(x, 70)}`" for x in code)
+        added, removed, code = diff_lines(self.diff)
+        shown = "; ".join(f"`{_cut_at_word(x, 70)}`" for x in code[:2])
         where = {
             "operator": "OPERATOR region",
             "action": "ACTION region",

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from spark_jax.operator.step import Proposal
-from spark_jax.report import llm_usage, reference
+from spark_jax.report import llm_usage, reference, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search.rundb import RunDB, RunDBError
@@ -68,6 +68,10 @@ def _pct(score: float | None) -> str:
     return _DASH if score is None else f"{100.0 * score:.2f}"
 
 
+def _percent(score: float | None) -> float | None:
+    return None if score is None else 100.0 * score
+
+
 def _cell(value: Any, limit: int = 160) -> str:
     """A run_meta value as one table cell: a list of strings (a command) joined, else JSON."""
     words = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
@@ -87,34 +91,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
-def _verdict_line(acc: RunAccounting, protocol: str) -> str:
-    if acc.seed is None:
-        return (
-            "**Verdict:** the seed has no recorded evaluation, so the best candidate "
-            "cannot be compared with it."
-        )
-    if acc.best_candidate is None:
-        return (
-            "**Verdict:** no candidate was evaluated, so nothing beats the seed; the "
-            "best program is the seed itself."
-        )
-    b, s = acc.best_candidate, acc.seed
-    word = {"beats": "beats", "equals": "equals", "below": "is below"}[acc.verdict or ""]
-    line = (
-        f"**Verdict:** the best evaluated candidate (program `{b['program_id']}`, attempt "
-        f"index {b['proposal_attempt']}) {word} the seed on this run's own protocol "
-        f"({protocol}): OOD {_pct(b['ood_score'])}% vs {_pct(s['ood_score'])}% "
-        f"({100 * (b['ood_score'] - s['ood_score']):+.2f} pp)."
-    )
-    if (b["task"], b["preset"], b["seed"]) != (s["task"], s["preset"], s["seed"]):
-        line += (
-            " Warning: the seed and the candidate were evaluated under different "
-            f"task/preset/seed ({s['task']}/{s['preset']}/{s['seed']} vs "
-            f"{b['task']}/{b['preset']}/{b['seed']})."
-        )
-    return line
-
-
 def _markdown(
     run_dir: pathlib.Path,
     meta: Mapping[str, Any],
@@ -125,12 +101,15 @@ def _markdown(
     plots: Sequence[pathlib.Path],
     top_k: int,
     prices: Mapping[str, Any] | None = None,
+    final_test: Mapping[str, Any] | None = None,
 ) -> str:
     anchor = acc.seed or acc.best_candidate or {}
     task = anchor.get("task") or find_meta(meta, "task")
     preset = anchor.get("preset") or find_meta(meta, "preset")
     seed_no = anchor.get("seed") if anchor.get("seed") is not None else find_meta(meta, "seed")
     protocol = f"task `{task or 'unknown'}`, preset `{preset or 'unknown'}`, seed {seed_no}"
+    view = spread.noise_view(meta, final_test)
+    seeds_text = "one training seed" if view.k == 1 else f"{view.k} training seeds (mean)"
     macs_n = find_meta(meta, "macs_nodes")
     our_macs = f"our MACs (K; one processor step, contraction count, N={macs_n or '?'})"
     lines = [
@@ -138,13 +117,16 @@ def _markdown(
         "",
         f"Protocol: {protocol}.",
         "",
-        f"Every number below was measured under this protocol (one training seed per "
-        f"program), unless its row says otherwise; the paper's figures are only in "
+        f"Every number below was measured under this protocol ({seeds_text} per "
+        f"program; OOD scores are on the {view.selection_label} unless labelled "
+        f"otherwise), unless its row says otherwise; the paper's figures are only in "
         f"'Paper reference figures', in their own columns. MACs are {our_macs}.",
+        "",
+        view.describe(),
     ]
     lines += ["", f"## Seed vs best ({protocol})", ""]
     cols = [
-        ("OOD (%)", "ood_score", _pct),
+        (f"OOD (%) on the {view.source} set, mean", "ood_score", _pct),
         ("val (%)", "val_score", _pct),
         (our_macs, "macs", _kmacs),
         ("params", "params", _fmt),
@@ -162,13 +144,9 @@ def _markdown(
             for name, e in pair
         ],
     )
-    lines += [
-        "",
-        _verdict_line(acc, protocol),
-        "",
-        f"## Search accounting (paper metric definitions; {protocol})",
-        "",
-    ]
+    lines += ["", spread.verdict_line(acc, view, protocol), ""]
+    lines += spread.spread_lines(acc, view, protocol)
+    lines += ["", f"## Search accounting (paper metric definitions; {protocol})", ""]
     if acc.best_ood is None:
         where = "no scored program"
     elif acc.best_attempt is None:
@@ -220,7 +198,7 @@ def _markdown(
                 "program",
                 "attempt index",
                 "factor",
-                "OOD (%)",
+                f"OOD (%) on the {view.source} set, mean",
                 "val (%)",
                 our_macs,
                 "params",
@@ -264,7 +242,7 @@ def _markdown(
     ours = [
         (
             label,
-            None if e["ood_score"] is None else 100.0 * e["ood_score"],
+            _percent(spread.reported_ood(view, e)),
             None if e["macs"] is None else e["macs"] / 1000.0,
         )
         for label, e in pair
@@ -275,7 +253,7 @@ def _markdown(
     )
     lines += ["", "## Configuration", ""]
     order = sorted(
-        meta,
+        (k for k in meta if not k.startswith("final_test.")),
         key=lambda k: (
             min(
                 (
@@ -312,10 +290,13 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         acc = summarize(db, meta, created)
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
         config = db.get_meta("config")
+        final_test = db.get_meta("final_test")
     prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
     plots = write_plots(acc, run_dir / "plots")
     path = run_dir / "report.md"
-    path.write_text(_markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices))
+    path.write_text(
+        _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)
+    )
     return ReportPaths(path, plots)
 
 

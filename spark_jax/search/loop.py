@@ -27,9 +27,10 @@ from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
+from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import prompt_context, startup
+from spark_jax.search import final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -130,11 +131,12 @@ class _Run:
             source=source,
             program_name=name,
             task=self.cfg.task,
-            protocol=self.cfg.protocol.to_dict(),
+            protocol=self.cfg.fitness.selection_protocol(self.cfg.protocol).to_dict(),
             seed=self.cfg.seed,
             timeout_s=self.cfg.executor.timeout_s,
             memory_mb=self.cfg.executor.memory_mb,
             cascade=self._cascade,
+            seeds=self.cfg.fitness.seeds,
         )
 
     def _add(
@@ -150,7 +152,7 @@ class _Run:
             Candidate(
                 id=program_id,
                 source_sha=program_sha256(source),
-                ood_acc=ev.ood_score,
+                ood_acc=ev.score_mean,  # the mean over the candidate's seeds
                 macs=ev.macs,
                 val_score=ev.val_score,
                 island=island,
@@ -171,7 +173,7 @@ class _Run:
             )
         self._add(program_id, source, result.evaluation, 0, None, 0)
         self.operator.observe(program_id, source, result.evaluation, None)
-        self.history.seed(result.evaluation.ood_score)
+        self.history.seed(result.evaluation.score_mean)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
     def submit(self, proposal: Proposal, program_id: str) -> None:
@@ -207,7 +209,7 @@ class _Run:
                     proposal.attempt,
                     proposal.factor,
                     "evaluated",
-                    ood_score=ev.ood_score,
+                    ood_score=ev.score_mean,
                     val_score=ev.val_score,
                 )
             )
@@ -252,6 +254,10 @@ class _Run:
             island=island,
             parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
             task_split=prompt_context.task_split(self.cfg.protocol),
+            task_outputs=prompt_context.task_outputs(self.cfg.task),
+            search_signals=prompt_context.search_signals(self.history),
+            macs_nodes=self.cfg.protocol.macs_nodes,
+            score_noise=noise_sentence(self.cfg.fitness.seeds),
         )
 
     async def propose(self, attempt: int) -> None:
@@ -378,6 +384,8 @@ def run_search(
                 for proposal in db.pending_evaluations():
                     run.submit(proposal, db.program_id(proposal.child_source))
             await run.loop()
+            if cfg.fitness.source == "ood_val":  # the official test set: final programs only
+                await final_test.score_final_programs(cfg, db, executor, run.archive.best())
             await editor.aclose()
             return _write_outputs(run)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_jax.config.tasks import TASK_IO
 from spark_jax.search.candidate import Candidate
 
-__all__ = ["provenance", "task_split"]
+__all__ = ["provenance", "search_signals", "task_outputs", "task_split"]
 
 
 def provenance(parent: Candidate, best: Candidate | None, island: int) -> str:
@@ -36,5 +37,60 @@ def task_split(protocol: Any) -> str:
         f"Training graphs have N in {{{train}}} nodes and validation graphs "
         f"N={protocol.validation_length}; the out-of-distribution (OOD) test graphs have "
         f"N={protocol.test_length} nodes, larger than any training graph: the processor "
-        "must generalise to sizes it never saw (OOD = larger graphs, same algorithm)."
+        "must generalise to sizes it never saw (OOD = larger graphs, same algorithm). "
+        f"Set sizes: {protocol.val_samples} validation and {protocol.test_samples} OOD test "
+        "graphs (CLRS scales them up for a few tasks); a score is an average over these "
+        "graphs' nodes, so two programs can tie exactly and validation can saturate near "
+        "its top."
+    )
+
+
+_KINDS = {
+    ("node", "pointer"): "for every node, the node it points to (a softmax over nodes, scored "
+    "from the two nodes' embeddings and the pair's edge embedding)",
+    ("edge", "pointer"): "for every node pair, a node it points to",
+    ("node", "should_be_permutation"): "a permutation: for every node, its predecessor in the "
+    "sorted order (decoded like a node pointer)",
+    ("node", "mask"): "a 0/1 label per node",
+    ("edge", "mask"): "a 0/1 label per node pair",
+    ("graph", "mask"): "one 0/1 label per graph",
+    ("node", "mask_one"): "exactly one selected node (a softmax over nodes)",
+    ("edge", "categorical"): "one class per node pair",
+}
+
+
+def _feature(name: str, location: str, kind: str) -> str:
+    if name == "pos":
+        return "`pos` (node scalar: the node's index divided by N)"
+    return f"`{name}` ({location} {kind})"
+
+
+def task_outputs(task: str) -> str:
+    """What the encoders read and the decoders produce for `task`, in two sentences."""
+    if task not in TASK_IO:
+        return "The task's outputs are decoded from the processor's node and edge embeddings."
+    inputs, outputs, n_hints = TASK_IO[task]
+    parts = [
+        f"`{name}` ({location} {kind}: {_KINDS.get((location, kind), kind)})"
+        for name, location, kind in outputs
+    ]
+    return (
+        f"Encoded inputs: {', '.join(_feature(*f) for f in inputs)}. "
+        f"Decoded output{'s' if len(parts) > 1 else ''}: {'; '.join(parts)}; the OOD score is "
+        f"its accuracy on the test graphs. {n_hints} hints (the algorithm's intermediate "
+        "states) are also decoded after every processor step and trained on, not scored. Every "
+        "decoder reads `nxt_hidden` (beside the node features and the previous hidden state) "
+        "and `nxt_edge` (beside `edge_fts`)."
+    )
+
+
+def search_signals(history: Any) -> str:
+    """The router's view of the search signals (stagnation, recent feasibility failures)."""
+    described = history.signals("").describe()
+    return (
+        f"- Stagnation over the last {history.stagnation_window} evaluated candidates: "
+        f"{described['stagnation']}\n"
+        f"- Feasibility failure rate over the last {history.failure_window} proposals: "
+        f"{described['failure_rate']}\n"
+        f"- Dominant failure types: {described['dominant_failures']}"
     )

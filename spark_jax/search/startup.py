@@ -178,6 +178,8 @@ def open_run(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool, command):
             operator_variant=cfg.operator.variant,
             budget=cfg.budget,
             max_attempts=cfg.max_attempts,
+            fitness_source=cfg.fitness.source,
+            seeds_per_candidate=cfg.fitness.seeds,
             versions=_versions(),
             command=command or sys.argv,
             started_at=time.time(),

@@ -256,8 +256,11 @@ class BaselineOperator(abc.ABC):
 
 
 def score_of(evaluation: Any) -> tuple[float, float]:
-    """(OOD score, MACs) of an evaluation record."""
-    return float(evaluation.ood_score), float(evaluation.macs or 0.0)
+    """(score, MACs) of an evaluation record; the score is the archive's fitness (the mean
+    over the candidate's seeds where the record has one)."""
+    score = getattr(evaluation, "score_mean", None)
+    score = evaluation.ood_score if score is None else score
+    return float(score), float(evaluation.macs or 0.0)
 
 
 def metrics_line(m: Member) -> str:

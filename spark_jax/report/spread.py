@@ -1,0 +1,201 @@
+"""Seed noise in a run's report: per-seed scores, the fitness source, a noise-aware verdict.
+
+A program's OOD score is a mean over the training seeds it was evaluated with
+(`fitness.seeds`, K). The verdict compares the best evaluated candidate with the seed and
+claims "beats" only when the margin of their means exceeds the seed's own spread (the sample
+standard deviation of its K per-seed scores); with K = 1 it says that one seed cannot
+separate them. Under `fitness.source: ood_val` the verdict uses the official OOD test scores
+of the final programs (`run_meta['final_test']`), when they were recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Mapping, Sequence
+
+from spark_jax.report.accounting import RunAccounting, find_meta
+
+__all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
+
+# Quoted when one seed per program is all there is (smoke preset, dfs, triplet_gmpnn).
+SINGLE_SEED_NOTE = (
+    "One training seed per program cannot separate them: the same architecture's OOD varies "
+    "by several points between initialisations (on the smoke preset, one architecture scored "
+    "18% and 29% OOD on dfs from two seeds). Set `fitness.seeds` to 2 or more to measure "
+    "the spread."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseView:
+    """What the report needs about seeds and the fitness source.
+
+    Attributes:
+      source: 'ood_test' or 'ood_val'; recorded: whether the run database recorded it
+        (older runs did not: 'ood_test' is then assumed).
+      k: seeds per candidate; ood_val_seed: the OOD validation set's sampler seed.
+      final: program id -> official-test evaluation dict (ood_val runs), when scored.
+    """
+
+    source: str
+    recorded: bool
+    k: int
+    ood_val_seed: int | None
+    final: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def selection_label(self) -> str:
+        """What the search's OOD scores were measured on."""
+        if self.source == "ood_val":
+            return f"OOD validation set (`ood_val`, sampler seed {self.ood_val_seed})"
+        return "official OOD test set (`ood_test`, the paper's protocol)"
+
+    def describe(self) -> str:
+        """One sentence: the fitness source and the seeds, for the report's header."""
+        assumed = "" if self.recorded else " (not recorded by this run: assumed)"
+        seeds = "one training seed" if self.k == 1 else f"{self.k} training seeds"
+        text = (
+            f"Fitness: the search selected on the {self.selection_label}{assumed}, with "
+            f"{seeds} per program (scores are means over the seeds)."
+        )
+        if self.source == "ood_val":
+            text += (
+                " The official OOD test set was scored only for the final programs (the seed "
+                "and the best), after the search."
+            )
+        return text
+
+
+def seed_scores(e: Mapping[str, Any] | None) -> tuple[float, ...]:
+    """The per-seed OOD scores of an evaluation row or record dict ((ood,) for one seed)."""
+    if e is None:
+        return ()
+    data = e
+    if "evaluation_json" in e:
+        data = json.loads(e["evaluation_json"]) if e["evaluation_json"] else {}
+    scores = data.get("seed_scores")
+    if scores:
+        return tuple(float(s) for s in scores)
+    ood = e.get("ood_score")
+    return () if ood is None else (float(ood),)
+
+
+def _mean_std(scores: Sequence[float]) -> tuple[float, float | None]:
+    mean = math.fsum(scores) / len(scores)
+    if len(scores) < 2:
+        return mean, None
+    return mean, math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+
+
+def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) -> NoiseView:
+    """The fitness source and K from the run's flattened metadata (old runs: defaults)."""
+    source = find_meta(meta, "fitness_source") or find_meta(meta, "fitness.source")
+    k = find_meta(meta, "seeds_per_candidate") or find_meta(meta, "fitness.seeds") or 1
+    final = {
+        pid: entry["evaluation"]
+        for pid, entry in ((final_test or {}).get("programs") or {}).items()
+        if entry.get("ok") and entry.get("evaluation")
+    }
+    return NoiseView(
+        source=source or "ood_test",
+        recorded=source is not None,
+        k=int(k),
+        ood_val_seed=find_meta(meta, "fitness.ood_val_seed"),
+        final=final,
+    )
+
+
+def reported_ood(view: NoiseView, e: Mapping[str, Any]) -> float | None:
+    """The OOD score set beside the paper's: on the official test set (mean over seeds);
+    None for an `ood_val` run whose final program was not scored on it."""
+    if view.source == "ood_val":
+        final = view.final.get(e["program_id"])
+        return None if final is None else final["ood_score"]
+    return e["ood_score"]
+
+
+def _fmt_scores(scores: Sequence[float]) -> str:
+    if not scores:
+        return "—"
+    mean, std = _mean_std(scores)
+    each = ", ".join(f"{100 * s:.2f}" for s in scores)
+    spread = "" if std is None else f" ± {100 * std:.2f}"
+    return f"{100 * mean:.2f}{spread} ({each})"
+
+
+def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str]:
+    """The 'Seed spread' section: per-seed scores, mean ± sample std, for seed and best."""
+    lines = [
+        f"## Seed spread ({protocol})",
+        "",
+        "| program | id | selection score: OOD (%) mean ± sample std (per seed) "
+        "| official OOD test (%) mean ± sample std (per seed) |",
+        "|---|---|---|---|",
+    ]
+    for name, e in (("seed", acc.seed), ("best evaluated candidate", acc.best_candidate)):
+        if e is None:
+            lines.append(f"| {name} | — | — | — |")
+            continue
+        selection = seed_scores(e)
+        if view.source == "ood_test":
+            test = _fmt_scores(selection) + " (same set)"
+        else:
+            final = view.final.get(e["program_id"])
+            test = _fmt_scores(seed_scores(final)) if final else "not scored (yet)"
+        lines.append(f"| {name} | `{e['program_id']}` | {_fmt_scores(selection)} | {test} |")
+    return lines + ["", "Sample std over the training seeds; one seed has no spread (—)."]
+
+
+def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
+    """The noise-aware verdict: best evaluated candidate vs seed."""
+    if acc.seed is None:
+        return (
+            "**Verdict:** the seed has no recorded evaluation, so the best candidate "
+            "cannot be compared with it."
+        )
+    if acc.best_candidate is None:
+        return (
+            "**Verdict:** no candidate was evaluated, so nothing beats the seed; the "
+            "best program is the seed itself."
+        )
+    b, s = acc.best_candidate, acc.seed
+    on, b_scores, s_scores = view.selection_label, seed_scores(b), seed_scores(s)
+    if view.source == "ood_val":
+        fb, fs = view.final.get(b["program_id"]), view.final.get(s["program_id"])
+        if fb and fs:
+            on, b_scores, s_scores = "official OOD test set", seed_scores(fb), seed_scores(fs)
+        else:
+            on += " (the official test scores of the final programs are not recorded)"
+    b_mean, _ = _mean_std(b_scores)
+    s_mean, s_std = _mean_std(s_scores)
+    margin = 100 * (b_mean - s_mean)
+    k = len(s_scores) if len(s_scores) == len(b_scores) else f"{len(s_scores)}/{len(b_scores)}"
+    head = (
+        f"**Verdict ({protocol}; {on}; mean over {k} seed(s) per program):** the best evaluated "
+        f"candidate (program `{b['program_id']}`, attempt index {b['proposal_attempt']})"
+    )
+    scores = f"OOD {100 * b_mean:.2f}% vs {100 * s_mean:.2f}% ({margin:+.2f} pp)"
+    if s_std is None:
+        word = "scores above" if margin > 0 else "equals" if margin == 0 else "is below"
+        line = f"{head} {word} the seed: {scores}. {SINGLE_SEED_NOTE}"
+    else:
+        spread = f"the seed's sample std over its {len(s_scores)} seeds: {100 * s_std:.2f} pp"
+        if margin > 100 * s_std and margin > 0:
+            line = f"{head} beats the seed by more than the seed's own spread: {scores}; {spread}."
+        elif margin > 0:
+            line = (
+                f"{head} scores above the seed, but the margin is inside the seed's own "
+                f"spread, so this run does not show that it beats the seed: {scores}; {spread}."
+            )
+        else:
+            word = "equals" if margin == 0 else "is below"
+            line = f"{head} {word} the seed: {scores}; {spread}."
+    if (b["task"], b["preset"], b["seed"]) != (s["task"], s["preset"], s["seed"]):
+        line += (
+            " Warning: the seed and the candidate were evaluated under different "
+            f"task/preset/seed ({s['task']}/{s['preset']}/{s['seed']} vs "
+            f"{b['task']}/{b['preset']}/{b['seed']})."
+        )
+    return line

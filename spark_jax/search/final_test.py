@@ -1,0 +1,91 @@
+"""The official OOD test set under `fitness.source: ood_val`: scored for the final programs only.
+
+The search selected on a separate OOD-size validation set. At its end the final programs
+(the seed, the best evaluated candidate, and the archive's best if it is neither) are
+trained again under the official protocol (same seeds and data, so the same parameters) and
+scored on the official OOD test set, once each. `run_meta['final_test']` keeps every result
+by program id, so a resumed or re-run finish scores only what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping
+
+from spark_jax.config.search import SearchConfig
+from spark_jax.evaluation.executors import EvalJob
+from spark_jax.search.archive import Candidate
+from spark_jax.search.rundb import RunDB
+
+__all__ = ["META_KEY", "final_programs", "score_final_programs"]
+
+META_KEY = "final_test"
+
+
+def _better(e: Mapping[str, Any], best: Mapping[str, Any] | None) -> bool:
+    """Higher (mean) OOD wins; equal: lower MACs; else the earlier record (the report's rule)."""
+    if best is None:
+        return True
+    if e["ood_score"] != best["ood_score"]:
+        return e["ood_score"] > best["ood_score"]
+    return e["macs"] is not None and (best["macs"] is None or e["macs"] < best["macs"])
+
+
+def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[str]]:
+    """Program id -> its roles ('seed', 'best' evaluated candidate, 'search_best')."""
+    scored = [e for e in db.evaluations() if e["status"] == "ok" and e["ood_score"] is not None]
+    seed = next((e for e in scored if e["proposal_attempt"] is None), None)
+    best = None
+    for e in scored:
+        if e["proposal_attempt"] is not None and _better(e, best):
+            best = e
+    roles: dict[str, list[str]] = {}
+    for e, role in ((seed, "seed"), (best, "best")):
+        if e is not None:
+            roles.setdefault(e["program_id"], []).append(role)
+    if archive_best is not None and archive_best.id not in roles:
+        roles[archive_best.id] = ["search_best"]
+    return roles
+
+
+async def score_final_programs(
+    cfg: SearchConfig, db: RunDB, executor, archive_best: Candidate | None
+) -> dict[str, Any]:
+    """Scores each final program not yet scored on the official test set; returns the
+    stored `{program id: {roles, ok, evaluation, error_type, error}}`."""
+    stored = db.get_meta(META_KEY) or {}
+    programs: dict[str, Any] = dict(stored.get("programs") or {})
+    header = dict(
+        protocol=cfg.protocol.name,
+        test_seed=cfg.protocol.test_seed,
+        seeds=cfg.fitness.seeds,
+        selection_source=cfg.fitness.source,
+        ood_val_seed=cfg.fitness.ood_val_seed,
+    )
+    for program_id, roles in final_programs(db, archive_best).items():
+        if program_id in programs:  # scored before a resume: never again
+            programs[program_id]["roles"] = roles
+            continue
+        job = EvalJob(
+            job_id=f"final-test-{program_id}",
+            source=db.program_source(program_id),
+            program_name=f"final-test-{roles[0]}",
+            task=cfg.task,
+            protocol=cfg.protocol.to_dict(),  # the official OOD test set
+            seed=cfg.seed,
+            timeout_s=cfg.executor.timeout_s,
+            memory_mb=cfg.executor.memory_mb,
+            seeds=cfg.fitness.seeds,
+        )
+        # One at a time, each stored as it lands: a resume redoes only what never landed.
+        result = await asyncio.wrap_future(executor.submit(job))
+        programs[program_id] = dict(
+            roles=roles,
+            ok=result.ok,
+            evaluation=None if result.evaluation is None else result.evaluation.to_dict(),
+            error_type=result.error_type,
+            error=result.error[:500],
+        )
+        db.set_meta(META_KEY, dict(header, programs=programs))
+    db.set_meta(META_KEY, dict(header, programs=programs))
+    return programs
