@@ -16,6 +16,7 @@ import pytest
 from spark_jax import cli, compare
 from spark_jax.compare.runner import run_dir_of, run_status
 from spark_jax.config import search as search_config
+from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.search.rundb import RunDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -72,10 +73,11 @@ def test_usage_errors(tmp_path, capsys):
     assert cli.main(["compare", "--report-only", str(tmp_path)]) == 2
 
 
-def _compare(out: pathlib.Path) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "spark_jax.cli", "compare", "--methods", "fixed-act-sar,asr-sar"]
-    argv += ["--seeds", "1", "--config", str(ROOT / "configs" / "tiny.yaml"), "--budget", "2"]
-    argv += ["--max-attempts", "1", "--out", str(out)]
+def _compare(out: pathlib.Path, methods="fixed-act-sar,eoh", seeds=1, budget=2, cap=1):
+    argv = [sys.executable, "-m", "spark_jax.cli", "compare", "--methods", methods]
+    argv += ["--seeds", str(seeds), "--config", str(ROOT / "configs" / "tiny.yaml")]
+    argv += ["--budget", str(budget), "--out", str(out)]
+    argv += ["--max-attempts", str(cap)] if cap else []
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
     return subprocess.Popen(
         argv,
@@ -108,16 +110,91 @@ def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
     assert "fixed-act-sar seed 0: finished earlier, kept" in err
     with RunDB.open(first / "run.db") as db:
         assert db.get_meta("finished_at") == finished_at  # not redone
-    second = run_dir_of(out, compare.METHODS["asr-sar"], 0)
+    second = run_dir_of(out, compare.METHODS["eoh"], 0)
     assert run_status(second) == "finished"
+    with RunDB.open(second / "run.db") as db:
+        (proposal,) = db.proposals()
+    assert proposal.mode == "eoh" and proposal.editor == "offline-analogue"
+    assert not proposal.is_llm and proposal.calls[0].model.startswith("offline-analogue:")
     report = (out / "report.md").read_text()
     assert "`fixed-act-sar` (Fixed-ACT SAR) | 1 |" in report
-    assert "`asr-sar` (ASR+SAR (ASR only)) | 1 |" in report
+    assert "`eoh` (EoH; offline analogue, not an LLM result) | 1 |" in report
+    assert "| `eoh` | holistic | 1 |" in report  # the entanglement table
+    assert "| `fixed-act-sar` | ACTION | 1 |" in report
     assert "NOT an LLM" in report and "`tiny` protocol, task `bfs`" in report
     for name in compare.tables.PLOT_FILES:
         assert (out / "plots" / name).stat().st_size > 0
     plan = json.loads((out / compare.PLAN_FILE).read_text())
-    assert plan["methods"] == ["fixed-act-sar", "asr-sar"] and plan["budget"] == 2
+    assert plan["methods"] == ["fixed-act-sar", "eoh"] and plan["budget"] == 2
     # The same directory with another plan is refused, nothing run.
     code = cli.main(["compare", "--methods", "spark", "--seeds", "1", "--out", str(out)])
     assert code == 2
+
+
+def _rows(report: str) -> list[str]:
+    """The report's table rows without the wall/device hour cells."""
+    rows = [line for line in report.splitlines() if line.startswith("| `")]
+    return [line.rsplit("|", 3)[0] if "(OpenEvolve" in line else line for line in rows]
+
+
+def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
+    import yaml
+
+    base = yaml.safe_load((ROOT / "configs" / "tiny.yaml").read_text())
+    base["seed_program"] = str(ROOT / "spark_jax" / "assets" / "processors" / "mpnn.py")
+    miss = "<<<<<<< SEARCH\n    nothing_like_this()\n=======\n    x = 1\n>>>>>>> REPLACE\n"
+    # Two unusable answers: only the seed trains, so the test stays cheap.
+    with LoopbackServer(script=[Reply(miss), Reply("no code today")]) as server:
+        base["editor"] = {
+            "kind": "llm",
+            "llm": {"kind": "openai", "base_url": server.base_url, "model": "loopback"},
+            "preflight": False,
+        }
+        base["editor"]["llm"]["api_key_env"] = None
+        plan = compare.ComparePlan(base, ("openevolve",), (0,), budget=2, max_attempts=2)
+        recorded = tmp_path / "recorded"
+        statuses = compare.run_comparison(recorded, plan)
+        asked = len(server.requests)
+    assert statuses == {("openevolve", 0): "finished"} and asked >= 2
+    method = compare.METHODS["openevolve"]
+    cassette = compare.runner.cassette_of(recorded, method, 0)
+    assert len(cassette.read_text().splitlines()) == asked  # every call recorded
+    replay = compare.ComparePlan(
+        base, ("openevolve",), (0,), budget=2, max_attempts=2, replay=str(recorded)
+    )
+    replayed = tmp_path / "replayed"  # the server is gone: no LLM can answer
+    assert compare.run_comparison(replayed, replay) == {("openevolve", 0): "finished"}
+
+    def proposals(out):
+        with RunDB.open(run_dir_of(out, method, 0) / "run.db") as db:
+            return [p.canonical_json() for p in db.proposals()]
+
+    first, again = proposals(recorded), proposals(replayed)
+    assert first == again and len(first) >= 2
+    failures = [json.loads(p)["failure_type"] for p in first]
+    assert failures == ["diff_no_match", "no_diff"]  # parse failures, counted and kept
+    reports = [compare.write_compare_report(d, p).read_text() for d, p in
+               ((recorded, plan), (replayed, replay))]  # fmt: skip
+    assert _rows(reports[0]) == _rows(reports[1]) and len(_rows(reports[0])) >= 2
+
+
+@pytest.mark.slow
+def test_done_when_comparison_of_every_baseline(tmp_path):
+    # The full offline-analogue comparison (about 10 tiny searches), killed and re-run.
+    out = tmp_path / "cmp"
+    methods = "spark,openevolve,evoprompting,funsearch,eoh"
+    first = run_dir_of(out, compare.METHODS["spark"], 0)
+    proc = _compare(out, methods, seeds=2, budget=4, cap=None)
+    while proc.poll() is None and run_status(first) != "finished":
+        time.sleep(1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rerun = _compare(out, methods, seeds=2, budget=4, cap=None)
+    _, err = rerun.communicate(timeout=7200)
+    assert rerun.returncode == 0, err[-3000:]
+    assert "spark seed 0: finished earlier, kept" in err
+    report = (out / "report.md").read_text()
+    for name in methods.split(","):
+        assert f"| `{name}` |" in report
+    for name in compare.tables.PLOT_FILES:
+        assert (out / "plots" / name).stat().st_size > 0

@@ -4,7 +4,9 @@ finished runs are kept, unfinished ones resumed, so re-running the command after
 kill -9 finishes the comparison), then DIR/report.md with the per-method table (best OOD at
 the budget, evaluated candidates to a threshold and the ratio to the first method, valid and
 entanglement rates, LLM calls and tokens per evaluated candidate, wall and device hours) and
-band plots. `--report-only DIR` rewrites the report from what has run.
+band plots. `--report-only DIR` rewrites the report from what has run. An LLM editor records
+every call to `DIR/METHOD/seed-S.cassette.jsonl`; `--replay DIR` re-runs that comparison from
+those cassettes with no LLM (same proposals, same tables).
 
 Exit codes: 0 every search finished, 1 some search did not, 2 usage error.
 """
@@ -35,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--max-attempts", type=int, help="attempt cap per search")
     p.add_argument("--threshold", type=float, help="OOD fraction for the sample-efficiency column")
     p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
+    p.add_argument("--replay", metavar="DIR", help="replay DIR's recorded LLM calls (no LLM)")
     p.add_argument("--report-only", metavar="DIR", help="rewrite DIR's report, run nothing")
     return p
 
@@ -90,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
             budget=budget,
             max_attempts=None if cap is None else int(cap),
+            replay=str(pathlib.Path(args.replay).resolve()) if args.replay else None,
         )
         out = pathlib.Path(args.out or f"comparisons/{datetime.datetime.now():%Y%m%d-%H%M%S}")
         statuses = compare.run_comparison(out, plan, log=log)

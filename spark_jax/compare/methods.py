@@ -1,8 +1,10 @@
 """Search methods a comparison can run, named as in the paper's tables.
 
-Every method here is a setting of our own SPARK operator on the same backbone (its factor
+Most methods here are settings of our own SPARK operator on the same backbone (its factor
 choice, whether RC writes a directive, factor-scoped or holistic editing, how many attempts):
-the paper's DFS ablation and scope-control baselines, and Ours-1it. What each method means
+the paper's DFS ablation and scope-control baselines, and Ours-1it. The baselines (OpenEvolve,
+EvoPrompting, FunSearch, EoH) are operators of their own (`operator.mode`) on that backbone;
+with the offline editor they run offline analogues (catalogue transforms, not an LLM). What each method means
 does not depend on the editor: with the offline editor (rules, not an LLM) every method runs
 the same rule-based roles, so a comparison under it tests the harness and the scoping, not an
 LLM's ability; reports say so.
@@ -112,6 +114,36 @@ METHODS: Mapping[str, Method] = types.MappingProxyType(
                 mode="spark",
                 factor_choice="asr",
                 use_rc=True,
+            ),
+            _method(
+                "openevolve",
+                "OpenEvolve",
+                "holistic SEARCH/REPLACE diffs with OpenEvolve's inspirations (its default)",
+                mode="openevolve",
+            ),
+            _method(
+                "openevolve-full",
+                "OpenEvolve (full rewrite)",
+                "holistic full rewrites with OpenEvolve's inspirations",
+                mode="openevolve-full",
+            ),
+            _method(
+                "evoprompting",
+                "EvoPrompting",
+                "few-shot crossover/mutation prompts in generations (API variant: no soft prompt)",
+                mode="evoprompting",
+            ),
+            _method(
+                "funsearch",
+                "FunSearch",
+                "best-shot prompting with sorted `_vN` versions, islands with resets",
+                mode="funsearch",
+            ),
+            _method(
+                "eoh",
+                "EoH",
+                "thought + code with strategies E1, E2, M1, M2, M3 over a small population",
+                mode="eoh",
             ),
         )
     }

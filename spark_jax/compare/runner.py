@@ -49,6 +49,8 @@ class ComparePlan:
       seeds: search seeds (each run's top-level `seed`).
       budget: evaluated candidates per search (the seed included), the same for every method.
       max_attempts: the attempt cap of every search (a method may fix a smaller one).
+      replay: a recorded comparison directory: every LLM run replays its cassette
+        (`DIR/METHOD/seed-S.cassette.jsonl`) instead of calling an LLM.
     """
 
     base: Mapping[str, Any]
@@ -56,9 +58,13 @@ class ComparePlan:
     seeds: tuple[int, ...]
     budget: int
     max_attempts: int | None
+    replay: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(dataclasses.asdict(self)))
+        d = json.loads(json.dumps(dataclasses.asdict(self)))
+        if d["replay"] is None:  # plans written before replay existed read the same
+            del d["replay"]
+        return d
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ComparePlan":
@@ -69,6 +75,7 @@ class ComparePlan:
             seeds=tuple(int(s) for s in data["seeds"]),
             budget=int(data["budget"]),
             max_attempts=None if data["max_attempts"] is None else int(data["max_attempts"]),
+            replay=data.get("replay"),
         )
 
     def run_config(self, method: Method, seed: int) -> dict[str, Any]:
@@ -112,10 +119,31 @@ def _write_plan(out: pathlib.Path, plan: ComparePlan) -> None:
     write_atomic(path, json.dumps(plan.to_dict(), indent=2) + "\n")
 
 
-def _validated_configs(plan: ComparePlan) -> dict[tuple[str, int], dict[str, Any]]:
+def cassette_of(out: pathlib.Path, method: Method, seed: int) -> pathlib.Path:
+    """Where a run of a comparison records (or, replaying, reads) its LLM calls."""
+    return out / method.name / f"seed-{seed}.cassette.jsonl"
+
+
+def _with_cassette(values: dict, out: pathlib.Path, plan: ComparePlan, method, seed) -> None:
+    """An LLM editor records every call of the run; with `plan.replay`, replays them."""
+    editor = dict(values.get("editor") or {})
+    if editor.get("kind") != "llm" and plan.replay is None:
+        return
+    if plan.replay is not None:
+        editor.update(kind="llm", replay=str(cassette_of(pathlib.Path(plan.replay), method, seed)))
+        editor.update(record=None, llm=None, preflight=False)
+    elif not editor.get("replay"):
+        editor["record"] = str(cassette_of(out.resolve(), method, seed))
+    values["editor"] = editor
+
+
+def _validated_configs(
+    plan: ComparePlan, out: pathlib.Path
+) -> dict[tuple[str, int], dict[str, Any]]:
     configs = {}
     for method, seed in plan.runs():
         values = plan.run_config(method, seed)
+        _with_cassette(values, out, plan, method, seed)
         try:
             cfg = search_config.from_dict(values)
         except ConfigError as e:
@@ -138,7 +166,7 @@ def run_comparison(
     a search that exits non-zero is reported and the comparison goes on with the others.
     """
     out = pathlib.Path(out_dir)
-    configs = _validated_configs(plan)
+    configs = _validated_configs(plan, out)
     _write_plan(out, plan)
     command = list(search_command or [sys.executable, "-m", "spark_jax.cli", "search"])
     statuses = {}

@@ -17,8 +17,10 @@ import pathlib
 import statistics
 from typing import Any, Mapping, Sequence
 
+from spark_jax.compare import entanglement
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.compare.runner import ComparePlan, run_dir_of
+from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
 from spark_jax.search.queries import RunQueries
@@ -231,8 +233,11 @@ def _method_table(methods, grouped, threshold) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in method_rows(methods, grouped, threshold):
         reach = f"{_opt(r.to_threshold, 'g')} ({r.reached}/{r.runs} reached)" if r.runs else "—"
+        label = (
+            f"; {OFFLINE_LABEL}" if r.offline and r.method.operator.get("mode") in BASELINES else ""
+        )
         row = [
-            f"`{r.method.name}` ({r.method.paper_name})",
+            f"`{r.method.name}` ({r.method.paper_name}{label})",
             str(r.runs),
             r.best_ood_pct.text(),
             r.evaluated.text(1),
@@ -365,9 +370,27 @@ def write_compare_report(
         "",
         *(f"![{name}](plots/{name})" for name in PLOT_FILES),
         "",
+        "## Entanglement per method and factor",
+        "",
+        *entanglement.section(out, plan, methods),
+        "",
+        "Reading (the paper's): an edit that mixes both factors or touches the scaffolding "
+        "is entangled; holistic methods are free to, factor-scoped SPARK steps are not.",
+        "",
         "## Methods",
         "",
         *(f"- `{m.name}` ({m.paper_name}): {m.description}" for m in methods),
+        *(
+            [
+                "",
+                "Baselines under the offline editor run offline analogues: the method's "
+                "population loop and selection with catalogue transforms in place of the "
+                "LLM (NOT an LLM). They test the harness, the budget accounting and the "
+                "selection schemes, not what the method's prompts would get from a model.",
+            ]
+            if offline and any(m.operator.get("mode") in BASELINES for m in methods)
+            else []
+        ),
         "",
         "## Paper reference rows",
         "",

@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
-MODES = ("spark", "rewrite")
+# The last five are the baselines (spark_jax.operator.baselines), holistic operators.
+MODES = ("spark", "rewrite", "openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
 EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
 FITNESS_SOURCES = ("ood_test", "ood_val")
@@ -218,6 +219,8 @@ class OperatorConfig:
         """The paper's name for this configuration."""
         if self.mode == "rewrite":
             return "Global Rewrite"
+        if self.mode != "spark":
+            return self.mode
         scope = {
             "asr": "ASR",
             "random": "Random-Scope",

@@ -167,6 +167,10 @@ class SparkOperator:
         )
         self._rng = random.Random(self.config.seed)
 
+    def observe(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
+        """An evaluated program (the seed: proposal None); SPARK keeps no population of its
+        own (the archive is it), baselines do."""
+
     def rng_state(self) -> Any:
         """JSON-serializable state of the random factor choice (for run snapshots)."""
         return rngstate.dump(self._rng)

@@ -26,6 +26,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
+def _offline_kind(calls: Sequence[Mapping[str, Any]]) -> str:
+    """How non-LLM calls are labelled: a baseline's offline analogue, or the offline rules."""
+    if calls and all(c["backend"] == "offline-analogue" for c in calls):
+        return "offline analogue (not an LLM)"
+    return "offline rules (not an LLM)"
+
+
 def calls_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
     """One row per role: calls, who answered, failures, truncations, tokens, latency."""
     roles: dict[str, list[Mapping[str, Any]]] = collections.defaultdict(list)
@@ -35,7 +42,7 @@ def calls_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
     for role, cs in roles.items():
         llm = [c for c in cs if c["is_llm"]]
         kind = (
-            "offline rules (not an LLM)"
+            _offline_kind(cs)
             if not llm
             else ", ".join(sorted({f"{c['backend'] or '?'}/{c['model'] or '?'}" for c in llm}))
         )

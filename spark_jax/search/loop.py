@@ -25,10 +25,11 @@ from typing import Any, Callable
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
+from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
-from spark_jax.operator.step import Proposal, SparkOperator
+from spark_jax.operator.step import Proposal
 from spark_jax.search import final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
@@ -87,7 +88,7 @@ class _Run:
         self.on_progress = on_progress or (lambda p: None)
         self.archive = IslandArchive(cfg.archive)
         self.history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
-        self.operator = SparkOperator(editor, checker, cfg.operator, self.history)
+        self.operator = make_operator(editor, checker, cfg.operator, self.history)
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
@@ -171,6 +172,7 @@ class _Run:
                 f"seed program failed to evaluate ({result.error_type}): {result.error}"
             )
         self._add(program_id, source, result.evaluation, 0, None, 0)
+        self.operator.observe(program_id, source, result.evaluation, None)
         self.history.seed(result.evaluation.score_mean)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
 
@@ -190,14 +192,16 @@ class _Run:
     def land(self, proposal: Proposal, program_id: str, job: EvalJob, result: EvalResult) -> None:
         if result.ok:
             ev = result.evaluation
-            self._add(
-                program_id,
-                proposal.child_source,
-                ev,
-                proposal.island,
-                proposal.parent_id,
-                proposal.attempt,
-            )
+            if program_id not in self.archive:  # a program proposed twice is archived once
+                self._add(
+                    program_id,
+                    proposal.child_source,
+                    ev,
+                    proposal.island,
+                    proposal.parent_id,
+                    proposal.attempt,
+                )
+                self.operator.observe(program_id, proposal.child_source, ev, proposal)
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(

@@ -1,0 +1,41 @@
+"""The paper's baselines as operators on SPARK's backbone (same seed program, feasibility,
+training, archive and budget accounting), each with its own prompts in `prompts/`:
+
+  openevolve        OpenEvolve, diff-based (SEARCH/REPLACE) holistic editing (its default)
+  openevolve-full   OpenEvolve, full-rewrite holistic editing
+  evoprompting      EvoPrompting's few-shot crossover/mutation generations (API variant)
+  funsearch         FunSearch's best-shot `_vN` prompting over islands with resets
+  eoh               EoH's thought + code with strategies E1, E2, M1, M2, M3
+
+`make_operator` picks the operator an `operator.mode` names (SPARK's own for 'spark' and
+'rewrite'). Without an LLM editor each runs its offline analogue: NOT an LLM.
+"""
+
+from __future__ import annotations
+
+from spark_jax.operator.baselines.common import OFFLINE_ANALOGUE, OFFLINE_NOTE, BaselineOperator
+from spark_jax.operator.baselines.eoh import EoHOperator
+from spark_jax.operator.baselines.evoprompting import EvoPromptingOperator
+from spark_jax.operator.baselines.funsearch import FunSearchOperator
+from spark_jax.operator.baselines.openevolve import OpenEvolveOperator
+from spark_jax.operator.step import SparkOperator
+
+__all__ = ["BASELINES", "OFFLINE_ANALOGUE", "OFFLINE_NOTE", "BaselineOperator", "make_operator"]
+
+BASELINES = ("openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
+
+
+def make_operator(editor, checker, config, history=None):
+    """The operator of `config.mode`: a baseline, or SPARK's step (its ablations included)."""
+    mode = config.mode
+    if mode == "openevolve":
+        return OpenEvolveOperator(editor, checker, config, history)
+    if mode == "openevolve-full":
+        return OpenEvolveOperator(editor, checker, config, history, full=True)
+    if mode == "evoprompting":
+        return EvoPromptingOperator(editor, checker, config, history)
+    if mode == "funsearch":
+        return FunSearchOperator(editor, checker, config, history)
+    if mode == "eoh":
+        return EoHOperator(editor, checker, config, history)
+    return SparkOperator(editor, checker, config, history)

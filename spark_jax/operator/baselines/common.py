@@ -1,0 +1,267 @@
+"""What every baseline operator shares: population members, LLM or offline-analogue calls,
+and the step that turns a parsed child into a `Proposal` on the common backbone.
+
+A baseline is an operator (same seam as `SparkOperator`: `step(ctx, attempt)`, `observe`,
+`rng_state` / `load_rng_state`), so it shares the search loop's seed program, feasibility
+check, training, archive and budget accounting. Its own population (islands, generations)
+lives in the operator's state, which the loop snapshots with every proposal and evaluation.
+
+With an LLM editor a baseline asks the editor's backend (recorded and replayed like every
+other call) with its own templates from `prompts/`. With the offline editor it runs an
+offline analogue built from the rule-based catalogue transforms: NOT an LLM, labelled
+`offline analogue` in every call record and proposal.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+import hashlib
+import random
+from typing import Any, Callable, Sequence
+
+from spark_jax.config.sections import OperatorConfig
+from spark_jax.operator.editors import CallRecord, Editor, LLMEditor, StepContext, make_call_record
+from spark_jax.operator.llm import LLMError, LLMResponse
+from spark_jax.operator.offline import CATALOGUE, TransformNotApplicable
+from spark_jax.operator.prompts import PROMPTS_DIR, PromptLibrary
+from spark_jax.operator.signals import SearchHistory
+from spark_jax.operator.step import Proposal
+from spark_jax.program import regions
+from spark_jax.util import rngstate
+
+OFFLINE_ANALOGUE = "offline-analogue"  # editor / backend name of every offline-analogue record
+OFFLINE_NOTE = "offline analogue (NOT an LLM): rule-based catalogue transforms"
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    """An evaluated program in a baseline's own population."""
+
+    id: str
+    source: str
+    score: float
+    macs: float = 0.0
+    thought: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Member":
+        return cls(**d)
+
+
+@dataclasses.dataclass(frozen=True)
+class Child:
+    """What a baseline's proposal step produced: the parent it is checked against, the child
+    (None: nothing usable, `outcome` says why), its calls and an optional idea text."""
+
+    parent_id: str
+    parent_source: str
+    child: str | None
+    calls: tuple[CallRecord, ...]
+    outcome: str = "ok"
+    error: str = ""
+    thought: str = ""
+
+
+def load_templates(names: Sequence[str]) -> PromptLibrary:
+    """The baseline's templates (`prompts/NAME.md`) with the shared system prompt and contract."""
+    base = PromptLibrary.load()
+    templates = {}
+    for name in names:
+        path = PROMPTS_DIR / f"{name}.md"
+        if not path.is_file():
+            raise FileNotFoundError(f"baseline prompt template not found: {path}")
+        templates[name] = path.read_text(encoding="utf-8")
+    return PromptLibrary(templates, base.system, base.contract, str(PROMPTS_DIR))
+
+
+def offline_call(role: str, prompt: str, response: str, what: str, outcome: str = "ok"):
+    """A call record of the offline analogue (is_llm False; backend 'offline-analogue')."""
+    return CallRecord(
+        role=role,
+        prompt=prompt,
+        prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
+        response=response,
+        reasoning="",
+        parse_outcome=outcome,
+        backend=OFFLINE_ANALOGUE,
+        model=f"{OFFLINE_ANALOGUE}:{what}",
+        is_llm=False,
+        ok=outcome == "ok",
+        error="" if outcome == "ok" else outcome,
+    )
+
+
+def sha(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def mutate(
+    source: str, rng: random.Random, factor=None, magnitude=None, avoid=frozenset()
+) -> tuple[str, str]:
+    """One applicable catalogue transform (of `factor` / `magnitude` when some apply) whose
+    child is not in `avoid` (source hashes); returns (child, transform name); raises
+    TransformNotApplicable when none applies."""
+    pool = [t for t in CATALOGUE if factor is None or t.factor == factor]
+    pool = [t for t in pool if t.applies(source)]
+    preferred = [t for t in pool if magnitude is None or t.magnitude == magnitude]
+    pool = preferred or pool
+    rng.shuffle(pool)
+    for t in pool:
+        try:
+            child = t.apply(source, rng)
+        except TransformNotApplicable:
+            continue
+        if sha(child) not in avoid:
+            return child, t.name
+    raise TransformNotApplicable("no catalogue transform applies to this program")
+
+
+def crossover(a: str, b: str) -> str | None:
+    """A's OPERATOR region with B's ACTION region when their scaffolding is the same (the
+    child is then a mix of two parents' regions), else None."""
+    try:
+        ra, rb = regions.parse_regions(a), regions.parse_regions(b)
+    except regions.TemplateError:
+        return None
+    if ra.scaffolding != rb.scaffolding:
+        return None
+    return regions.replace_region(a, "ACTION", rb.body("ACTION"))
+
+
+def tags_outcome(program: str) -> str:
+    """'ok', or 'tags_broken: ...' (the program still goes to feasibility, whose template
+    stage rejects it and counts it as a scaffold edit, as for SPARK's editor)."""
+    try:
+        regions.parse_regions(program)
+    except regions.TemplateError as e:
+        return f"tags_broken: {e.reason}"
+    return "ok"
+
+
+class BaselineOperator(abc.ABC):
+    """A baseline search method as an operator; subclasses implement `propose`."""
+
+    method: str = "baseline"
+    templates: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        editor: Editor,
+        checker: Callable,
+        config: OperatorConfig,
+        history: SearchHistory | None = None,
+    ):
+        self.editor, self.checker, self.config, self.history = editor, checker, config, history
+        self.is_llm = isinstance(editor, LLMEditor)
+        self.backend = editor.backend if self.is_llm else None
+        self.prompts = load_templates(self.templates)
+        self._rng = random.Random(config.seed)
+        self.known: set[str] = set()  # hashes of every program proposed or evaluated
+
+    # -- the population seam ----------------------------------------------------------------
+    def observe(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
+        """An evaluated program (the seed: proposal None); failed evaluations never come."""
+        self.known.add(sha(source))
+        self.admit(program_id, source, evaluation, proposal)
+
+    def admit(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
+        """Puts an evaluated program into the method's own population (if it has one)."""
+
+    def population_state(self) -> dict[str, Any]:
+        return {}
+
+    def load_population_state(self, state: dict[str, Any]) -> None:
+        pass
+
+    def rng_state(self) -> Any:
+        return dict(
+            rng=rngstate.dump(self._rng),
+            population=self.population_state(),
+            known=sorted(self.known),
+        )
+
+    def load_rng_state(self, state: Any) -> None:
+        rngstate.load(self._rng, state["rng"])
+        self.load_population_state(state["population"])
+        self.known = set(state.get("known", ()))
+
+    # -- calls ------------------------------------------------------------------------------
+    async def ask(self, role: str, prompt: str, parse) -> tuple[Any, CallRecord]:
+        """One LLM call parsed by `parse(text) -> (value, outcome)`; never raises."""
+        try:
+            response: LLMResponse = await self.backend.complete(
+                role, prompt, system=self.prompts.system
+            )
+        except LLMError as e:
+            rec = make_call_record(
+                role, prompt, None, "llm_error", str(e), backend=self.backend.name
+            )
+            return None, rec
+        if response.finish_reason == "length":
+            error = "answer cut off at max_tokens (finish_reason 'length')"
+            return None, make_call_record(role, prompt, response, "truncated", error)
+        value, outcome = parse(response.text)
+        return value, make_call_record(role, prompt, response, outcome)
+
+    @abc.abstractmethod
+    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+        """Picks parents, asks (or runs the offline analogue), parses: one child."""
+
+    async def step(self, ctx: StepContext, attempt: int) -> Proposal:
+        out = await self.propose(ctx, attempt)
+        if out.child is not None:
+            if sha(out.child) in self.known:  # evaluated or proposed before: not again
+                out = dataclasses.replace(
+                    out, child=None, outcome="duplicate", error="the program was proposed before"
+                )
+            else:
+                self.known.add(sha(out.child))
+        base = dict(
+            attempt=attempt,
+            parent_id=out.parent_id,
+            island=ctx.island,
+            mode=self.method,
+            factor=None,
+            factor_source="none",
+            directive=out.thought,
+            calls=out.calls,
+            editor="llm" if self.is_llm else OFFLINE_ANALOGUE,
+            is_llm=self.is_llm,
+        )
+        if out.child is None:
+            return Proposal(
+                child_source=None,
+                status="failed",
+                failure_stage="edit",
+                failure_type=out.outcome.split(":")[0],
+                reason=out.error or out.outcome,
+                feasibility=None,
+                **base,
+            )
+        report = await asyncio.to_thread(self.checker, out.child, out.parent_source, None)
+        return Proposal(
+            child_source=out.child,
+            status="feasible" if report.feasible else "infeasible",
+            failure_stage=report.failure_stage,
+            failure_type=report.failure_type,
+            reason=report.reason,
+            feasibility=report,
+            **base,
+        )
+
+
+def score_of(evaluation: Any) -> tuple[float, float]:
+    """(score, MACs) of an evaluation record; the score is the archive's fitness (the mean
+    over the candidate's seeds where the record has one)."""
+    score = getattr(evaluation, "score_mean", None)
+    score = evaluation.ood_score if score is None else score
+    return float(score), float(evaluation.macs or 0.0)
+
+
+def metrics_line(m: Member) -> str:
+    return f"ood_score={m.score:.4f}, macs={m.macs:.0f}"

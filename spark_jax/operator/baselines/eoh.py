@@ -1,0 +1,171 @@
+"""Evolution of Heuristics (EoH) as a baseline: thoughts and code evolved together.
+
+Every individual is an idea (one sentence, in braces) and its code. A generation draws
+`POP_SIZE` prompt strategies uniformly from E1, E2, M1, M2, M3 (EoH's `random.choices` over
+operators with equal weights) and runs them in order; E1 (a totally different algorithm) and
+E2 (a new one motivated by the parents' common backbone idea) show `N_PARENTS` parents, M1
+(a modified version), M2 (different parameter settings) and M3 (simplify components that may
+overfit, for OOD generalisation) show one. Parents are drawn by EoH's rank selection
+(weights 1 / (rank + 1 + |pop|), with replacement) from the population sorted best first.
+After a generation, population management keeps the `POP_SIZE` best distinct-score
+individuals of population plus offspring.
+
+Not as EoH: the initial population is the shared seed program (EoH samples 2N programs with
+its I1 prompt from scratch) so every method starts from the same backbone; an M3 answer
+(EoH asks for code only) keeps its parent's idea. Offline analogue (NOT an LLM): E1 a large
+catalogue transform, E2 two parents' regions combined plus a transform, M1 any transform,
+M2 a small transform, M3 a small transform; the idea is the transform's description.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from spark_jax.operator.baselines.common import (
+    BaselineOperator,
+    Child,
+    Member,
+    crossover,
+    metrics_line,
+    mutate,
+    offline_call,
+    score_of,
+    tags_outcome,
+)
+from spark_jax.operator.editors import StepContext, role_fields
+from spark_jax.operator.llm.parsing import extract_program, split_reasoning
+from spark_jax.operator.offline import TransformNotApplicable, get_transform
+
+STRATEGIES = ("e1", "e2", "m1", "m2", "m3")
+POP_SIZE = 4
+N_PARENTS = 2
+SEED_THOUGHT = "The hand-written seed processor of this search."
+_THOUGHT = re.compile(r"\{([^{}]{8,})\}", re.DOTALL)
+
+
+def parse_answer(text: str, needs_thought: bool) -> tuple[Any, str]:
+    """((thought, code), 'ok') or (None, failure outcome), as EoH reads an answer: the code
+    block, and the idea in braces before it (else the prose before the code)."""
+    code = extract_program(text)
+    if code is None:
+        return None, "no_program"
+    answer, _ = split_reasoning(text)
+    if "```" in answer:
+        pre = answer.split("```", 1)[0]
+    else:
+        at = answer.find(code.split("\n", 1)[0])
+        pre = answer[:at] if at > 0 else ""
+    found = _THOUGHT.findall(pre)
+    thought = found[0].strip() if found else pre.strip()
+    if needs_thought and not thought:
+        return None, "no_thought: no idea in braces before the code"
+    return (" ".join(thought.split()), code), tags_outcome(code)
+
+
+class EoHOperator(BaselineOperator):
+    method = "eoh"
+    templates = tuple(f"eoh_{s}" for s in STRATEGIES)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.population: list[Member] = []
+        self.offspring: list[Member] = []
+        self.plan: list[str] = []
+        self.generation = 0
+        self.thoughts: dict[str, str] = {}  # attempt -> the child's idea, until evaluated
+
+    def population_state(self) -> dict[str, Any]:
+        return dict(
+            population=[m.to_dict() for m in self.population],
+            offspring=[m.to_dict() for m in self.offspring],
+            plan=list(self.plan),
+            generation=self.generation,
+            thoughts=dict(self.thoughts),
+        )
+
+    def load_population_state(self, state: dict[str, Any]) -> None:
+        self.population = [Member.from_dict(m) for m in state["population"]]
+        self.offspring = [Member.from_dict(m) for m in state["offspring"]]
+        self.plan, self.generation = list(state["plan"]), state["generation"]
+        self.thoughts = dict(state["thoughts"])
+
+    def admit(self, program_id, source, evaluation, proposal) -> None:
+        score, macs = score_of(evaluation)
+        if proposal is None:
+            self.population.append(Member(program_id, source, score, macs, SEED_THOUGHT))
+            return
+        thought = self.thoughts.pop(str(proposal.attempt), proposal.directive)
+        self.offspring.append(Member(program_id, source, score, macs, thought))
+
+    def _manage(self) -> None:
+        """EoH's population management: best POP_SIZE of distinct scores."""
+        seen, unique = set(), []
+        for m in sorted([*self.population, *self.offspring], key=lambda m: -m.score):
+            if m.score not in seen:
+                seen.add(m.score)
+                unique.append(m)
+        self.population, self.offspring = unique[:POP_SIZE], []
+        self.generation += 1
+
+    def select(self, m: int) -> list[Member]:
+        pop = sorted(self.population, key=lambda x: -x.score)
+        weights = [1 / (rank + 1 + len(pop)) for rank in range(len(pop))]
+        return self._rng.choices(pop, weights=weights, k=m)
+
+    def prompt(self, ctx: StepContext, strategy: str, parents: list[Member]) -> str:
+        block = "\n".join(
+            f"No.{i + 1} algorithm ({metrics_line(p)}) and the corresponding code are:\n"
+            f"{{{p.thought}}}\n```python\n{p.source.rstrip()}\n```"
+            for i, p in enumerate(parents)
+        )
+        return self.prompts.render(
+            f"eoh_{strategy}", n_parents=len(parents), parents=block, **role_fields(ctx)
+        )
+
+    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+        if not self.plan:
+            if self.generation > 0 or self.offspring:
+                self._manage()
+            else:
+                self.generation = 1
+            self.plan = self._rng.choices(STRATEGIES, k=POP_SIZE)
+        strategy = self.plan.pop(0)
+        parents = self.select(N_PARENTS if strategy in ("e1", "e2") else 1)
+        parent = max(parents, key=lambda p: p.score)
+        role = f"eoh-{strategy}"
+        if not self.is_llm:
+            out = self._offline(strategy, parents, role)
+        else:
+            value, call = await self.ask(
+                role,
+                self.prompt(ctx, strategy, parents),
+                lambda text: parse_answer(text, strategy != "m3"),
+            )
+            thought, child = value if value is not None else ("", None)
+            if strategy == "m3" and not thought:
+                thought = parents[0].thought
+            out = Child(
+                parent.id, parent.source, child, (call,), call.parse_outcome, call.error, thought
+            )
+        if out.child is not None:
+            self.thoughts[str(attempt)] = out.thought
+        return out
+
+    def _offline(self, strategy: str, parents: list[Member], role: str) -> Child:
+        parent = max(parents, key=lambda p: p.score)
+        desc = ", ".join(f"{p.id} ({p.score:.4f})" for p in parents)
+        prompt = f"{role} offline analogue, generation {self.generation}: parents {desc}"
+        magnitude = {"e1": "large", "m2": "small", "m3": "small"}.get(strategy)
+        try:
+            source = parent.source
+            if strategy == "e2" and len({p.id for p in parents}) > 1:
+                mixed = crossover(parent.source, min(parents, key=lambda p: p.score).source)
+                source = mixed if mixed is not None else source
+            child, name = mutate(source, self._rng, magnitude=magnitude, avoid=self.known)
+        except TransformNotApplicable as e:
+            call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
+            return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
+        thought = get_transform(name).description
+        call = offline_call(role, prompt, f"{{{thought}}}\n{child}", name)
+        return Child(parent.id, parent.source, child, (call,), thought=thought)

@@ -1,0 +1,233 @@
+"""FunSearch as a baseline: best-shot prompting over islands of evaluated programs.
+
+As FunSearch's programs database: the seed is registered on every island; a prompt draws an
+island uniformly, then `k` (functions_per_prompt = 2) programs by cluster-based sampling
+within it (clusters are programs of equal score; a cluster is drawn by softmax of its score
+with temperature T0 * (1 - (n % period) / period); within a cluster shorter programs are
+preferred, softmax of minus the normalized length), sorts them by score ascending and shows
+them as `Processor_v0`, `Processor_v1`, ... (later versions documented as "Improved version
+of `Processor_v{i-1}`"), ending with the header of the next version, whose body the model
+writes. Only that body is kept and put into the best shown version's program (the class
+header and docstring stay the parent's, as FunSearch keeps the template's function
+signature). The child joins the island it was prompted from. Every `reset_every` evaluated
+programs the weaker half of the islands (by best score, ties broken by tiny noise) is reset,
+each re-seeded with the best program of a random surviving island.
+
+Scaled down for small budgets: 4 islands (FunSearch: 10), reset by evaluated count (FunSearch:
+every 4 hours of wall time). Offline analogue (NOT an LLM): one catalogue transform on the
+best shown version.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import textwrap
+from typing import Any
+
+from spark_jax.operator.baselines.common import (
+    BaselineOperator,
+    Child,
+    Member,
+    mutate,
+    offline_call,
+    score_of,
+    tags_outcome,
+)
+from spark_jax.operator.editors import StepContext, role_fields
+from spark_jax.operator.llm.parsing import extract_program
+from spark_jax.operator.offline import TransformNotApplicable
+
+NUM_ISLANDS = 4
+FUNCTIONS_PER_PROMPT = 2
+RESET_EVERY = 8
+TEMPERATURE_INIT = 0.1
+TEMPERATURE_PERIOD = 30_000
+CLASS = "Processor"
+
+
+def _softmax(logits: list[float], temperature: float) -> list[float]:
+    top = max(x / temperature for x in logits)
+    exps = [math.exp(x / temperature - top) for x in logits]
+    return [e / sum(exps) for e in exps]
+
+
+def _class_span(source: str) -> tuple[int, int, int]:
+    """(first line, docstring end line, last line) of `class Processor`, 0-based inclusive."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == CLASS:
+            first = node.body[0]
+            doc = isinstance(first, ast.Expr) and isinstance(
+                getattr(first, "value", None), ast.Constant
+            )
+            doc_end = first.end_lineno - 1 if doc else node.lineno - 1
+            return node.lineno - 1, doc_end, node.end_lineno - 1
+    raise ValueError(f"no class {CLASS!r}")
+
+
+def versioned(source: str, version: int) -> str:
+    """The program's Processor class renamed `Processor_v{version}` (docstring from v1 on:
+    'Improved version of `Processor_v{version-1}`')."""
+    lines = source.split("\n")
+    start, doc_end, end = _class_span(source)
+    header = lines[start].replace(f"class {CLASS}", f"class {CLASS}_v{version}", 1)
+    if version == 0:
+        doc = lines[start + 1 : doc_end + 1]
+    else:
+        doc = [f'    """Improved version of `{CLASS}_v{version - 1}`."""']
+    return "\n".join([header, *doc, *lines[doc_end + 1 : end + 1]])
+
+
+def header(source: str, version: int) -> str:
+    lines = source.split("\n")
+    start, _, _ = _class_span(source)
+    head = lines[start].replace(f"class {CLASS}", f"class {CLASS}_v{version}", 1)
+    return f'{head}\n    """Improved version of `{CLASS}_v{version - 1}`."""\n'
+
+
+def splice_body(parent: str, answer: str, version: int) -> str | None:
+    """The parent with its Processor class body (after the docstring) replaced by the body
+    the model wrote for `Processor_v{version}`; None when there is no body or the program
+    does not parse."""
+    code = extract_program(answer) or answer
+    lines = code.split("\n")
+    pattern = re.compile(rf"^\s*class\s+{CLASS}_v{version}\b")
+    at = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+    if at is not None:  # the model repeated the header: keep what follows, up to a dedent
+        rest = []
+        for line in lines[at + 1 :]:
+            if line.strip() and not line[0].isspace():
+                break
+            rest.append(line)
+        lines = rest
+    body = textwrap.dedent("\n".join(lines)).strip("\n")
+    stripped = body.lstrip()
+    if stripped.startswith(('"""', "'''")):  # drop a docstring the model wrote itself
+        quote = stripped[:3]
+        close = stripped.find(quote, 3)
+        body = stripped[close + 3 :].strip("\n") if close >= 0 else ""
+    if not body.strip():
+        return None
+    body = textwrap.indent(textwrap.dedent(body), "    ")
+    src_lines = parent.split("\n")
+    _, doc_end, end = _class_span(parent)
+    program = "\n".join([*src_lines[: doc_end + 1], body, *src_lines[end + 1 :]])
+    try:  # FunSearch discards a sample whose body does not parse
+        ast.parse(program)
+    except SyntaxError:
+        return None
+    return program
+
+
+class FunSearchOperator(BaselineOperator):
+    method = "funsearch"
+    templates = ("funsearch",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.islands: list[list[Member]] = [[] for _ in range(NUM_ISLANDS)]
+        self.pending: dict[str, int] = {}  # attempt -> island prompted from
+        self.registered = 0
+        self.last_reset = 0
+
+    # -- population -------------------------------------------------------------------------
+    def population_state(self) -> dict[str, Any]:
+        return dict(
+            islands=[[m.to_dict() for m in isl] for isl in self.islands],
+            pending=dict(self.pending),
+            registered=self.registered,
+            last_reset=self.last_reset,
+        )
+
+    def load_population_state(self, state: dict[str, Any]) -> None:
+        self.islands = [[Member.from_dict(m) for m in isl] for isl in state["islands"]]
+        self.pending = dict(state["pending"])
+        self.registered, self.last_reset = state["registered"], state["last_reset"]
+
+    def admit(self, program_id, source, evaluation, proposal) -> None:
+        score, macs = score_of(evaluation)
+        member = Member(program_id, source, score, macs)
+        if proposal is None:  # FunSearch registers the initial program on every island
+            for island in self.islands:
+                island.append(member)
+            return
+        island = self.pending.pop(str(proposal.attempt), 0)
+        self.islands[island].append(member)
+        self.registered += 1
+        if self.registered - self.last_reset >= RESET_EVERY:
+            self.last_reset = self.registered
+            self.reset_islands()
+
+    def reset_islands(self) -> None:
+        best = [max(m.score for m in isl) if isl else -1.0 for isl in self.islands]
+        noisy = [b + self._rng.gauss(0, 1e-6) for b in best]
+        order = sorted(range(len(best)), key=lambda i: noisy[i])
+        n_reset = len(best) // 2
+        keep = order[n_reset:]
+        for i in order[:n_reset]:
+            founder_island = self._rng.choice(keep)
+            founder = max(self.islands[founder_island], key=lambda m: m.score)
+            self.islands[i] = [founder]
+
+    def sample(self, island: int) -> list[Member]:
+        """k programs of `island` by cluster sampling, sorted by score ascending."""
+        members = self.islands[island]
+        clusters: dict[float, list[Member]] = {}
+        for m in members:
+            clusters.setdefault(round(m.score, 6), []).append(m)
+        keys = list(clusters)
+        n = len(members)
+        temperature = TEMPERATURE_INIT * (1 - (n % TEMPERATURE_PERIOD) / TEMPERATURE_PERIOD)
+        probs = _softmax(keys, temperature)
+        k = min(len(keys), FUNCTIONS_PER_PROMPT)
+        chosen = []
+        for key in self._rng.choices(keys, weights=probs, k=k):
+            cluster = clusters[key]
+            lengths = [len(m.source) for m in cluster]
+            norm = [(x - min(lengths)) / (max(lengths) + 1e-6) for x in lengths]
+            chosen.append(self._rng.choices(cluster, weights=_softmax([-x for x in norm], 1.0))[0])
+        return sorted(chosen, key=lambda m: m.score)
+
+    # -- proposals --------------------------------------------------------------------------
+    def prompt(self, ctx: StepContext, versions: list[Member]) -> str:
+        shown = "\n\n\n".join(
+            f"# {CLASS}_v{i}: ood_score={m.score:.4f}\n{versioned(m.source, i)}"
+            for i, m in enumerate(versions)
+        )
+        return self.prompts.render(
+            "funsearch",
+            versions=shown,
+            next_header=header(versions[-1].source, len(versions)),
+            next_version=len(versions),
+            **role_fields(ctx),
+        )
+
+    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+        island = self._rng.randrange(NUM_ISLANDS)
+        self.pending[str(attempt)] = island
+        versions = self.sample(island)
+        parent = versions[-1]
+        k = len(versions)
+        if not self.is_llm:
+            desc = ", ".join(f"v{i}={m.id} ({m.score:.4f})" for i, m in enumerate(versions))
+            prompt = f"funsearch offline analogue, island {island}: {desc}; edit v{k - 1}"
+            try:
+                child, name = mutate(parent.source, self._rng, avoid=self.known)
+            except TransformNotApplicable as e:
+                call = offline_call("funsearch", prompt, "", "catalogue", "no_applicable_transform")
+                return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
+            call = offline_call("funsearch", prompt, child, name)
+            return Child(parent.id, parent.source, child, (call,))
+
+        def parse(text: str):
+            program = splice_body(parent.source, text, k)
+            return (
+                (program, tags_outcome(program))
+                if program
+                else (None, "no_body: no parsable class body")
+            )
+
+        child, call = await self.ask("funsearch", self.prompt(ctx, versions), parse)
+        return Child(parent.id, parent.source, child, (call,), call.parse_outcome, call.error)
