@@ -289,3 +289,14 @@ def test_threads_share_one_handle(db: RunDB):
         thread.join()
     assert [p.attempt for p in db.proposals()] == list(range(40))
     assert len(db.llm_calls()) == 40 and db.integrity_check() == []
+
+
+def test_create_builds_under_a_temporary_name_and_clears_a_stale_one(tmp_path):
+    path = tmp_path / "run.db"
+    stale = tmp_path / "run.db.creating"
+    stale.write_bytes(b"half-made by a killed process")  # no tables, not SQLite
+    with RunDB.create(path, meta={"task": "dfs"}) as db:
+        assert db.get_meta("task") == "dfs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.db"]
+    with RunDB.open(path) as db:
+        assert db.get_meta("task") == "dfs"

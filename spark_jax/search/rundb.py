@@ -57,6 +57,9 @@ from spark_jax.search.schema import (
 __all__ = ["SCHEMA_VERSION", "RunDBError", "DuplicateAttemptError", "RunDB", "program_sha256"]
 
 
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 class RunDB(RunQueries):
     """A run's SQLite database; use `RunDB.create` / `RunDB.open`, ideally as a context
     manager. Thread-safe (one lock); other processes may read concurrently (WAL)."""
@@ -83,12 +86,20 @@ class RunDB(RunQueries):
         meta: Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> RunDB:
-        """Creates a new database at `path` (which must not exist) with `meta` stored."""
+        """Creates a new database at `path` (which must not exist) with `meta` stored.
+
+        The database is built under a temporary name and renamed into place once its schema
+        and `meta` are committed, so a process killed meanwhile never leaves a half-made
+        `path` behind (a stale temporary file is removed by the next create).
+        """
         path = pathlib.Path(path)
         if path.exists():
             raise RunDBError(f"run database {path} already exists (use RunDB.open)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = cls(path, connect(path), clock)
+        building = path.with_name(path.name + ".creating")
+        for stale in (building, *(building.with_name(building.name + s) for s in _SIDE_FILES)):
+            stale.unlink(missing_ok=True)
+        db = cls(building, connect(building), clock)
         try:
             with db.transaction():
                 for statement in SCHEMA.split(";"):
@@ -99,10 +110,10 @@ class RunDB(RunQueries):
                 )
                 for key, value in (meta or {}).items():
                     db.set_meta(key, value)
-        except BaseException:
-            db.close()
-            raise
-        return db
+        finally:
+            db.close()  # the last connection: its WAL is checkpointed into the file
+        os.replace(building, path)
+        return cls(path, connect(path), clock)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], clock: Callable[[], float] = time.time) -> RunDB:
