@@ -15,6 +15,7 @@ FLOORS = (
     "util",
     "config",
     "program",
+    "families",
     "workers",
     "feasibility",
     "operator",
