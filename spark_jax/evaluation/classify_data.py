@@ -1,0 +1,154 @@
+"""Data for the classification families: fixed splits, standardized float32 features.
+
+Every loader returns a `Split` whose `record` (dataset, sizes, split seed, source) is stored in
+the run database. MNIST-1D is generated offline by the `mnist1d` package; Breast Cancer
+Wisconsin is scikit-learn's bundled copy; 20News and Mice Protein are read from a cache under
+the data dir and never downloaded here: a missing cache is a one-line error naming the path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BENCHMARKS", "DataError", "Split", "load"]
+
+BENCHMARKS = ("mnist1d", "breast_cancer", "news20", "mice_protein")
+SPLIT_SEED = 0
+TEST_FRACTION = 0.2
+# Samples generated/kept per preset (None: the whole dataset).
+_SIZES = {"tiny": 200, "smoke": None}
+
+
+class DataError(ValueError):
+    """A dataset is missing or malformed; the message names the path or key."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    x_train: np.ndarray  # [N, F] float32
+    y_train: np.ndarray  # [N] int32
+    x_test: np.ndarray  # [M, F] float32
+    y_test: np.ndarray  # [M] int32
+    num_classes: int
+    record: dict[str, Any]
+
+
+def _standardize(x_tr: np.ndarray, x_te: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = x_tr.mean(axis=0)
+    std = x_tr.std(axis=0) + 1e-6
+    return ((x_tr - mean) / std).astype(np.float32), ((x_te - mean) / std).astype(np.float32)
+
+
+def _split(name: str, x: np.ndarray, y: np.ndarray, preset: str, source: str) -> Split:
+    from sklearn.model_selection import train_test_split
+
+    limit = _SIZES[preset]
+    if limit is not None and len(x) > limit:
+        keep = np.random.default_rng(SPLIT_SEED).permutation(len(x))[:limit]
+        x, y = x[keep], y[keep]
+    x_tr, x_te, y_tr, y_te = train_test_split(
+        x, y, test_size=TEST_FRACTION, random_state=SPLIT_SEED, stratify=y
+    )
+    x_tr, x_te = _standardize(np.asarray(x_tr, np.float64), np.asarray(x_te, np.float64))
+    return _finish(name, x_tr, np.asarray(y_tr), x_te, np.asarray(y_te), preset, source)
+
+
+def _finish(name, x_tr, y_tr, x_te, y_te, preset, source) -> Split:
+    classes = int(max(y_tr.max(), y_te.max()) + 1)
+    record = {
+        "dataset": name,
+        "preset": preset,
+        "source": source,
+        "split_seed": SPLIT_SEED,
+        "n_train": len(x_tr),
+        "n_test": len(x_te),
+        "features": int(x_tr.shape[1]),
+        "classes": classes,
+    }
+    return Split(
+        x_tr.astype(np.float32),
+        y_tr.astype(np.int32),
+        x_te.astype(np.float32),
+        y_te.astype(np.int32),
+        classes,
+        record,
+    )
+
+
+def _mnist1d(preset: str) -> Split:
+    from mnist1d.data import get_dataset_args, make_dataset
+
+    args = get_dataset_args()  # The paper's defaults: 5000 samples, 80/20, seed 42.
+    if _SIZES[preset] is not None:
+        args.num_samples = _SIZES[preset]
+    d = make_dataset(args)
+    x_tr, x_te = _standardize(d["x"].astype(np.float64), d["x_test"].astype(np.float64))
+    source = f"mnist1d.make_dataset(seed={args.seed}, num_samples={args.num_samples})"
+    return _finish("mnist1d", x_tr, d["y"], x_te, d["y_test"], preset, source)
+
+
+def _breast_cancer(preset: str) -> Split:
+    from sklearn.datasets import load_breast_cancer
+
+    x, y = load_breast_cancer(return_X_y=True)
+    return _split("breast_cancer", x, y, preset, "sklearn.datasets.load_breast_cancer")
+
+
+def _news20(preset: str, data_dir: pathlib.Path) -> Split:
+    from sklearn.datasets import fetch_20newsgroups
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    home = data_dir / "scikit_learn_data"
+    try:
+        tr = fetch_20newsgroups(data_home=str(home), subset="train", download_if_missing=False)
+        te = fetch_20newsgroups(data_home=str(home), subset="test", download_if_missing=False)
+    except OSError as e:
+        raise DataError(f"20News not cached: fill {home} (sklearn fetch_20newsgroups)") from e
+    vec = TfidfVectorizer(max_features=2000, stop_words="english")
+    x_tr = vec.fit_transform(tr.data).toarray()
+    x_te = vec.transform(te.data).toarray()
+    limit = _SIZES[preset]
+    if limit is not None:
+        x_tr, y_tr, x_te, y_te = (
+            x_tr[:limit],
+            tr.target[:limit],
+            x_te[: limit // 4],
+            te.target[: limit // 4],
+        )
+    else:
+        y_tr, y_te = tr.target, te.target
+    return _finish("news20", x_tr, y_tr, x_te, y_te, preset, f"{home} + TF-IDF(2000)")
+
+
+def _mice_protein(preset: str, data_dir: pathlib.Path) -> Split:
+    path = data_dir / "openml" / "mice_protein_40966.csv"
+    if not path.is_file():
+        raise DataError(f"Mice Protein not cached: fill {path} (OpenML 40966 as CSV, 'class' last)")
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    if "class" not in frame.columns:
+        raise DataError(f"{path}: no 'class' column")
+    y = frame["class"].astype("category").cat.codes.to_numpy()
+    feats = frame.drop(columns=["class"]).select_dtypes(include="number")
+    x = feats.fillna(feats.mean()).to_numpy(np.float64)  # Per-feature mean imputation.
+    return _split("mice_protein", x, y, preset, f"{path} (mean-imputed)")
+
+
+def load(benchmark: str, preset: str, data_dir: str | pathlib.Path = "data") -> Split:
+    """The fixed split of `benchmark` at `preset`; raises DataError naming the bad value."""
+    if preset not in _SIZES:
+        raise DataError(f"unknown preset {preset!r}; known: {', '.join(_SIZES)}")
+    if benchmark == "mnist1d":
+        return _mnist1d(preset)
+    if benchmark == "breast_cancer":
+        return _breast_cancer(preset)
+    if benchmark == "news20":
+        return _news20(preset, pathlib.Path(data_dir))
+    if benchmark == "mice_protein":
+        return _mice_protein(preset, pathlib.Path(data_dir))
+    raise DataError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")

@@ -1,0 +1,141 @@
+"""The classification task families (MNIST-1D, Breast Cancer, 20News, Mice Protein).
+
+Implements `spark_jax.families.TaskFamily`: seeds under `assets/families/classify/` (LR, MLP,
+CNN, GRU), the classifier contract, a semantic check (logits shape [B, C], float dtype,
+finite), and training (full-batch Adam on softmax cross-entropy, fixed seed) scored by test
+accuracy, with test loss, MACs of one example and parameter count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import time
+from typing import Any
+
+from spark_jax import families
+from spark_jax import program as program_lib
+from spark_jax.evaluation import classify_data
+from spark_jax.util import resources
+
+__all__ = ["FACTORY", "FAMILY", "ClassifyFamily", "TrainPreset", "check_program", "evaluate"]
+
+FACTORY = "make_classifier"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainPreset:
+    steps: int
+    hidden: int
+    learning_rate: float = 1e-2
+
+
+PRESETS = {"tiny": TrainPreset(steps=20, hidden=16), "smoke": TrainPreset(steps=300, hidden=64)}
+
+
+def _family_dir() -> pathlib.Path:
+    return resources.asset_dir("families") / "classify"
+
+
+def _build(source: str, num_classes: int, hidden: int) -> Any:
+    import flax.linen as nn
+
+    module = program_lib.load_module(program_lib.Program(source=source), FACTORY)
+    model = getattr(module, FACTORY)(num_classes, hidden)
+    if not isinstance(model, nn.Module):
+        raise program_lib.ProgramError(f"{FACTORY} returned {type(model).__name__}, not a Module")
+    return model
+
+
+def check_program(source: str, features: int, num_classes: int, hidden: int = 16) -> str | None:
+    """None if the classifier maps x [4, F] to finite float logits [4, C]; else the reason."""
+    import jax
+    import jax.numpy as jnp
+
+    try:
+        model = _build(source, num_classes, hidden)
+        x = jax.random.normal(jax.random.PRNGKey(0), (4, features), jnp.float32)  # [4, F]
+        variables = model.init(jax.random.PRNGKey(1), x)
+        logits = model.apply(variables, x)  # [4, C]
+    except Exception as e:  # noqa: BLE001 - any failure of candidate code is infeasibility
+        return f"classifier failed: {type(e).__name__}: {e}"
+    if getattr(logits, "shape", None) != (4, num_classes):
+        return f"logits shape {getattr(logits, 'shape', None)}, expected (4, {num_classes})"
+    if not jnp.issubdtype(logits.dtype, jnp.floating):
+        return f"logits dtype {logits.dtype}, expected floating"
+    if not bool(jnp.all(jnp.isfinite(logits))):
+        return "logits are not finite"
+    return None
+
+
+def evaluate(
+    source: str, split: classify_data.Split, preset: str, seed: int
+) -> families.Evaluation:
+    """Trains the classifier on `split` (seed `seed`) and scores it on the test part."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    from spark_jax.program import macs as macs_lib
+
+    cfg = PRESETS[preset]
+    model = _build(source, split.num_classes, cfg.hidden)
+    x_tr, y_tr = jnp.asarray(split.x_train), jnp.asarray(split.y_train)  # [N, F], [N]
+    x_te, y_te = jnp.asarray(split.x_test), jnp.asarray(split.y_test)  # [M, F], [M]
+    variables = model.init(jax.random.PRNGKey(seed), x_tr[:1])
+    opt = optax.adam(cfg.learning_rate)
+
+    def loss_fn(v, x, y):
+        logits = model.apply(v, x)  # [B, C]
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean(), logits
+
+    @jax.jit
+    def step(carry, _):
+        v, s = carry
+        grads = jax.grad(lambda p: loss_fn(p, x_tr, y_tr)[0])(v)
+        updates, s = opt.update(grads, s, v)
+        return (optax.apply_updates(v, updates), s), None
+
+    start = time.perf_counter()
+    (variables, _), _ = jax.lax.scan(step, (variables, opt.init(variables)), None, cfg.steps)
+    loss, logits = loss_fn(variables, x_te, y_te)
+    accuracy = float(jnp.mean(jnp.argmax(logits, -1) == y_te))
+    loss = float(loss)
+    seconds = time.perf_counter() - start
+    params = int(sum(np.prod(p.shape) for p in jax.tree_util.tree_leaves(variables)))
+    macs = macs_lib.count_macs(lambda v, x: model.apply(v, x), variables, x_tr[:1])
+    score = accuracy if np.isfinite(loss) else 0.0
+    return families.Evaluation(
+        score, {"accuracy": accuracy, "loss": loss}, int(macs), params, seconds
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassifyFamily:
+    """The classification benchmarks behind the task-family boundary."""
+
+    name: str = "classify"
+    benchmarks: tuple[str, ...] = classify_data.BENCHMARKS
+    factory: str = FACTORY
+    presets: tuple[str, ...] = tuple(PRESETS)
+    data_dir: str = "data"
+
+    def seed_programs(self) -> dict[str, pathlib.Path]:
+        return {p.stem: p for p in sorted(_family_dir().glob("*.py"))}
+
+    def contract_text(self) -> str:
+        return (_family_dir() / "contract.md").read_text(encoding="utf-8").strip()
+
+    def check(self, source: str, benchmark: str, preset: str) -> str | None:
+        split = classify_data.load(benchmark, preset, self.data_dir)
+        return check_program(source, split.x_train.shape[1], split.num_classes)
+
+    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
+        return evaluate(source, classify_data.load(benchmark, preset, self.data_dir), preset, seed)
+
+    def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
+        return dict(classify_data.load(benchmark, preset, self.data_dir).record)
+
+
+FAMILY = families.register(ClassifyFamily())

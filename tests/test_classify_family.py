@@ -1,0 +1,72 @@
+"""The classification families: seeds pass the check, bad candidates fail it, evaluation is
+deterministic, and cached datasets without a cache fail with a one-line error naming the path."""
+
+import pytest
+
+from spark_jax import families
+from spark_jax.evaluation import classify_data, classify_family
+
+FAMILY = classify_family.FAMILY
+
+
+def _seed(name):
+    return FAMILY.seed_programs()[name].read_text()
+
+
+def test_the_family_is_registered_behind_the_boundary():
+    assert families.get("classify") is FAMILY
+    assert isinstance(FAMILY, families.TaskFamily)
+    assert set(FAMILY.seed_programs()) == {"lr", "mlp", "cnn", "gru"}
+
+
+@pytest.mark.parametrize("benchmark", ["breast_cancer", "mnist1d"])
+def test_seed_programs_are_feasible(benchmark):
+    for name in ("lr", "mlp", "cnn", "gru"):
+        assert FAMILY.check(_seed(name), benchmark, "tiny") is None, name
+
+
+def test_a_wrong_shape_candidate_is_rejected():
+    bad = _seed("mlp").replace("return self.out(h)  # [B, C]", "return h  # [B, H]")
+    assert "logits shape" in FAMILY.check(bad, "breast_cancer", "tiny")
+
+
+def test_a_non_finite_candidate_is_rejected():
+    bad = _seed("mlp").replace("return self.out(h)  # [B, C]", "return self.out(h) / 0.0")
+    assert FAMILY.check(bad, "mnist1d", "tiny") == "logits are not finite"
+
+
+@pytest.mark.parametrize("benchmark", ["breast_cancer", "mnist1d"])
+def test_evaluation_is_deterministic_for_a_fixed_seed(benchmark):
+    a = FAMILY.evaluate(_seed("mlp"), benchmark, "tiny", seed=3)
+    b = FAMILY.evaluate(_seed("mlp"), benchmark, "tiny", seed=3)
+    assert a.metrics == b.metrics and a.score == b.score
+    assert 0.0 <= a.metrics["accuracy"] <= 1.0 and a.macs > 0 and a.params > 0
+
+
+def test_the_split_record_names_its_seed_and_sizes():
+    record = FAMILY.data_record("breast_cancer", "tiny")
+    assert record["split_seed"] == classify_data.SPLIT_SEED
+    assert record["n_train"] + record["n_test"] == 200 and record["classes"] == 2
+
+
+@pytest.mark.parametrize(
+    "benchmark,path", [("news20", "scikit_learn_data"), ("mice_protein", "mice_protein_40966")]
+)
+def test_an_uncached_dataset_names_the_cache_path(tmp_path, benchmark, path):
+    with pytest.raises(classify_data.DataError, match=path):
+        classify_data.load(benchmark, "tiny", tmp_path)
+
+
+def test_mice_protein_reads_a_cached_fixture_and_imputes_missing_values(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["MouseID,f1,f2,class"]
+    for i in range(40):
+        f2 = "" if i % 7 == 0 else f"{rng.normal():.3f}"
+        rows.append(f"m{i},{rng.normal():.3f},{f2},c-{'CS' if i % 2 else 'SC'}-m")
+    (tmp_path / "openml").mkdir()
+    (tmp_path / "openml" / "mice_protein_40966.csv").write_text("\n".join(rows) + "\n")
+    split = classify_data.load("mice_protein", "tiny", tmp_path)
+    assert split.x_train.shape[1] == 2 and split.num_classes == 2
+    assert np.isfinite(split.x_train).all() and np.isfinite(split.x_test).all()
