@@ -94,6 +94,34 @@ class CallRecord:
             d.pop("latency_s")
         return d
 
+    @classmethod
+    def not_llm(
+        cls,
+        role: str,
+        prompt: str,
+        response: str,
+        backend: str,
+        model: str,
+        outcome: str = "ok",
+        ok: bool | None = None,
+        error: str | None = None,
+    ) -> "CallRecord":
+        """A call answered by rules, not a model (is_llm False, no reasoning or tokens);
+        `ok` and `error` default to what `outcome` says."""
+        return cls(
+            role=role,
+            prompt=prompt,
+            prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
+            response=response,
+            reasoning="",
+            parse_outcome=outcome,
+            backend=backend,
+            model=model,
+            is_llm=False,
+            ok=outcome == "ok" if ok is None else ok,
+            error=("" if outcome == "ok" else outcome) if error is None else error,
+        )
+
 
 @dataclasses.dataclass(frozen=True)
 class RoleOutput:

@@ -81,18 +81,8 @@ def load_templates(names: Sequence[str]) -> PromptLibrary:
 
 def offline_call(role: str, prompt: str, response: str, what: str, outcome: str = "ok"):
     """A call record of the offline analogue (is_llm False; backend 'offline-analogue')."""
-    return CallRecord(
-        role=role,
-        prompt=prompt,
-        prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
-        response=response,
-        reasoning="",
-        parse_outcome=outcome,
-        backend=OFFLINE_ANALOGUE,
-        model=f"{OFFLINE_ANALOGUE}:{what}",
-        is_llm=False,
-        ok=outcome == "ok",
-        error="" if outcome == "ok" else outcome,
+    return CallRecord.not_llm(
+        role, prompt, response, OFFLINE_ANALOGUE, f"{OFFLINE_ANALOGUE}:{what}", outcome
     )
 
 

@@ -337,19 +337,7 @@ def _call(
     outcome: str = "ok",
     error: str = "",
 ) -> CallRecord:
-    return CallRecord(
-        role=role,
-        prompt=prompt,
-        prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
-        response=response,
-        reasoning="",
-        parse_outcome=outcome,
-        backend=EDITOR_NAME,
-        model=model,
-        is_llm=False,
-        ok=ok,
-        error=error,
-    )
+    return CallRecord.not_llm(role, prompt, response, EDITOR_NAME, model, outcome, ok, error)
 
 
 class OfflineEditor(Editor):
