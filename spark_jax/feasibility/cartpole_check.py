@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_jax.feasibility.stage_checks import CheckFailure, guarded
+from spark_jax.feasibility.stage_checks import CheckFailure, guarded, output_pair, semantic_failure
 
 __all__ = [
     "OBS_SIZE",
@@ -95,15 +95,8 @@ def check_policy_output(out: Any, batch: int) -> None:
     """Checks an (abstract or concrete) output against (float32[B, 2], float[B])."""
     import numpy as np
 
-    def fail(failure_type: str, reason: str) -> CheckFailure:
-        return CheckFailure("semantic", failure_type, reason)
-
-    if not isinstance(out, tuple) or len(out) != 2:
-        size = f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""
-        raise fail(
-            "shape_mismatch",
-            f"__call__ must return a tuple (logits, value), got a {type(out).__name__}{size}",
-        )
+    fail = semantic_failure
+    out = output_pair(out, "logits, value")
     for name, arr in zip(("logits", "value"), out):
         if not (hasattr(arr, "shape") and hasattr(arr, "dtype")):
             raise fail("shape_mismatch", f"{name} output is a {type(arr).__name__}, not an array")

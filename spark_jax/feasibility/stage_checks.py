@@ -22,6 +22,8 @@ __all__ = [
     "failure_from_exception",
     "guarded",
     "macs_lib",
+    "output_pair",
+    "semantic_failure",
 ]
 
 REASON_CAP = 2000  # Characters of an exception text kept in a reason.
@@ -179,21 +181,28 @@ def macs_lib():
     return macs
 
 
+def semantic_failure(failure_type: str, reason: str) -> CheckFailure:
+    """A failure of the semantic stage."""
+    return CheckFailure("semantic", failure_type, reason)
+
+
+def output_pair(out: Any, described: str) -> tuple[Any, Any]:
+    """`out` as the pair `__call__` must return (`described` names its two parts)."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        size = f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""
+        raise semantic_failure(
+            "shape_mismatch",
+            f"__call__ must return a tuple ({described}), got a {type(out).__name__}{size}",
+        )
+    return out
+
+
 def check_output_spec(out: Any, b: int, n: int, h: int) -> None:
     """Checks the abstract output against (float32[B,N,H], float[B,N,N,H'] | None)."""
     import numpy as np
 
-    def fail(failure_type: str, reason: str) -> CheckFailure:
-        return CheckFailure("semantic", failure_type, reason)
-
-    if not isinstance(out, tuple) or len(out) != 2:
-        size = f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""
-        raise fail(
-            "shape_mismatch",
-            f"__call__ must return a tuple (nxt_hidden, "
-            f"nxt_edge | None), got a {type(out).__name__}{size}",
-        )
-    node, edge = out
+    fail = semantic_failure
+    node, edge = output_pair(out, "nxt_hidden, nxt_edge | None")
     for name, value in (("node", node), ("edge", edge)):
         if value is not None and not (hasattr(value, "shape") and hasattr(value, "dtype")):
             raise fail("shape_mismatch", f"{name} output is a {type(value).__name__}, not an array")
