@@ -130,7 +130,7 @@ def run_pending(
 
 def _run_jobs(db, pending, spec, protocol, total, finished, progress, out) -> None:
     options = {"log_dir": str(out / "logs")} if spec.executor.kind == "local" else {}
-    executor = make_executor(spec.executor, **options)
+    executor = make_executor(spec.executor, out, **options)
     try:
         futures = {}
         for job in pending:

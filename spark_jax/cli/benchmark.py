@@ -38,6 +38,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     p.add_argument("--timeout", type=float, help="per-job wall-clock limit, seconds")
+    p.add_argument(
+        "--compile-cache",
+        default="xla-cache",
+        metavar="DIR",
+        help="persistent XLA compilation cache shared by the jobs (relative: inside OUT; "
+        "share one between benchmarks to reuse compiles); 'none' turns it off",
+    )
     p.add_argument("--quiet", action="store_true", help="no line per landed job")
     return p
 
@@ -66,8 +73,12 @@ def _spec(args: argparse.Namespace):
         raise UsageError(f"--timeout must be > 0 (got {args.timeout})")
     try:
         get_preset(args.preset)
+        cache = None if args.compile_cache.lower() == "none" else args.compile_cache
         executor = ExecutorConfig(
-            kind=args.executor, num_workers=args.workers, address=args.address
+            kind=args.executor,
+            num_workers=args.workers,
+            address=args.address,
+            compile_cache_dir=cache,
         )
     except ConfigError as e:
         raise UsageError(str(e)) from None

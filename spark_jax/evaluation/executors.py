@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 ERROR_TYPES = _eval_worker.ERROR_TYPES
+# JAX reads its persistent compilation cache directory from this variable at import.
+COMPILE_CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
 Future = concurrent.futures.Future
 
 
@@ -170,7 +172,8 @@ class LocalExecutor(Executor):
 
     Worker stdout/stderr go to `log_dir/worker-SLOT.log` (appended across restarts) or, without
     a log_dir, into a bounded in-memory tail (quoted when a worker dies). `env` adds variables
-    to the workers' environment.
+    to the workers' environment. `compile_cache_dir`: a persistent XLA compilation cache the
+    workers share (`JAX_COMPILATION_CACHE_DIR`; an explicit one in `env` wins).
     """
 
     def __init__(
@@ -183,6 +186,7 @@ class LocalExecutor(Executor):
         log_dir: str | os.PathLike | None = None,
         max_jobs_per_worker: int | None = 50,
         startup_timeout_s: float = 300.0,
+        compile_cache_dir: str | os.PathLike | None = None,
     ) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1 (got {num_workers})")
@@ -192,6 +196,8 @@ class LocalExecutor(Executor):
         self.devices = None if devices is None else [str(d) for d in devices]
         self.timeout_s, self.memory_mb = timeout_s, memory_mb
         self.env = dict(env or {})
+        if compile_cache_dir is not None:
+            self.env.setdefault(COMPILE_CACHE_ENV, str(pathlib.Path(compile_cache_dir).absolute()))
         self.log_dir = None if log_dir is None else pathlib.Path(log_dir)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -330,11 +336,19 @@ class LocalExecutor(Executor):
 _KINDS = ("local", "ray")
 
 
-def make_executor(kind: "str | ExecutorConfig", **options: Any) -> Executor:
+def make_executor(
+    kind: "str | ExecutorConfig", base_dir: str | os.PathLike | None = None, **options: Any
+) -> Executor:
     """An executor by kind ('local' or 'ray') built with `options`, or the one a search's
-    `config.sections.ExecutorConfig` describes (handed whole)."""
+    `config.sections.ExecutorConfig` describes (handed whole; a relative `compile_cache_dir`
+    is taken from `base_dir`, the run or benchmark directory)."""
     if isinstance(kind, ExecutorConfig):
         e = kind
+        if e.compile_cache_dir is not None:
+            cache = pathlib.Path(e.compile_cache_dir).expanduser()
+            if not cache.is_absolute() and base_dir is not None:
+                cache = pathlib.Path(base_dir) / cache
+            options.setdefault("compile_cache_dir", str(cache.absolute()))
         if e.kind == "local":
             return LocalExecutor(
                 num_workers=e.num_workers,

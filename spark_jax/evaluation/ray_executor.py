@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
+import pathlib
 import threading
 import time
 from typing import Any
 
 from spark_jax.evaluation import worker as eval_worker
-from spark_jax.evaluation.executors import EvalJob, EvalResult, Executor, Future, _failed
+from spark_jax.evaluation.executors import (
+    COMPILE_CACHE_ENV,
+    EvalJob,
+    EvalResult,
+    Executor,
+    Future,
+    _failed,
+)
 
 __all__ = ["RayExecutor"]
 
@@ -55,6 +64,7 @@ class RayExecutor(Executor):
         max_concurrency: int | None = None,
         init_kwargs: dict[str, Any] | None = None,
         poll_s: float = 0.2,
+        compile_cache_dir: str | os.PathLike | None = None,
     ) -> None:
         try:
             import ray
@@ -68,9 +78,13 @@ class RayExecutor(Executor):
             ray.init(address=address, **kwargs)
             self._started_ray = True
         self.timeout_s, self.poll_s = timeout_s, poll_s
-        self._task = ray.remote(eval_worker.ray_job).options(
+        task_options: dict[str, Any] = dict(
             num_cpus=num_cpus_per_job, num_gpus=num_gpus_per_job, max_retries=0
         )
+        if compile_cache_dir is not None:  # Shared by the tasks on this node (or a shared fs).
+            cache = str(pathlib.Path(compile_cache_dir).absolute())
+            task_options["runtime_env"] = {"env_vars": {COMPILE_CACHE_ENV: cache}}
+        self._task = ray.remote(eval_worker.ray_job).options(**task_options)
         self.capacity = max_concurrency or self._cluster_capacity(
             num_cpus_per_job, num_gpus_per_job
         )

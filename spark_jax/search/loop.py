@@ -372,7 +372,7 @@ def run_search(
 
     interrupted = False
     try:
-        executor = executor if executor is not None else make_executor(cfg.executor)
+        executor = executor if executor is not None else make_executor(cfg.executor, run_dir)
         run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
 
         async def main() -> SearchResult:
