@@ -144,7 +144,7 @@ def test_funsearch_versions_and_body(seed, sandbox_worker, check_options):
     island = op.pending["0"]
     op.observe("c", good.child_source, _ev(0.7), good)
     assert op.islands[island][-1].id == "c"
-    op.islands = [[fs.Member(f"i{i}", seed, i / 10)] for i in range(fs.NUM_ISLANDS)]
+    op.islands = [[fs.Member(f"i{i}", seed, i / 10)] for i in range(op.config.funsearch_islands)]
     op.reset_islands()
     best = {m.id for isl in op.islands for m in isl}
     assert best <= {"i2", "i3"} and [m.id for m in op.islands[3]] == ["i3"]
@@ -200,3 +200,43 @@ def test_offline_analogues_are_labelled(seed):
         state = op.rng_state()
         op.load_rng_state(state)
         assert op.rng_state() == state
+
+
+def test_population_sizes_are_config_keys(seed):
+    """The baselines' sizes come from the operator config, not from constants."""
+    cfg = OperatorConfig(
+        mode="funsearch", funsearch_islands=10, funsearch_reset_every=2,
+        funsearch_functions_per_prompt=3,
+    )  # fmt: skip
+    op = make_operator(OfflineEditor(0), None, cfg)
+    assert len(op.islands) == 10
+    op.observe("s", seed, _ev(0.5), None)
+    for i, score in enumerate((0.9, 0.1, 0.7)):
+        op.pending[str(i)] = i
+        variant = seed + f"\n# variant {i}\n"
+        op.observe(f"c{i}", variant, _ev(score), types.SimpleNamespace(attempt=i))
+    assert op.registered == 3 and op.last_reset == 2  # reset after 2 evaluated programs
+    op.islands[0] = [fs.Member(f"m{i}", seed + "#" * i, i / 10) for i in range(4)]
+    assert max(len(op.sample(0)) for _ in range(50)) == 3  # k = 3 versions per prompt
+    evo = make_operator(
+        OfflineEditor(0), None,
+        OperatorConfig(mode="evoprompting", evoprompting_children=2, evoprompting_parents=2),
+    )  # fmt: skip
+    evo.observe("s", seed, _ev(0.5), None)
+    ctx = StepContext(task="bfs", parent=ProgramView("s", seed))
+    for i in range(2):
+        asyncio.run(evo.propose(ctx, i))
+        evo.observe(f"c{i}", seed + f"\n# c{i}\n", _ev(0.6 + i / 10), types.SimpleNamespace())
+    asyncio.run(evo.propose(ctx, 2))  # the third proposal opens generation 1
+    assert evo.generation == 1 and [m.id for m in evo.parents] == ["c1", "c0"]
+    eoh = make_operator(OfflineEditor(0), None, OperatorConfig(mode="eoh", eoh_pop_size=2))
+    eoh.observe("s", seed, _ev(0.5), None)
+    asyncio.run(eoh.propose(StepContext(task="bfs", parent=ProgramView("s", seed)), 0))
+    assert len(eoh.plan) + 1 == 2  # a generation plans eoh_pop_size strategies
+
+
+@pytest.mark.parametrize("key", ["funsearch_islands", "evoprompting_shots", "eoh_pop_size"])
+@pytest.mark.parametrize("value", [0, -1, "4", True])
+def test_population_sizes_are_validated(key, value):
+    with pytest.raises(ValueError, match=f"operator.{key}: must be an integer >= 1"):
+        OperatorConfig(**{key: value})

@@ -27,6 +27,7 @@ from spark_jax.config.protocol import ConfigError, ProtocolConfig
 
 __all__ = [
     "check_int",
+    "BASELINE_SIZE_KEYS",
     "ArchiveConfig",
     "CascadeConfig",
     "CommandLLMConfig",
@@ -169,6 +170,19 @@ def check_int(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"{name}: must be an integer >= {minimum} (got {value!r})")
 
 
+# The baselines' population sizes (OperatorConfig keys; each an integer >= 1).
+BASELINE_SIZE_KEYS = (
+    "funsearch_islands",
+    "funsearch_functions_per_prompt",
+    "funsearch_reset_every",
+    "evoprompting_children",
+    "evoprompting_parents",
+    "evoprompting_shots",
+    "eoh_pop_size",
+    "eoh_parents",
+)
+
+
 class OperatorConfigError(ConfigError):
     """Bad operator configuration; the message names the key."""
 
@@ -185,6 +199,14 @@ class OperatorConfig:
       stagnation_window: k; failure_window: k' (RC signals).
       directive_max_chars: RC sanitization cap.
       seed: RNG seed of random factor choice (derived from the search's top-level seed).
+      funsearch_islands, funsearch_functions_per_prompt, funsearch_reset_every: FunSearch's
+        island count (its paper: 10), programs shown per prompt (k = 2) and the number of
+        evaluated programs between resets of the weaker half of the islands (FunSearch resets
+        every 4 hours of wall time; a count keeps small budgets reproducible).
+      evoprompting_children, evoprompting_parents, evoprompting_shots: EvoPrompting's children
+        per generation, parents kept per generation and few-shot examples per prompt.
+      eoh_pop_size, eoh_parents: EoH's population size (its paper: 20 for large budgets) and
+        parents shown to E1/E2.
     """
 
     mode: str = "spark"
@@ -195,6 +217,14 @@ class OperatorConfig:
     failure_window: int = 10
     directive_max_chars: int = 600
     seed: int = 0
+    funsearch_islands: int = 4
+    funsearch_functions_per_prompt: int = 2
+    funsearch_reset_every: int = 8
+    evoprompting_children: int = 4
+    evoprompting_parents: int = 4
+    evoprompting_shots: int = 2
+    eoh_pop_size: int = 4
+    eoh_parents: int = 2
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -208,8 +238,10 @@ class OperatorConfig:
             raise OperatorConfigError(
                 f"operator.use_rc: must be true or false (got {self.use_rc!r})"
             )
-        for key in ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars"):
-            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
+        counts = ("asr_retries", "stagnation_window", "failure_window", "directive_max_chars")
+        for key in counts + BASELINE_SIZE_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise OperatorConfigError(
                     f"operator.{key}: must be an integer >= 1 (got {getattr(self, key)!r})"
                 )

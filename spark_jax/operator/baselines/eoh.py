@@ -1,13 +1,13 @@
 """Evolution of Heuristics (EoH) as a baseline: thoughts and code evolved together.
 
 Every individual is an idea (one sentence, in braces) and its code. A generation draws
-`POP_SIZE` prompt strategies uniformly from E1, E2, M1, M2, M3 (EoH's `random.choices` over
+`eoh_pop_size` (operator key, default 4) prompt strategies uniformly from E1, E2, M1, M2, M3 (EoH's `random.choices` over
 operators with equal weights) and runs them in order; E1 (a totally different algorithm) and
-E2 (a new one motivated by the parents' common backbone idea) show `N_PARENTS` parents, M1
+E2 (a new one motivated by the parents' common backbone idea) show `eoh_parents` (2) parents, M1
 (a modified version), M2 (different parameter settings) and M3 (simplify components that may
 overfit, for OOD generalisation) show one. Parents are drawn by EoH's rank selection
 (weights 1 / (rank + 1 + |pop|), with replacement) from the population sorted best first.
-After a generation, population management keeps the `POP_SIZE` best distinct-score
+After a generation, population management keeps the `eoh_pop_size` best distinct-score
 individuals of population plus offspring.
 
 Not as EoH: the initial population is the shared seed program (EoH samples 2N programs with
@@ -38,8 +38,6 @@ from spark_jax.operator.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.offline import TransformNotApplicable, get_transform
 
 STRATEGIES = ("e1", "e2", "m1", "m2", "m3")
-POP_SIZE = 4
-N_PARENTS = 2
 SEED_THOUGHT = "The hand-written seed processor of this search."
 _THOUGHT = re.compile(r"\{([^{}]{8,})\}", re.DOTALL)
 
@@ -99,13 +97,13 @@ class EoHOperator(BaselineOperator):
         self.offspring.append(Member(program_id, source, score, macs, thought))
 
     def _manage(self) -> None:
-        """EoH's population management: best POP_SIZE of distinct scores."""
+        """EoH's population management: best `eoh_pop_size` of distinct scores."""
         seen, unique = set(), []
         for m in sorted([*self.population, *self.offspring], key=lambda m: -m.score):
             if m.score not in seen:
                 seen.add(m.score)
                 unique.append(m)
-        self.population, self.offspring = unique[:POP_SIZE], []
+        self.population, self.offspring = unique[: self.config.eoh_pop_size], []
         self.generation += 1
 
     def select(self, m: int) -> list[Member]:
@@ -129,9 +127,9 @@ class EoHOperator(BaselineOperator):
                 self._manage()
             else:
                 self.generation = 1
-            self.plan = self._rng.choices(STRATEGIES, k=POP_SIZE)
+            self.plan = self._rng.choices(STRATEGIES, k=self.config.eoh_pop_size)
         strategy = self.plan.pop(0)
-        parents = self.select(N_PARENTS if strategy in ("e1", "e2") else 1)
+        parents = self.select(self.config.eoh_parents if strategy in ("e1", "e2") else 1)
         parent = max(parents, key=lambda p: p.score)
         role = f"eoh-{strategy}"
         if not self.is_llm:

@@ -1,12 +1,13 @@
 """EvoPrompting (API variant) as a baseline: an evolutionary population loop whose crossover
 and mutation are few-shot prompts over sampled parents.
 
-Generations of `CHILDREN_PER_GENERATION` proposals: each prompt samples `K_SHOT` (2) parents
-from the current parents without replacement, shows them as few-shot examples sorted by
+Generations of `evoprompting_children` (operator key, default 4) proposals: each prompt samples
+`evoprompting_shots` (2) parents from the current parents without replacement, shows them as few-shot examples sorted by
 fitness ascending, each with its metrics, then target metrics for the new program (OOD above
 the best example, MACs at most 90% of the smallest) and asks for the program: a crossover
 prompt with two parents, a mutation prompt with one (while the population has one member).
-After a generation the parents become the `NUM_PARENTS` fittest of parents and children.
+After a generation the parents become the `evoprompting_parents` (4) fittest of parents and
+children.
 
 EvoPrompting also prompt-tunes the LM's soft prompt on each generation's fittest children;
 an API model exposes no soft prompt, so that step is left out (the API variant).
@@ -34,10 +35,6 @@ from spark_jax.operator.baselines.common import (
 from spark_jax.operator.editors import StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
-
-CHILDREN_PER_GENERATION = 4
-NUM_PARENTS = 4
-K_SHOT = 2
 
 
 class EvoPromptingOperator(BaselineOperator):
@@ -72,7 +69,7 @@ class EvoPromptingOperator(BaselineOperator):
     def _next_generation(self) -> None:
         pool = {m.id: m for m in [*self.parents, *self.children]}
         ranked = sorted(pool.values(), key=lambda m: (m.score, -m.macs), reverse=True)
-        self.parents = ranked[:NUM_PARENTS]
+        self.parents = ranked[: self.config.evoprompting_parents]
         self.children, self.proposed = [], 0
         self.generation += 1
 
@@ -102,10 +99,12 @@ class EvoPromptingOperator(BaselineOperator):
         )
 
     async def propose(self, ctx: StepContext, attempt: int) -> Child:
-        if self.proposed >= CHILDREN_PER_GENERATION:
+        if self.proposed >= self.config.evoprompting_children:
             self._next_generation()
         self.proposed += 1
-        shots = self._rng.sample(self.parents, min(K_SHOT, len(self.parents)))
+        shots = self._rng.sample(
+            self.parents, min(self.config.evoprompting_shots, len(self.parents))
+        )
         shots.sort(key=lambda m: m.score)
         parent = shots[-1]
         role = "evoprompting-crossover" if len(shots) > 1 else "evoprompting-mutation"

@@ -13,8 +13,9 @@ signature). The child joins the island it was prompted from. Every `reset_every`
 programs the weaker half of the islands (by best score, ties broken by tiny noise) is reset,
 each re-seeded with the best program of a random surviving island.
 
-Scaled down for small budgets: 4 islands (FunSearch: 10), reset by evaluated count (FunSearch:
-every 4 hours of wall time). Offline analogue (NOT an LLM): one catalogue transform on the
+Scaled down for small budgets by default (operator keys `funsearch_islands`,
+`funsearch_functions_per_prompt`, `funsearch_reset_every`): 4 islands (FunSearch: 10), reset by
+evaluated count, every 8 (FunSearch: every 4 hours of wall time). Offline analogue (NOT an LLM): one catalogue transform on the
 best shown version.
 """
 
@@ -39,9 +40,6 @@ from spark_jax.operator.editors import StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
-NUM_ISLANDS = 4
-FUNCTIONS_PER_PROMPT = 2
-RESET_EVERY = 8
 TEMPERATURE_INIT = 0.1
 TEMPERATURE_PERIOD = 30_000
 CLASS = "Processor"
@@ -127,7 +125,7 @@ class FunSearchOperator(BaselineOperator):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.islands: list[list[Member]] = [[] for _ in range(NUM_ISLANDS)]
+        self.islands: list[list[Member]] = [[] for _ in range(self.config.funsearch_islands)]
         self.pending: dict[str, int] = {}  # attempt -> island prompted from
         self.registered = 0
         self.last_reset = 0
@@ -156,7 +154,7 @@ class FunSearchOperator(BaselineOperator):
         island = self.pending.pop(str(proposal.attempt), 0)
         self.islands[island].append(member)
         self.registered += 1
-        if self.registered - self.last_reset >= RESET_EVERY:
+        if self.registered - self.last_reset >= self.config.funsearch_reset_every:
             self.last_reset = self.registered
             self.reset_islands()
 
@@ -181,7 +179,7 @@ class FunSearchOperator(BaselineOperator):
         n = len(members)
         temperature = TEMPERATURE_INIT * (1 - (n % TEMPERATURE_PERIOD) / TEMPERATURE_PERIOD)
         probs = _softmax(keys, temperature)
-        k = min(len(keys), FUNCTIONS_PER_PROMPT)
+        k = min(len(keys), self.config.funsearch_functions_per_prompt)
         chosen = []
         for key in self._rng.choices(keys, weights=probs, k=k):
             cluster = clusters[key]
@@ -205,7 +203,7 @@ class FunSearchOperator(BaselineOperator):
         )
 
     async def propose(self, ctx: StepContext, attempt: int) -> Child:
-        island = self._rng.randrange(NUM_ISLANDS)
+        island = self._rng.randrange(len(self.islands))
         self.pending[str(attempt)] = island
         versions = self.sample(island)
         parent = versions[-1]
