@@ -126,6 +126,9 @@ def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
         assert (out / "plots" / name).stat().st_size > 0
     plan = json.loads((out / compare.PLAN_FILE).read_text())
     assert plan["methods"] == ["fixed-act-sar", "eoh"] and plan["budget"] == 2
+    # Both searches shared one XLA compilation cache inside the comparison directory.
+    assert any((out / "xla-cache").iterdir())
+    assert "compile_cache_dir: ../../xla-cache" in (first / "config.yaml").read_text()
     # The same directory with another plan is refused, nothing run.
     code = cli.main(["compare", "--methods", "spark", "--seeds", "1", "--out", str(out)])
     assert code == 2

@@ -33,6 +33,9 @@ from spark_jax.util.resources import package_root
 __all__ = ["PLAN_FILE", "ComparePlan", "CompareError", "run_comparison", "run_status"]
 
 PLAN_FILE = "compare.json"
+# Every run's `executor.compile_cache_dir` unless the base config names one: relative to the
+# run directory OUT/METHOD/seed-S, so it is OUT/xla-cache and moves with the comparison.
+SHARED_COMPILE_CACHE = "../../xla-cache"
 
 
 class CompareError(ConfigError):
@@ -149,6 +152,11 @@ def _validated_configs(
         except ConfigError as e:
             raise CompareError(f"method {method.name}, seed {seed}: {e}") from None
         values["seed_program"] = cfg.seed_program  # absolute: runs start in their own dirs
+        if cfg.executor.compile_cache_dir is None:  # one XLA cache for the comparison: the
+            # seed program (and any program two runs share) compiles once, not once per run.
+            executor = dict(values.get("executor") or {})
+            executor["compile_cache_dir"] = SHARED_COMPILE_CACHE
+            values["executor"] = executor
         configs[(method.name, seed)] = values
     return configs
 
