@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import pathlib
+import shutil
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# One persistent XLA compilation cache for the session, inherited by every worker, sandbox and
+# CLI the tests start: a program that several tests train (the tiny seeds on bfs/dfs) compiles
+# once per session, as session fixtures do for in-process work. Fresh per session, so a test
+# run never reads compiles from an earlier one.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="spark-jax-test-xla-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 import pytest  # noqa: E402
 
