@@ -402,13 +402,16 @@ class LLMEditor(Editor):
         await self.backend.aclose()
 
 
-def make_editor(editor: EditorConfig, operator: OperatorConfig | None = None) -> Editor:
-    """The editor a config names: the offline rules, or an LLM backend (optionally recorded
-    to, or replayed from, a cassette). `operator` supplies the directive length cap."""
+def make_editor(
+    editor: EditorConfig, operator: OperatorConfig | None = None, family: str = "clrs"
+) -> Editor:
+    """The editor a config names: the offline rules (with task family `family`'s catalogue),
+    or an LLM backend (optionally recorded to, or replayed from, a cassette). `operator`
+    supplies the directive length cap."""
     if editor.kind == "offline":
-        from spark_jax.operator.offline import OfflineEditor
+        from spark_jax.operator.offline import OfflineEditor, family_catalogue
 
-        return OfflineEditor(seed=editor.seed)
+        return OfflineEditor(seed=editor.seed, catalogue=family_catalogue(family))
     from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
 
     if editor.replay:
