@@ -66,6 +66,7 @@ class StepContext:
     search_signals: str = "- none yet"
     macs_nodes: int = 16
     score_noise: str = noise_sentence(1)
+    contract: str = ""  # A task family's contract text ('': the CLRS processor contract).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,6 +299,7 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
         top_inspirations=program_views(ctx.top, ctx.parent),
         diverse_inspirations=program_views(ctx.diverse, ctx.parent),
         recent_outcomes=ctx.recent_outcomes,
+        contract_text=ctx.contract,
     )
 
 
