@@ -220,12 +220,16 @@ def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) ->
     """`cfg` pointed at another family and/or benchmark (what `--family`/`--benchmark` do),
     validated like the file keys; the CLRS default seed gives way to the family's."""
     values = cfg.to_dict()
-    if family is not None:
+    if family is not None and family != cfg.family:
         values["family"] = family
+        values["benchmark"] = None
+        shipped = (resources.asset_dir("processors"), resources.asset_dir("families"))
+        if any(pathlib.Path(cfg.seed_program).is_relative_to(d.resolve()) for d in shipped):
+            values["seed_program"] = None  # a shipped seed of the old family: the new default
     if benchmark is not None:
         values["benchmark"] = benchmark
-    if values["family"] != "clrs" and values["seed_program"] == DEFAULT_SEED_PROGRAM:
-        values["seed_program"] = None
+    if values["family"] == "clrs" and values["benchmark"] is not None:
+        values["task"] = values["benchmark"]
     return from_dict(values)
 
 
@@ -279,6 +283,10 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         raise ConfigError(f"search.benchmark: must be a benchmark name (got {benchmark!r})")
     task = values.get("task", "dfs")
     if family == "clrs" and benchmark is not None:
+        try:
+            check_task(benchmark)
+        except TaskError as e:
+            raise ConfigError(f"search.benchmark: {e}") from None
         if "task" in values and values["task"] != benchmark:
             raise ConfigError(
                 f"search.benchmark: {benchmark!r} differs from search.task {task!r} "
