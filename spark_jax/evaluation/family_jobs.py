@@ -17,9 +17,13 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.evaluation import cartpole_family  # noqa: F401 - registers 'cartpole'
-from spark_jax.evaluation import clrs_family  # noqa: F401 - registers 'clrs'
-from spark_jax.evaluation import cartpole_ppo, classify_data, classify_family
+from spark_jax.evaluation import (
+    cartpole_family,  # noqa: F401 - registers 'cartpole'
+    cartpole_ppo,
+    classify_data,
+    classify_family,
+    clrs_family,  # noqa: F401 - registers 'clrs'
+)
 from spark_jax.evaluation.record import Evaluation
 
 __all__ = [
@@ -136,4 +140,3 @@ def run_family_job(job: dict[str, Any]) -> Evaluation:
         family=fam.name,
         metrics=metrics,
     )
-

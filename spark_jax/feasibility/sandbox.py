@@ -65,9 +65,7 @@ class _Child(workers.ChildProcess):
 
 
 def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(options[k] for k in WARM_KEYS) + tuple(
-        options.get(k) for k in _FAMILY_WARM_KEYS
-    )
+    return tuple(options[k] for k in WARM_KEYS) + tuple(options.get(k) for k in _FAMILY_WARM_KEYS)
 
 
 def _failure(stage: str, failure_type: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -183,11 +181,7 @@ class SandboxWorker:
             child.warmed.add(key)
             return
         child.send(
-            {
-                "type": "warmup",
-                "source": program.read_text(encoding="utf-8"),
-                "options": options,
-            }
+            {"type": "warmup", "source": program.read_text(encoding="utf-8"), "options": options}
         )
         child.pending_warm = key
 

@@ -132,7 +132,7 @@ class _Run:
             job_id=job_id,
             source=source,
             program_name=name,
-            task=self.cfg.task,
+            task=self.cfg.target,
             protocol=self.cfg.fitness.selection_protocol(self.cfg.protocol).to_dict(),
             seed=self.cfg.seed,
             timeout_s=self.cfg.executor.timeout_s,
