@@ -171,3 +171,92 @@ def test_family_job_evaluation_is_deterministic_for_a_fixed_seed(shared):
     assert a.ood_score == b.ood_score and a.metrics == b.metrics and a.family == "classify"
     other = family_jobs.run_family_job({**job.to_dict(), "seed": 4})
     assert other.metrics != a.metrics  # the seed is used
+
+
+def _summary(run_dir: pathlib.Path) -> dict:
+    """What must be identical between an interrupted-and-resumed and an uninterrupted run."""
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        proposals = [
+            (p.attempt, p.status, p.factor, db.program_id(p.child_source or ""), p.diff)
+            for p in db.proposals()
+        ]
+        evals = sorted(
+            (e["proposal_attempt"] if e["proposal_attempt"] is not None else -1, e["program_id"])
+            + (e["ood_score"], e["macs"], e["status"])
+            for e in db.evaluations()
+        )
+        data = db.get_meta("data")
+    return dict(proposals=proposals, evaluations=evals, data=data)
+
+
+class _DyingExecutor:
+    """The shared executor, except that submitting job `die_on` stops the run (Ctrl-C)."""
+
+    def __init__(self, executor, die_on: str):
+        self.executor, self.die_on = executor, die_on
+
+    def submit(self, job):
+        if job.job_id == self.die_on:
+            raise KeyboardInterrupt("simulated kill")
+        return self.executor.submit(job)
+
+    def shutdown(self, wait: bool = True):
+        pass
+
+
+def test_interrupted_family_run_resumes_to_the_uninterrupted_result(runs, shared, tmp_path):
+    cfg, ref_dir, _ = runs["breast_cancer"]
+    worker, executor = shared
+    run_dir = tmp_path / "interrupted"
+    with pytest.raises(KeyboardInterrupt):
+        search.run_search(
+            cfg, run_dir, executor=_DyingExecutor(executor, "1"), checker=_checker(cfg, worker)
+        )
+    search.run_search(cfg, run_dir, resume=True, executor=executor, checker=_checker(cfg, worker))
+    assert _summary(run_dir) == _summary(ref_dir)
+
+
+@pytest.mark.slow
+def test_kill9_then_resume_a_family_run(tmp_path):
+    """The CLI search of a family killed with SIGKILL mid-search, then resumed."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    run_dir = tmp_path / "killed"
+    argv = ["search", "--family", "classify", "--benchmark", "breast_cancer"]
+    config = tmp_path / "c.yaml"
+    config.write_text("preset: tiny\nbudget: 3\nmax_attempts: 4\narchive: {num_islands: 2}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", *argv, "--config", str(config)]
+        + ["--run-dir", str(run_dir), "--no-progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    db_path = run_dir / search.DB_NAME
+    try:
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            try:
+                with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM proposals").fetchone()[0] >= 1:
+                        break
+            except sqlite3.OperationalError:
+                pass
+            assert proc.poll() is None, "search finished before it could be killed"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    cfg = search_config.load(run_dir / "config.yaml")
+    assert cfg.family == "classify" and cfg.benchmark == "breast_cancer"
+    result = search.run_search(cfg, run_dir, resume=True, command=["test", "--resume"])
+    assert result.evaluated == cfg.budget
+    with RunDB.open(db_path) as db:
+        attempts = [p.attempt for p in db.proposals()]
+        assert attempts == sorted(set(attempts))  # nothing recorded twice
+        assert db.get_meta("data")["benchmark"] == "breast_cancer"
