@@ -67,6 +67,35 @@ CASES = [
     ("bad-yaml", "budget: [1, 2", "not valid YAML"),
     ("seed-program-missing", "seed_program: /nonexistent/p.py", "search.seed_program"),
     ("replay-missing", "editor: {kind: llm, replay: /nonexistent/c.jsonl}", "search.editor"),
+    # Task families: the family, its benchmark and preset, and its seed program.
+    ("family-unknown", "family: vision", "search.family: unknown task family 'vision'"),
+    ("family-no-benchmark", "family: classify", "search.benchmark: required"),
+    ("clrs-benchmark-unknown", "benchmark: mnist1d", "search.benchmark: unknown CLRS task"),
+    (
+        "benchmark-of-another-family",
+        "family: classify\nbenchmark: cartpole_v1",
+        "search.benchmark: task family 'classify' has no benchmark 'cartpole_v1'",
+    ),
+    (
+        "family-preset-unknown",
+        "family: classify\nbenchmark: mnist1d\npreset: paper",
+        "search.preset: task family 'classify' has no preset 'paper'",
+    ),
+    (
+        "seed-program-of-another-family",
+        "family: classify\nbenchmark: mnist1d",
+        "defines no make_classifier(): not a program of the task family 'classify'",
+    ),
+    (
+        "family-dataset-not-cached",
+        "family: classify\nbenchmark: news20\nseed_program: mlp",
+        "search.benchmark: 20News not cached: fill",
+    ),
+    (
+        "family-cascade",
+        "family: cartpole\nbenchmark: cartpole_v1\ncascade: {threshold: 0.5}",
+        "search.cascade: CLRS-only",
+    ),
 ]
 
 
@@ -169,3 +198,19 @@ def test_resume_of_empty_or_corrupt_database(tmp_path, capsys, content, words):
     line = _error_line(capsys)
     assert words in line and "run.db" in line
     assert (run_dir / "run.db").read_bytes() == content  # left as it was
+
+
+@pytest.mark.parametrize(
+    "flags,words",
+    [
+        (["--family", "vision"], "search.family: unknown task family 'vision'"),
+        (["--family", "classify", "--benchmark", "dfs"], "has no benchmark 'dfs'"),
+        (["--benchmark", "mnist1d"], "search.benchmark: unknown CLRS task 'mnist1d'"),
+    ],
+    ids=["family", "benchmark-of-family", "clrs-benchmark"],
+)
+def test_bad_family_flags_are_one_line_exit_2_nothing_written(tmp_path, capsys, flags, words):
+    code, run_dir = _search(tmp_path, None, *flags)
+    line = _error_line(capsys)
+    assert code == 2 and words in line, line
+    assert not run_dir.exists()

@@ -1,4 +1,5 @@
-"""`spark-jax search [--config F] [--run-dir D] [--seed S]` and `spark-jax search --resume D`:
+"""`spark-jax search [--config F] [--run-dir D] [--seed S] [--family F --benchmark B]` and
+`spark-jax search --resume D`:
 run or continue a SPARK search, then write its report. With no arguments: the embedded
 default config (see `spark_jax.config.search`).
 
@@ -34,6 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="where to write the run (default: runs/<task>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
     p.add_argument("--seed", type=int, help="override the config's seed")
+    p.add_argument("--family", help="task family: clrs (default), classify, cartpole")
+    p.add_argument("--benchmark", help="the family's benchmark (e.g. mnist1d, cartpole_v1)")
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -43,10 +46,11 @@ def _resolve(args: argparse.Namespace):
     from spark_jax.config import search as search_config
 
     if args.resume:
-        if args.config or args.run_dir or args.seed is not None:
+        family_args = getattr(args, "family", None) or getattr(args, "benchmark", None)
+        if args.config or args.run_dir or args.seed is not None or family_args:
             raise UsageError(
                 "--resume takes the run's stored config: do not combine it "
-                "with --config, --run-dir or --seed"
+                "with --config, --run-dir, --seed, --family or --benchmark"
             )
         stored = pathlib.Path(args.resume) / "config.yaml"
         if not stored.is_file():
@@ -55,7 +59,10 @@ def _resolve(args: argparse.Namespace):
     cfg = search_config.load(args.config) if args.config else search_config.default_config()
     if args.seed is not None:
         cfg = search_config.with_seed(cfg, args.seed)
-    run_dir = args.run_dir or f"runs/{cfg.task}-{time.strftime('%Y%m%d-%H%M%S')}"
+    family, benchmark = getattr(args, "family", None), getattr(args, "benchmark", None)
+    if family is not None or benchmark is not None:
+        cfg = search_config.with_family(cfg, family, benchmark)
+    run_dir = args.run_dir or f"runs/{cfg.target}-{time.strftime('%Y%m%d-%H%M%S')}"
     return cfg, run_dir
 
 

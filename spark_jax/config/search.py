@@ -11,7 +11,9 @@ Example (every key optional):
     preset: smoke
     protocol: {train_steps: 200}        # overrides of the preset's fields
     seed: 0                             # the one seed: archive, editor and operator derive theirs
-    seed_program: processors/triplet_gmpnn.py
+    seed_program: processors/triplet_gmpnn.py   # a file, or a shipped seed's name
+    family: clrs                        # task family; others: classify, cartpole
+    benchmark: null                     # the family's benchmark (clrs: the task)
     budget: 4                           # evaluated candidates, the seed included
     max_attempts: 12                    # proposals, feasible or not
     editor: {kind: llm, llm: {kind: openai, base_url: http://127.0.0.1:8000/v1,
@@ -33,6 +35,12 @@ Fitness: `fitness.seeds` training seeds per candidate (mean OOD over them ranks 
 paper's protocol); `fitness.source` 'ood_test' selects on the official OOD test set (the
 paper), 'ood_val' on a separate OOD-size set drawn with `fitness.ood_val_seed`, the official
 test set then scoring only the final programs.
+
+Task families: `family` (default 'clrs') and `benchmark` (required for another family, e.g.
+`family: classify, benchmark: mnist1d`; for 'clrs' the CLRS task, same as `task`). For another
+family `preset` names the family's preset (tiny, smoke), `seed_program` a file or one of the
+family's shipped seeds (`mlp`, default), and the CLRS-only fitness source 'ood_val' and the
+cascade are refused. Whether the family has the benchmark is checked at the search's start.
 
 Section records live in `config.sections`; this module assembles and loads them.
 """
@@ -66,6 +74,8 @@ from spark_jax.util import resources
 
 __all__ = [
     "DEFAULT_SEED_PROGRAM",
+    "FAMILY_DEFAULT_SEED",
+    "family_names",
     "EDITOR_KINDS",
     "EXECUTOR_KINDS",
     "ArchiveConfig",
@@ -82,10 +92,12 @@ __all__ = [
     "default_config",
     "from_dict",
     "load",
+    "with_family",
     "with_seed",
 ]
 
 DEFAULT_SEED_PROGRAM = str(resources.seed_program_path("triplet_gmpnn"))
+FAMILY_DEFAULT_SEED = "mlp"  # The seed program of a non-CLRS family when none is named.
 # Sections whose RNG seed derives from the top-level seed.
 _SEEDED_SECTIONS = ("archive", "editor", "operator")
 
@@ -103,6 +115,8 @@ class SearchConfig:
         not), or None for no cap.
       editor, operator, archive, executor, feasibility, cascade, fitness: the section
         records.
+      family: task family ('clrs', or a family under `assets/families/`); benchmark: its
+        benchmark (None for 'clrs': `task`).
     """
 
     task: str = "dfs"
@@ -121,6 +135,13 @@ class SearchConfig:
     feasibility: FeasibilityConfig = FeasibilityConfig()
     cascade: CascadeConfig = CascadeConfig()
     fitness: FitnessConfig = FitnessConfig()
+    family: str = "clrs"
+    benchmark: str | None = None
+
+    @property
+    def target(self) -> str:
+        """What is evaluated: the family's benchmark, or the CLRS task."""
+        return self.benchmark or self.task
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data that `from_dict` reads back to an equal config (the run's snapshot)."""
@@ -189,10 +210,37 @@ def _section(cls, values: Any, path: str, **fixed: Any):
         raise ConfigError(f"{path}: {e}") from None
 
 
-def _resolve_program(path: str) -> str:
+def family_names() -> tuple[str, ...]:
+    """'clrs' and every family with shipped seeds under `assets/families/`."""
+    shipped = resources.asset_dir("families")
+    return ("clrs",) + tuple(sorted(d.name for d in shipped.iterdir() if d.is_dir()))
+
+
+def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) -> SearchConfig:
+    """`cfg` pointed at another family and/or benchmark (what `--family`/`--benchmark` do),
+    validated like the file keys; the CLRS default seed gives way to the family's."""
+    values = cfg.to_dict()
+    if family is not None and family != cfg.family:
+        values["family"] = family
+        values["benchmark"] = None
+        shipped = (resources.asset_dir("processors"), resources.asset_dir("families"))
+        if any(pathlib.Path(cfg.seed_program).is_relative_to(d.resolve()) for d in shipped):
+            values["seed_program"] = None  # a shipped seed of the old family: the new default
+    if benchmark is not None:
+        values["benchmark"] = benchmark
+    if values["family"] == "clrs" and values["benchmark"] is not None:
+        values["task"] = values["benchmark"]
+    return from_dict(values)
+
+
+def _resolve_program(path: str, family: str = "clrs") -> str:
     """An absolute path: as given, else relative to the working directory, else a shipped
-    seed of that file name."""
+    seed of that file name (of that name, for another family)."""
     p = pathlib.Path(path)
+    if family != "clrs":
+        shipped = resources.asset_dir("families") / family / f"{p.stem}.py"
+        if p.suffix in ("", ".py") and len(p.parts) == 1 and shipped.is_file():
+            return str(shipped.resolve())
     shipped = resources.asset_dir("processors") / p.name
     for candidate in [p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]:
         if candidate.is_file():
@@ -225,7 +273,26 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         raise ConfigError(
             f"search: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(names))}"
         )
+    family = values.get("family", "clrs")
+    if family not in family_names():
+        raise ConfigError(
+            f"search.family: unknown task family {family!r}; known: {', '.join(family_names())}"
+        )
+    benchmark = values.get("benchmark")
+    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark):
+        raise ConfigError(f"search.benchmark: must be a benchmark name (got {benchmark!r})")
     task = values.get("task", "dfs")
+    if family == "clrs" and benchmark is not None:
+        try:
+            check_task(benchmark)
+        except TaskError as e:
+            raise ConfigError(f"search.benchmark: {e}") from None
+        if "task" in values and values["task"] != benchmark:
+            raise ConfigError(
+                f"search.benchmark: {benchmark!r} differs from search.task {task!r} "
+                "(for the clrs family the benchmark is the task)"
+            )
+        task = benchmark
     try:
         check_task(task)
     except TaskError as e:
@@ -248,7 +315,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         preset=preset,
         protocol=protocol,
         seed=seed,
-        seed_program=_resolve_program(str(values.get("seed_program", DEFAULT_SEED_PROGRAM))),
+        seed_program=_seed_program(values.get("seed_program"), family),
         budget=_int("search.budget", values.get("budget", 4), 1),
         max_attempts=_int("search.max_attempts", values.get("max_attempts", 12), 1, optional=True),
         editor=_editor(values.get("editor"), seed),
@@ -258,9 +325,33 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         feasibility=_section(FeasibilityConfig, values.get("feasibility"), "search.feasibility"),
         cascade=_section(CascadeConfig, values.get("cascade"), "search.cascade"),
         fitness=_section(FitnessConfig, values.get("fitness"), "search.fitness"),
+        family=family,
+        benchmark=benchmark,
     )
     _check_fitness(cfg)
+    _check_family(cfg)
     return cfg
+
+
+def _seed_program(value: Any, family: str) -> str:
+    if value is None:
+        value = DEFAULT_SEED_PROGRAM if family == "clrs" else FAMILY_DEFAULT_SEED
+    return _resolve_program(str(value), family)
+
+
+def _check_family(cfg: SearchConfig) -> None:
+    """What a non-CLRS family cannot take: a missing benchmark, ood_val, the cascade."""
+    if cfg.family == "clrs":
+        return
+    if cfg.benchmark is None:
+        raise ConfigError(f"search.benchmark: required for the task family {cfg.family!r}")
+    if cfg.fitness.source != "ood_test":
+        raise ConfigError(
+            f"search.fitness.source: {cfg.fitness.source!r} is CLRS-only; task family "
+            f"{cfg.family!r} scores on its fixed test split ('ood_test')"
+        )
+    if cfg.cascade.active:
+        raise ConfigError(f"search.cascade: CLRS-only; not available for {cfg.family!r}")
 
 
 def _check_fitness(cfg: SearchConfig) -> None:

@@ -12,12 +12,15 @@ import dataclasses
 import pathlib
 from typing import Any
 
+from spark_jax import families
 from spark_jax import program as program_lib
 from spark_jax.evaluation import cartpole_ppo
 from spark_jax.util import resources
 
 __all__ = [
     "BENCHMARK",
+    "FAMILY",
+    "CartPoleFamily",
     "FACTORY",
     "NAME",
     "CartPoleEvaluation",
@@ -115,3 +118,63 @@ def evaluate_program(
         eval_episodes=cfg.eval_episodes,
         **dataclasses.asdict(result),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class CartPoleFamily:
+    """CartPole-v1 behind the task-family boundary (`spark_jax.families.TaskFamily`).
+
+    The score is test_return / 500; metrics are the paper's train and test returns.
+    """
+
+    name: str = NAME
+    benchmarks: tuple[str, ...] = (BENCHMARK,)
+    factory: str = FACTORY
+    presets: tuple[str, ...] = tuple(cartpole_ppo.PRESETS)
+
+    def seed_programs(self) -> dict[str, pathlib.Path]:
+        return seed_programs()
+
+    def contract_text(self) -> str:
+        return contract_text()
+
+    def _benchmark(self, benchmark: str) -> None:
+        if benchmark != BENCHMARK:
+            raise ValueError(f"unknown CartPole benchmark {benchmark!r}; known: {BENCHMARK}")
+
+    def check(self, source: str, benchmark: str, preset: str) -> str | None:
+        """In-process semantic check (the search runs it in the sandbox instead)."""
+        from spark_jax.feasibility import cartpole_check
+        from spark_jax.feasibility.stage_checks import CheckFailure
+
+        self._benchmark(benchmark)
+        try:
+            module = program_lib.load_module(program_lib.Program(source=source), FACTORY)
+            cartpole_check.build_and_check(module, cartpole_ppo.preset(preset).hidden, 3, {})
+        except program_lib.ProgramError as e:
+            return str(e)
+        except CheckFailure as e:
+            return f"{e.failure_type}: {e.reason}"
+        return None
+
+    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
+        self._benchmark(benchmark)
+        ev = evaluate_program(program_lib.Program(source=source), preset, seed)
+        metrics = {"train_return": ev.train_return, "test_return": ev.test_return}
+        return families.Evaluation(ev.score, metrics, ev.macs, ev.params, ev.train_seconds)
+
+    def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
+        self._benchmark(benchmark)
+        cfg = cartpole_ppo.preset(preset)
+        return dict(
+            env="gymnax CartPole-v1",
+            preset=preset,
+            train_seed=cfg.seed,
+            eval_seed=cfg.eval_seed,
+            eval_episodes=cfg.eval_episodes,
+            num_envs=cfg.num_envs,
+            total_timesteps=cfg.total_timesteps,
+        )
+
+
+FAMILY = families.register(CartPoleFamily())

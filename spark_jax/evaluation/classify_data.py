@@ -103,6 +103,8 @@ def _news20(preset: str, data_dir: pathlib.Path) -> Split:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     home = data_dir / "scikit_learn_data"
+    if not home.is_dir():  # sklearn would create it: a missing cache writes nothing
+        raise DataError(f"20News not cached: fill {home} (sklearn fetch_20newsgroups)")
     try:
         tr = fetch_20newsgroups(data_home=str(home), subset="train", download_if_missing=False)
         te = fetch_20newsgroups(data_home=str(home), subset="test", download_if_missing=False)

@@ -62,6 +62,9 @@ class EvalJob:
       timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
       seeds: training seeds (`seed`, `seed + 1`, ...) trained as one vmapped program; the
         evaluation then carries per-seed scores and their mean.
+      family, benchmark, family_preset: the task family ('clrs': `task` under `protocol`);
+        another family's job trains `benchmark` at its preset `family_preset` through the
+        family's `evaluate` (`family_jobs.run_family_job`).
     """
 
     job_id: str
@@ -74,6 +77,9 @@ class EvalJob:
     memory_mb: int | None = None
     cascade: tuple[float, float] | None = None
     seeds: int = 1
+    family: str = "clrs"
+    benchmark: str = ""
+    family_preset: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -47,6 +47,9 @@ class Evaluation:
       n_devices: devices the batch was sharded over.
       cascade_steps: steps of the cascade's first stage (None: no cascade).
       cascade_val_score: best validation score within the first stage.
+      family: the task family of a non-CLRS evaluation (None: CLRS); then `task` is the
+        family's benchmark, `ood_score` and `val_score` its score (higher is better), and
+        `metrics` its paper metrics (accuracy and loss, or train and test return).
       cascade_promoted: whether the candidate went on to the full training (None: no
         cascade); a candidate not promoted was scored after the first stage.
     """
@@ -81,6 +84,8 @@ class Evaluation:
     seeds: tuple[int, ...] | None = None
     seed_scores: tuple[float, ...] | None = None
     seed_val_scores: tuple[float, ...] | None = None
+    family: str | None = None
+    metrics: dict[str, float] | None = None
 
     @property
     def score_mean(self) -> float:

@@ -83,6 +83,17 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         from spark_jax.evaluation import evaluate
 
         cfg = config.from_dict(job["protocol"])
+        if job.get("family", "clrs") != "clrs":  # another task family: its own evaluate
+            from spark_jax.evaluation import family_jobs
+
+            ev = family_jobs.run_family_job(job)
+            return dict(
+                ok=True,
+                evaluation=_plain(ev.to_dict()),
+                error_type=None,
+                error="",
+                seconds=time.perf_counter() - start,
+            )
         cascade = job.get("cascade")
         k = int(job.get("seeds") or 1)  # older jobs carry no `seeds`: one
         seeds = k if k > 1 else None

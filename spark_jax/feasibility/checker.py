@@ -92,6 +92,9 @@ class CheckOptions:
       timeout_s: wall clock for the worker-side stages (warm worker; start-up excluded).
       memory_mb: memory a candidate may add above the warm worker's footprint.
       output_cap_bytes: cap on what a candidate prints and on a worker response.
+      family, family_spec: the task family ('clrs': the processor contract above) and, for
+        another family, its shapes as JSON (`feasibility.family_checks`).
+      warmup_program: the program the sandbox warms up on ('': the CLRS seed).
     """
 
     hidden_size: int = 128
@@ -106,6 +109,9 @@ class CheckOptions:
     timeout_s: float = 60.0
     memory_mb: int = 2048
     output_cap_bytes: int = 1 << 16
+    family: str = "clrs"
+    family_spec: str = ""
+    warmup_program: str = ""
 
     def __post_init__(self) -> None:
         for key in ("hidden_size", "batch", "nodes", "macs_nodes", "memory_mb", "output_cap_bytes"):

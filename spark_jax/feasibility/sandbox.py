@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import pathlib
 import shutil
 import sys
 import tempfile
@@ -36,6 +37,8 @@ __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS
 
 # Options that change the shapes a check compiles for (warm-up is per combination).
 WARM_KEYS = ("hidden_size", "use_ln", "nb_triplet_fts", "batch", "nodes", "macs_nodes")
+# Keys a task family adds (absent in older option dicts).
+_FAMILY_WARM_KEYS = ("family", "family_spec")
 _WARMUP_PROGRAM = resources.seed_program_path("triplet_gmpnn")
 _STDERR_TAIL = 8192
 _MIN_FRAME_CAP = 1 << 16
@@ -62,7 +65,7 @@ class _Child(workers.ChildProcess):
 
 
 def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(options[k] for k in WARM_KEYS)
+    return tuple(options[k] for k in WARM_KEYS) + tuple(options.get(k) for k in _FAMILY_WARM_KEYS)
 
 
 def _failure(stage: str, failure_type: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -173,15 +176,12 @@ class SandboxWorker:
         key = _warm_key(options)
         if key in child.warmed or child.pending_warm is not None:
             return
-        if not self.warmup or not _WARMUP_PROGRAM.is_file():
+        program = pathlib.Path(options.get("warmup_program") or _WARMUP_PROGRAM)
+        if not self.warmup or not program.is_file():
             child.warmed.add(key)
             return
         child.send(
-            {
-                "type": "warmup",
-                "source": _WARMUP_PROGRAM.read_text(encoding="utf-8"),
-                "options": options,
-            }
+            {"type": "warmup", "source": program.read_text(encoding="utf-8"), "options": options}
         )
         child.pending_warm = key
 

@@ -22,6 +22,7 @@ import time
 from typing import Any, Callable
 
 from spark_jax import workers
+from spark_jax.feasibility import family_checks
 from spark_jax.feasibility.stage_checks import (
     CheckFailure,
     check_semantic,
@@ -132,8 +133,10 @@ class _Runner:
     def _load(self, source: str, name: str):
         from spark_jax import program as program_lib
 
+        family = self.opts.get("family", "clrs")
+        factory = family_checks.FACTORIES.get(family, program_lib.FACTORY_NAME)
         try:
-            module = program_lib.load_module(program_lib.Program(source=source, name=name))
+            module = program_lib.load_module(program_lib.Program(source=source, name=name), factory)
         except program_lib.ProgramError as e:
             if e.__cause__ is None:  # Executed fine, but the factory is missing.
                 raise _MissingFactory(str(e)) from None
@@ -154,6 +157,8 @@ class _Runner:
             raise CheckFailure("interface", "missing_name", str(e)) from None
         self._check_watched(watched)
         self._leave()
+        if self.opts.get("family", "clrs") != "clrs":
+            return self._run_family(module, watched)
         self._enter("interface")
         proc = self._interface(module)
         self._leave()
@@ -170,6 +175,34 @@ class _Runner:
                 )
             )
         self.timings["budget"] = time.perf_counter() - self.stage_start
+
+    def _run_family(self, module, watched: dict[str, Any]) -> None:
+        """interface, semantic and budget of a non-CLRS task family's program."""
+        family, spec = family_checks.spec_of(self.opts)
+        self._enter("interface")
+        load_parent = None
+        if self.parent_source is not None:
+            load_parent = lambda: self._load_parent()  # noqa: E731
+        model = family_checks.check_interface(module, family, spec, load_parent)
+        self._leave()
+        self._enter("semantic")
+        family_checks.check_semantic(model, family, spec, int(self.opts["batch"]), self.info)
+        self._check_watched(watched)
+        self._leave()
+        self._enter("budget")  # Measured here; the parent compares the caps.
+        self.info["macs"] = family_checks.measure_macs(model, family, spec)
+        self.timings["budget"] = time.perf_counter() - self.stage_start
+
+    def _load_parent(self):
+        try:
+            return self._load(self.parent_source, "parent")
+        except (_MissingFactory, CheckFailure) as e:
+            raise CheckFailure(
+                "interface",
+                "parent_error",
+                f"parent program failed to load: {getattr(e, 'reason', e)}",
+                recycle=True,
+            ) from None
 
     def _check_watched(self, watched: dict[str, Any]) -> None:
         changed = _changed_modules(watched)

@@ -66,6 +66,7 @@ class StepContext:
     search_signals: str = "- none yet"
     macs_nodes: int = 16
     score_noise: str = noise_sentence(1)
+    contract: str = ""  # A task family's contract text ('': the CLRS processor contract).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,6 +299,7 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
         top_inspirations=program_views(ctx.top, ctx.parent),
         diverse_inspirations=program_views(ctx.diverse, ctx.parent),
         recent_outcomes=ctx.recent_outcomes,
+        contract_text=ctx.contract,
     )
 
 
@@ -402,13 +404,16 @@ class LLMEditor(Editor):
         await self.backend.aclose()
 
 
-def make_editor(editor: EditorConfig, operator: OperatorConfig | None = None) -> Editor:
-    """The editor a config names: the offline rules, or an LLM backend (optionally recorded
-    to, or replayed from, a cassette). `operator` supplies the directive length cap."""
+def make_editor(
+    editor: EditorConfig, operator: OperatorConfig | None = None, family: str = "clrs"
+) -> Editor:
+    """The editor a config names: the offline rules (with task family `family`'s catalogue),
+    or an LLM backend (optionally recorded to, or replayed from, a cassette). `operator`
+    supplies the directive length cap."""
     if editor.kind == "offline":
-        from spark_jax.operator.offline import OfflineEditor
+        from spark_jax.operator.offline import OfflineEditor, family_catalogue
 
-        return OfflineEditor(seed=editor.seed)
+        return OfflineEditor(seed=editor.seed, catalogue=family_catalogue(family))
     from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
 
     if editor.replay:

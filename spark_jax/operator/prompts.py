@@ -84,8 +84,11 @@ class PromptLibrary:
         values.setdefault("task_split", DEFAULT_SPLIT)
         values.setdefault("task_outputs", DEFAULT_OUTPUTS)
         values.setdefault("score_noise", noise_sentence(1))
+        family_contract = values.pop("contract_text", "")  # another task family's contract
         try:
-            values["contract"] = string.Template(self.contract).substitute(values)
+            values["contract"] = family_contract or string.Template(self.contract).substitute(
+                values
+            )
             return string.Template(self.templates[role]).substitute(values)
         except KeyError as e:
             raise PromptError(f"prompt {role!r} needs field {e.args[0]!r}") from None

@@ -30,7 +30,7 @@ from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import final_test, prompt_context, startup
+from spark_jax.search import family_setup, final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -92,6 +92,8 @@ class _Run:
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
+        self.family_fields = family_setup.job_fields(cfg)  # {} for CLRS
+        self.contract = family_setup.contract(cfg)
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
 
@@ -130,13 +132,14 @@ class _Run:
             job_id=job_id,
             source=source,
             program_name=name,
-            task=self.cfg.task,
+            task=self.cfg.target,
             protocol=self.cfg.fitness.selection_protocol(self.cfg.protocol).to_dict(),
             seed=self.cfg.seed,
             timeout_s=self.cfg.executor.timeout_s,
             memory_mb=self.cfg.executor.memory_mb,
             cascade=self._cascade,
             seeds=self.cfg.fitness.seeds,
+            **self.family_fields,
         )
 
     def _add(
@@ -244,8 +247,12 @@ class _Run:
 
         described = self.history.signals("ACTION").describe()
         summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
+        split, outputs = prompt_context.task_split(self.cfg.protocol), None
+        if self.family_fields:
+            split = prompt_context.family_split(self.db.get_meta("data") or {})
+            outputs = f"see the {self.cfg.family} contract"
         return StepContext(
-            task=self.cfg.task,
+            task=self.cfg.target,
             parent=view(parent),
             top=tuple(view(c) for c in top),
             diverse=tuple(view(c) for c in diverse),
@@ -253,11 +260,12 @@ class _Run:
             feasibility_summary=summary,
             island=island,
             parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
-            task_split=prompt_context.task_split(self.cfg.protocol),
-            task_outputs=prompt_context.task_outputs(self.cfg.task),
+            task_split=split,
+            task_outputs=outputs or prompt_context.task_outputs(self.cfg.task),
             search_signals=prompt_context.search_signals(self.history),
             macs_nodes=self.cfg.protocol.macs_nodes,
             score_noise=noise_sentence(self.cfg.fitness.seeds),
+            contract=self.contract,
         )
 
     async def propose(self, attempt: int) -> None:
@@ -352,14 +360,15 @@ def run_search(
     editor = startup.start_editor(
         cfg, run_dir, resume
     )  # everything checked before anything is written
-    lock, db = startup.open_run(cfg, run_dir, resume, command)
+    data = family_setup.check_family(cfg)  # the family's fixed split and seeds
+    lock, db = startup.open_run(cfg, run_dir, resume, command, data)
     own_executor = executor is None
     own_worker = None
     if checker is None:
         from spark_jax.feasibility import checker as feasibility
         from spark_jax.feasibility.sandbox import SandboxWorker
 
-        options = feasibility.CheckOptions.from_config(cfg.protocol, cfg.feasibility)
+        options = family_setup.check_options(cfg)  # CLRS sizes, or the family's shapes
         own_worker = SandboxWorker()
         # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
         # first proposal does not leave the evaluator idle.

@@ -8,7 +8,7 @@ from typing import Any
 from spark_jax.config.tasks import TASK_IO
 from spark_jax.search.candidate import Candidate
 
-__all__ = ["provenance", "search_signals", "task_outputs", "task_split"]
+__all__ = ["family_split", "provenance", "search_signals", "task_outputs", "task_split"]
 
 
 def provenance(parent: Candidate, best: Candidate | None, island: int) -> str:
@@ -94,3 +94,9 @@ def search_signals(history: Any) -> str:
         f"{described['failure_rate']}\n"
         f"- Dominant failure types: {described['dominant_failures']}"
     )
+
+
+def family_split(record: dict[str, Any]) -> str:
+    """A task family's fixed data split and seeds (its data record), in one sentence."""
+    items = ", ".join(f"{k}={v}" for k, v in record.items() if k not in ("family", "benchmark"))
+    return f"The data split and seeds are fixed for the whole search: {items or 'not recorded'}."

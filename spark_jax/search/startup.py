@@ -144,15 +144,22 @@ def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Edit
     if key_env:
         workers.register_secret_env(key_env)  # never handed to a candidate-running worker
     try:
-        editor = make_editor(cfg.editor, cfg.operator)
+        editor = make_editor(cfg.editor, cfg.operator, cfg.family)
     except (OSError, ValueError, RuntimeError) as e:  # e.g. a missing or corrupt cassette
         raise SearchUsageError(f"search.editor: {' '.join(str(e).split())}") from None
     preflight.preflight(cfg.editor)
     return editor
 
 
-def open_run(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool, command):
-    """Locks the run directory and opens its database (fresh: writes config and database)."""
+def open_run(
+    cfg: SearchConfig,
+    run_dir: pathlib.Path,
+    resume: bool,
+    command,
+    data: dict[str, Any] | None = None,
+):
+    """Locks the run directory and opens its database (fresh: writes config and database,
+    with `data`, the task family's fixed split and seeds, under the meta key 'data')."""
     lock = lock_run_dir(run_dir, create=not resume)
     try:
         db_path = run_dir / DB_NAME
@@ -172,7 +179,9 @@ def open_run(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool, command):
         meta = dict(
             config=cfg.to_dict(),
             seed=cfg.seed,
-            task=cfg.task,
+            task=cfg.target,
+            family=cfg.family,
+            data=data,
             preset=cfg.protocol.name,
             editor=cfg.editor.kind,
             operator_variant=cfg.operator.variant,

@@ -27,6 +27,7 @@ from spark_jax.operator.offline.roles import (
 from spark_jax.operator.offline.transforms import (
     CATALOGUE,
     applicable_transforms,
+    family_catalogue,
     get_transform,
     transforms_for,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "Transform",
     "TransformNotApplicable",
     "applicable_transforms",
+    "family_catalogue",
     "get_transform",
     "transforms_for",
 ]

@@ -1,7 +1,8 @@
 """The offline editor's SAR catalogue: real, scoped code transforms on Flax processors.
 
 `CATALOGUE` holds every transform (OPERATOR ones in `transforms_operator`, ACTION ones in
-`transforms_action`); each is a `Transform` record that edits one region with libcst and
+`transforms_action`); `family_catalogue` gives another task family's (classifiers:
+`transforms_classifier`, policies: `transforms_policy`); each is a `Transform` record that edits one region with libcst and
 checks its own locality. Look-ups are by name; unknown names raise ValueError.
 """
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 from spark_jax.operator.offline.base import MAGNITUDES, Transform, TransformNotApplicable
 from spark_jax.operator.offline.transforms_action import ACTION_TRANSFORMS
+from spark_jax.operator.offline.transforms_classifier import CLASSIFIER_TRANSFORMS
 from spark_jax.operator.offline.transforms_operator import OPERATOR_TRANSFORMS
+from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
 from spark_jax.program import regions
 
 __all__ = [
@@ -20,11 +23,28 @@ __all__ = [
     "get_transform",
     "transforms_for",
     "applicable_transforms",
+    "family_catalogue",
 ]
 
 CATALOGUE: tuple[Transform, ...] = OPERATOR_TRANSFORMS + ACTION_TRANSFORMS
 _BY_NAME = {t.name: t for t in CATALOGUE}
 assert len(_BY_NAME) == len(CATALOGUE), "duplicate transform names"
+# Each task family's catalogue: graph processors, classifiers, policies.
+_FAMILY_CATALOGUES = {
+    "clrs": CATALOGUE,
+    "classify": CLASSIFIER_TRANSFORMS,
+    "cartpole": POLICY_TRANSFORMS,
+}
+
+
+def family_catalogue(family: str) -> tuple[Transform, ...]:
+    """The transforms for programs of task family `family`; ValueError for an unknown one."""
+    if family not in _FAMILY_CATALOGUES:
+        raise ValueError(
+            f"no offline catalogue for task family {family!r}; known: "
+            f"{', '.join(_FAMILY_CATALOGUES)}"
+        )
+    return _FAMILY_CATALOGUES[family]
 
 
 def get_transform(name: str) -> Transform:

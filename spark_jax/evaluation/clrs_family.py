@@ -1,0 +1,72 @@
+"""The CLRS processors as a task family: a thin adapter over the existing CLRS code.
+
+Implements `spark_jax.families.TaskFamily` by delegation, with no behaviour of its own: seeds
+are the shipped processor ports (`assets/processors/`), the contract is the processor
+contract of the prompts (`assets/prompts/contract.md`, a template the operator fills per
+parent), the check is `feasibility.check_program` at the preset's processor sizes, and the
+evaluation is `evaluate.evaluate_program` (score: OOD score; metrics: OOD and validation
+scores). Benchmarks are the CLRS task names; presets the protocol presets. The search's CLRS
+path calls the same functions directly (see `family_jobs`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+from spark_jax import families
+from spark_jax import program as program_lib
+from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.tasks import TASKS, check_task
+from spark_jax.util import resources
+
+__all__ = ["FAMILY", "ClrsFamily"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ClrsFamily:
+    """CLRS algorithmic reasoning behind the task-family boundary."""
+
+    name: str = "clrs"
+    benchmarks: tuple[str, ...] = TASKS
+    factory: str = program_lib.FACTORY_NAME
+    presets: tuple[str, ...] = tuple(protocol_lib.PRESETS)
+
+    def seed_programs(self) -> dict[str, pathlib.Path]:
+        return resources.seed_programs()
+
+    def contract_text(self) -> str:
+        return (resources.asset_dir("prompts") / "contract.md").read_text("utf-8").strip()
+
+    def check(self, source: str, benchmark: str, preset: str) -> str | None:
+        from spark_jax.feasibility import checker
+
+        check_task(benchmark)
+        options = checker.CheckOptions.from_protocol(protocol_lib.get_preset(preset))
+        report = checker.check_program(source, options=options)
+        return None if report.feasible else f"{report.failure_type}: {report.reason}"
+
+    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
+        from spark_jax.evaluation import evaluate
+
+        cfg = protocol_lib.get_preset(preset)
+        ev = evaluate.evaluate_program(program_lib.Program(source=source), benchmark, cfg, seed)
+        metrics = {"ood_score": ev.ood_score, "val_score": ev.val_score}
+        return families.Evaluation(ev.ood_score, metrics, ev.macs, ev.params, ev.train_seconds)
+
+    def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
+        cfg = protocol_lib.get_preset(preset)
+        return dict(
+            source="clrs.build_sampler (generated, no download)",
+            task=check_task(benchmark),
+            train_lengths=list(cfg.train_lengths),
+            val_length=cfg.validation_length,
+            val_samples=cfg.val_samples,
+            test_length=cfg.test_length,
+            test_samples=cfg.test_samples,
+            test_seed=cfg.test_seed,
+        )
+
+
+FAMILY = families.register(ClrsFamily())

@@ -1,0 +1,142 @@
+"""Task families on the search's path: registry, check options and evaluation jobs.
+
+Importing this module registers every shipped family (CLRS, classification, CartPole) with
+`spark_jax.families`. The search asks it for a family's sandbox check options
+(`check_options`), its data record (`data_record`), and the worker runs a family's
+`EvalJob` through `run_family_job`, which wraps the family's `families.Evaluation` into the
+run database's `record.Evaluation` (score as the OOD score the archive ranks by, MACs as the
+MACs descriptor, the paper metrics in `metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+from typing import Any
+
+from spark_jax import families
+from spark_jax import program as program_lib
+from spark_jax.evaluation import (
+    cartpole_family,  # noqa: F401 - registers 'cartpole'
+    cartpole_ppo,
+    classify_data,
+    classify_family,
+    clrs_family,  # noqa: F401 - registers 'clrs'
+)
+from spark_jax.evaluation.record import Evaluation
+
+__all__ = [
+    "DEFAULT_SEEDS",
+    "check_benchmark",
+    "check_options",
+    "data_record",
+    "get",
+    "resolve_seed",
+    "run_family_job",
+]
+
+# The seed program a family's search starts from when none is named.
+DEFAULT_SEEDS = {"classify": "mlp", "cartpole": "mlp"}
+
+
+def get(name: str) -> families.TaskFamily:
+    """The registered family `name`; ValueError naming the known ones."""
+    return families.get(name)
+
+
+def check_benchmark(family: families.TaskFamily, benchmark: str, preset: str) -> None:
+    """Raises ValueError unless `family` runs `benchmark` at `preset`."""
+    if benchmark not in family.benchmarks:
+        raise ValueError(
+            f"task family {family.name!r} has no benchmark {benchmark!r}; "
+            f"known: {', '.join(family.benchmarks)}"
+        )
+    if preset not in family.presets:
+        raise ValueError(
+            f"task family {family.name!r} has no preset {preset!r}; "
+            f"known: {', '.join(family.presets)}"
+        )
+
+
+def resolve_seed(family: families.TaskFamily, seed_program: str | None) -> pathlib.Path | None:
+    """A shipped seed of `family` by name (or the family default for None); None if the
+    name is not one of its seeds (then it is a file path)."""
+    seeds = family.seed_programs()
+    name = DEFAULT_SEEDS.get(family.name) if seed_program is None else seed_program
+    return pathlib.Path(seeds[name]) if name in seeds else None
+
+
+def check_options(family: str, benchmark: str, preset: str) -> dict[str, Any]:
+    """CheckOptions fields for a non-CLRS family's sandbox check: its shapes (as JSON) and
+    its default seed as the warm-up program. Loads the data for a classification family."""
+    fam = get(family)
+    if family == "classify":
+        split = classify_data.load(benchmark, preset, getattr(fam, "data_dir", "data"))
+        spec = dict(
+            features=int(split.x_train.shape[1]),
+            num_classes=int(split.num_classes),
+            hidden=classify_family.PRESETS[preset].hidden,
+        )
+    elif family == "cartpole":
+        spec = dict(hidden=cartpole_ppo.preset(preset).hidden)
+    else:
+        raise ValueError(f"task family {family!r} has no sandbox spec (CLRS uses the protocol)")
+    warmup = resolve_seed(fam, None)
+    return dict(
+        family=family,
+        family_spec=json.dumps(spec, sort_keys=True),
+        warmup_program=str(warmup) if warmup else "",
+    )
+
+
+def data_record(family: str, benchmark: str, preset: str) -> dict[str, Any]:
+    """The family's fixed data split and seeds, JSON-able, with the family and benchmark."""
+    record = dict(get(family).data_record(benchmark, preset))
+    return {**record, "family": family, "benchmark": benchmark, "preset": preset}
+
+
+def run_family_job(job: dict[str, Any]) -> Evaluation:
+    """Trains and scores one `EvalJob.to_dict()` of a non-CLRS family (all its seeds)."""
+    fam = get(job["family"])
+    benchmark, preset = job["benchmark"], job["family_preset"]
+    k = int(job.get("seeds") or 1)
+    seeds = tuple(int(job["seed"]) + i for i in range(k))
+    results = [fam.evaluate(job["source"], benchmark, preset, s) for s in seeds]
+    first = results[0]
+    scores = tuple(float(r.score) for r in results)
+    mean = math.fsum(scores) / len(scores)
+    metrics = {
+        name: math.fsum(float(r.metrics[name]) for r in results) / len(results)
+        for name in first.metrics
+    }
+    program = program_lib.Program(source=job["source"], name=job["program_name"])
+    seconds = math.fsum(r.train_seconds for r in results)
+    return Evaluation(
+        task=benchmark,
+        preset=preset,
+        seed=seeds[0],
+        program=program.name,
+        program_sha256=program.sha256,
+        ood_score=mean,
+        val_score=mean,
+        best_step=0,
+        params=int(first.params),
+        model_params=int(first.params),
+        macs=int(first.macs),
+        macs_nodes=0,
+        train_seconds=seconds,
+        compile_seconds=0.0,
+        init_seconds=0.0,
+        steps=0,
+        final_loss=float(metrics.get("loss", float("nan"))),
+        steps_per_second=0.0,
+        peak_rss_mb=None,
+        device_peak_mb=None,
+        n_devices=1,
+        seeds=seeds if k > 1 else None,
+        seed_scores=scores if k > 1 else None,
+        seed_val_scores=scores if k > 1 else None,
+        family=fam.name,
+        metrics=metrics,
+    )

@@ -1,0 +1,108 @@
+"""The run report's section for a non-CLRS task family: paper metrics and reference rows.
+
+A family run stores its family and data record in `run_meta` and each evaluation's paper
+metrics (accuracy and loss, or train and test return) in its evaluation record. This section
+prints them for the seed and the best evaluated program, then the paper's rows for the same
+benchmark from `reference/extra_benchmarks.csv`, labelled with the paper's protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any, Mapping
+
+from spark_jax.report import reference
+
+__all__ = ["PAPER_KEYS", "family_lines", "paper_key"]
+
+# Our benchmark name -> its key in extra_benchmarks.csv (MNIST-1D: per backbone).
+PAPER_KEYS = {
+    "mnist1d": "mnist1d_{seed}",
+    "breast_cancer": "breast_cancer_wisconsin",
+    "news20": "20news",
+    "mice_protein": "mice_protein",
+    "cartpole_v1": "cartpole_v1",
+}
+_METRIC_COLUMNS = {"accuracy": "accuracy (%)", "loss": "loss"}
+
+
+def paper_key(benchmark: str, seed_program: str | None) -> str | None:
+    """The benchmark's key in the paper's table (None when it has no row)."""
+    key = PAPER_KEYS.get(benchmark)
+    if key is None:
+        return None
+    return key.format(seed=pathlib.Path(seed_program or "").stem)
+
+
+def _metrics(row: Mapping[str, Any] | None) -> dict[str, float]:
+    if not row or not row.get("evaluation_json"):
+        return {}
+    return dict(json.loads(row["evaluation_json"]).get("metrics") or {})
+
+
+def _cell(name: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{100 * value:.2f}" if name == "accuracy" else f"{value:.4g}"
+
+
+def family_lines(
+    meta: Mapping[str, Any],  # `accounting.read_meta`: flattened to dotted keys
+    seed: Mapping[str, Any] | None,
+    best: Mapping[str, Any] | None,
+) -> list[str]:
+    """Markdown lines of the family section ([] for a CLRS run)."""
+    family = meta.get("family")
+    if not family or family == "clrs":
+        return []
+    benchmark = meta.get("task")
+    data = {k[5:]: v for k, v in meta.items() if k.startswith("data.")}  # flattened meta
+    editor = "offline editor, not an LLM" if meta.get("editor") == "offline" else "LLM editor"
+    lines = [
+        f"## Task family `{family}`: benchmark `{benchmark}` (preset `{meta.get('preset')}`, "
+        f"{editor})",
+        "",
+        "Fixed data split and seeds (stored in run_meta 'data'): "
+        + (", ".join(f"{k}={v}" for k, v in data.items()) or "not recorded")
+        + ".",
+        "",
+    ]
+    pair = [("seed", seed), ("best evaluated candidate", best)]
+    names = sorted({k for _, row in pair for k in _metrics(row)})
+    header = ["program", "id", "score"] + [_METRIC_COLUMNS.get(n, n) for n in names]
+    header += ["MACs (K, one example)", "params", "train (s)"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, row in pair:
+        if row is None:
+            lines.append(f"| {label} |" + " — |" * (len(header) - 1))
+            continue
+        m = _metrics(row)
+        cells = [label, f"`{row['program_id']}`", f"{row['ood_score']:.4f}"]
+        cells += [_cell(n, m.get(n)) for n in names]
+        macs = row.get("macs")
+        cells += [
+            "—" if macs is None else f"{macs / 1000:.2f}",
+            str(row.get("params")),
+            f"{row.get('train_seconds') or 0:.1f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    key = paper_key(str(benchmark), meta.get("config.seed_program"))
+    rows = [r for r in reference.extra_benchmarks() if r.benchmark == key]
+    lines += ["", f"### Paper reference figures for `{key}` ({reference.paper_label()})", ""]
+    if not rows:
+        lines.append("The paper reports no row for this benchmark and seed program.")
+        return lines + [""]
+    methods = list(rows[0].values)
+    lines += ["| metric | " + " | ".join(methods) + " |", "|" + "---|" * (len(methods) + 1)]
+    for r in rows:
+        cells = ["—" if r.values[m] is None else f"{r.values[m]:g}" for m in methods]
+        lines.append(f"| {r.metric} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "The paper's rows were measured under its own protocol (full training, its search "
+        "budget, an LLM editor); ours under the preset above. They are not comparable "
+        "numbers, only the targets.",
+        "",
+    ]
+    return lines

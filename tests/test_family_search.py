@@ -1,0 +1,261 @@
+"""Task families through the search: a tiny offline search per family end to end, the
+search's own feasibility pipeline (sandbox child) on bad candidates of each family, resume of
+a finished family run, and deterministic evaluation through the worker's job path.
+
+One sandbox worker and one local executor serve every search here (compile and import once).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from spark_jax.config import search as search_config
+from spark_jax.evaluation import family_jobs
+from spark_jax.evaluation.executors import EvalJob, LocalExecutor
+from spark_jax.feasibility import checker as feasibility
+from spark_jax.feasibility.sandbox import SandboxWorker
+from spark_jax.report import tables
+from spark_jax.search import family_setup
+from spark_jax.search import loop as search
+from spark_jax.search.rundb import RunDB
+
+CASES = {
+    "mnist1d": dict(family="classify", benchmark="mnist1d", seed_program="cnn", budget=2),
+    "breast_cancer": dict(family="classify", benchmark="breast_cancer", budget=3),
+    "cartpole": dict(family="cartpole", benchmark="cartpole_v1", budget=2),
+}
+
+
+def _config(name: str):
+    values = dict(preset="tiny", max_attempts=4, archive={"num_islands": 2}, **CASES[name])
+    values["executor"] = {"timeout_s": 600}
+    values["feasibility"] = {"timeout_s": 120}
+    return search_config.from_dict(values)
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """(sandbox worker, executor) shared by every family search of this module."""
+    worker = SandboxWorker()
+    executor = LocalExecutor(num_workers=1, timeout_s=600)
+    yield worker, executor
+    executor.shutdown(wait=False)
+    worker.close()
+
+
+def _checker(cfg, worker):
+    """The search's feasibility pipeline: `check_program` in the sandbox child, with the
+    options `run_search` builds for this family."""
+    options = family_setup.check_options(cfg)
+
+    def check(child, parent, factor):
+        return feasibility.check_program(
+            child, parent_source=parent, factor=factor, options=options, worker=worker
+        )
+
+    return check
+
+
+@pytest.fixture(scope="module")
+def runs(shared, tmp_path_factory):
+    """One finished tiny offline search per family case."""
+    worker, executor = shared
+    out = {}
+    for name in CASES:
+        cfg = _config(name)
+        run_dir = tmp_path_factory.mktemp("family") / name
+        result = search.run_search(
+            cfg, run_dir, command=["test"], executor=executor, checker=_checker(cfg, worker)
+        )
+        out[name] = (cfg, run_dir, result)
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tiny_offline_search_completes_with_family_records(runs, name):
+    cfg, run_dir, result = runs[name]
+    assert result.evaluated == cfg.budget  # the seed included
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        assert db.get_meta("family") == cfg.family
+        data = db.get_meta("data")
+        assert data["benchmark"] == cfg.benchmark and data["preset"] == "tiny"
+        evals = db.evaluations()
+        proposals = db.proposals()
+    assert all(e["status"] == "ok" for e in evals), [e["error"] for e in evals]
+    records = [json.loads(e["evaluation_json"]) for e in evals]
+    wanted = {"accuracy", "loss"} if cfg.family == "classify" else {"test_return", "train_return"}
+    for rec, row in zip(records, evals):
+        assert rec["family"] == cfg.family and set(rec["metrics"]) == wanted
+        assert row["task"] == cfg.benchmark and row["macs"] > 0
+    # The offline editor made feasible children that differ from the seed (and each other).
+    sources = {p.child_source for p in proposals if p.feasible}
+    assert len(sources) >= 1 and pathlib.Path(cfg.seed_program).read_text() not in sources
+    assert all(p.editor == "offline-rules" and not p.is_llm for p in proposals)
+    report = tables.write_report(run_dir).report.read_text()
+    assert f"Task family `{cfg.family}`" in report and "Paper reference figures" in report
+    assert "offline editor, not an LLM" in report
+
+
+def test_the_prompt_carries_the_family_contract_not_the_clrs_one(runs):
+    cfg, run_dir, _ = runs["breast_cancer"]
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        parent = db.program_source(db.proposals()[0].parent_id)
+    assert "make_classifier" in parent
+    assert "logits" in family_setup.contract(cfg) and "adj_mat" not in family_setup.contract(cfg)
+
+
+def test_resuming_a_finished_family_run_adds_nothing(runs, shared):
+    cfg, run_dir, result = runs["breast_cancer"]
+    worker, executor = shared
+    again = search.run_search(
+        cfg, run_dir, resume=True, executor=executor, checker=_checker(cfg, worker)
+    )
+    assert (again.evaluated, again.attempts, again.best_ood) == (
+        result.evaluated,
+        result.attempts,
+        result.best_ood,
+    )
+
+
+BAD = {
+    # (case, region statement to replace, replacement, failure type)
+    "classify-shape": (
+        "breast_cancer",
+        "return self.out(h)  # [B, C]",
+        "return self.out(h)[:, :1]  # [B, 1]",
+        "shape_mismatch",
+    ),
+    "classify-nan": (
+        "mnist1d",
+        "return self.out(h)  # [B, C]",
+        "return self.out(h) * jnp.nan  # [B, C]",
+        "non_finite",
+    ),
+    "cartpole-shape": (
+        "cartpole",
+        "return logits, value",
+        "return logits[:, :1], value",
+        "shape_mismatch",
+    ),
+    "cartpole-nan": (
+        "cartpole",
+        "return logits, value",
+        "return logits * jnp.nan, value",
+        "non_finite",
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+def test_search_pipeline_rejects_bad_family_candidates(shared, bad):
+    name, old, new, failure_type = BAD[bad]
+    cfg = _config(name)
+    parent = pathlib.Path(cfg.seed_program).read_text()
+    assert old in parent, old
+    child = parent.replace(old, new, 1)
+    report = _checker(cfg, shared[0])(child, parent, "ACTION")
+    assert not report.feasible and report.failure_stage == "semantic", report
+    assert report.failure_type == failure_type, report.reason
+    assert _checker(cfg, shared[0])(parent, None, None).feasible
+
+
+def test_family_job_evaluation_is_deterministic_for_a_fixed_seed(shared):
+    cfg = _config("breast_cancer")
+    source = pathlib.Path(cfg.seed_program).read_text()
+    job = EvalJob("j", source, "seed", cfg.target, cfg.protocol.to_dict(), 3)
+    job = job.__class__(**{**job.to_dict(), **family_setup.job_fields(cfg)})
+    a, b = (family_jobs.run_family_job(job.to_dict()) for _ in range(2))
+    assert a.ood_score == b.ood_score and a.metrics == b.metrics and a.family == "classify"
+    assert a.task == "breast_cancer" and a.seed == 3 and a.macs > 0
+
+
+def _summary(run_dir: pathlib.Path) -> dict:
+    """What must be identical between an interrupted-and-resumed and an uninterrupted run."""
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        proposals = [
+            (p.attempt, p.status, p.factor, db.program_id(p.child_source or ""), p.diff)
+            for p in db.proposals()
+        ]
+        evals = sorted(
+            (e["proposal_attempt"] if e["proposal_attempt"] is not None else -1, e["program_id"])
+            + (e["ood_score"], e["macs"], e["status"])
+            for e in db.evaluations()
+        )
+        data = db.get_meta("data")
+    return dict(proposals=proposals, evaluations=evals, data=data)
+
+
+class _DyingExecutor:
+    """The shared executor, except that submitting job `die_on` stops the run (Ctrl-C)."""
+
+    def __init__(self, executor, die_on: str):
+        self.executor, self.die_on = executor, die_on
+
+    def submit(self, job):
+        if job.job_id == self.die_on:
+            raise KeyboardInterrupt("simulated kill")
+        return self.executor.submit(job)
+
+    def shutdown(self, wait: bool = True):
+        pass
+
+
+def test_interrupted_family_run_resumes_to_the_uninterrupted_result(runs, shared, tmp_path):
+    cfg, ref_dir, _ = runs["breast_cancer"]
+    worker, executor = shared
+    run_dir = tmp_path / "interrupted"
+    with pytest.raises(KeyboardInterrupt):
+        search.run_search(
+            cfg, run_dir, executor=_DyingExecutor(executor, "1"), checker=_checker(cfg, worker)
+        )
+    search.run_search(cfg, run_dir, resume=True, executor=executor, checker=_checker(cfg, worker))
+    assert _summary(run_dir) == _summary(ref_dir)
+
+
+@pytest.mark.slow
+def test_kill9_then_resume_a_family_run(tmp_path):
+    """The CLI search of a family killed with SIGKILL mid-search, then resumed."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    run_dir = tmp_path / "killed"
+    argv = ["search", "--family", "classify", "--benchmark", "breast_cancer"]
+    config = tmp_path / "c.yaml"
+    config.write_text("preset: tiny\nbudget: 3\nmax_attempts: 4\narchive: {num_islands: 2}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spark_jax.cli", *argv, "--config", str(config)]
+        + ["--run-dir", str(run_dir), "--no-progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    db_path = run_dir / search.DB_NAME
+    try:
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            try:
+                with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM proposals").fetchone()[0] >= 1:
+                        break
+            except sqlite3.OperationalError:
+                pass
+            assert proc.poll() is None, "search finished before it could be killed"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    cfg = search_config.load(run_dir / "config.yaml")
+    assert cfg.family == "classify" and cfg.benchmark == "breast_cancer"
+    result = search.run_search(cfg, run_dir, resume=True, command=["test", "--resume"])
+    assert result.evaluated == cfg.budget
+    with RunDB.open(db_path) as db:
+        attempts = [p.attempt for p in db.proposals()]
+        assert attempts == sorted(set(attempts))  # nothing recorded twice
+        assert db.get_meta("data")["benchmark"] == "breast_cancer"
