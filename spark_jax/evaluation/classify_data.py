@@ -9,6 +9,7 @@ the data dir and never downloaded here: a missing cache is a one-line error nami
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 from typing import Any
 
@@ -141,8 +142,19 @@ def _mice_protein(preset: str, data_dir: pathlib.Path) -> Split:
     return _split("mice_protein", x, y, preset, f"{path} (mean-imputed)")
 
 
-def load(benchmark: str, preset: str, data_dir: str | pathlib.Path = "data") -> Split:
-    """The fixed split of `benchmark` at `preset`; raises DataError naming the bad value."""
+# Where the downloaded datasets (20News, Mice Protein) are cached when no directory is given.
+DATA_DIR_ENV = "SPARK_JAX_DATA_DIR"
+
+
+def data_dir_default() -> pathlib.Path:
+    """$SPARK_JAX_DATA_DIR, else ./data (relative to the working directory)."""
+    return pathlib.Path(os.environ.get(DATA_DIR_ENV) or "data")
+
+
+def load(benchmark: str, preset: str, data_dir: str | pathlib.Path | None = None) -> Split:
+    """The fixed split of `benchmark` at `preset` (cached datasets under `data_dir`, default
+    `data_dir_default()`); raises DataError naming the bad value."""
+    data_dir = data_dir_default() if data_dir is None else data_dir
     if preset not in _SIZES:
         raise DataError(f"unknown preset {preset!r}; known: {', '.join(_SIZES)}")
     if benchmark == "mnist1d":

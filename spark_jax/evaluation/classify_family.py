@@ -119,7 +119,7 @@ class ClassifyFamily:
     benchmarks: tuple[str, ...] = classify_data.BENCHMARKS
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(PRESETS)
-    data_dir: str = "data"
+    data_dir: str | None = None  # None: $SPARK_JAX_DATA_DIR, else ./data
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
         return {p.stem: p for p in sorted(_family_dir().glob("*.py"))}

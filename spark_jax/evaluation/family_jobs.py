@@ -72,7 +72,7 @@ def check_options(family: str, benchmark: str, preset: str) -> dict[str, Any]:
     its default seed as the warm-up program. Loads the data for a classification family."""
     fam = get(family)
     if family == "classify":
-        split = classify_data.load(benchmark, preset, getattr(fam, "data_dir", "data"))
+        split = classify_data.load(benchmark, preset, getattr(fam, "data_dir", None))
         spec = dict(
             features=int(split.x_train.shape[1]),
             num_classes=int(split.num_classes),
