@@ -49,3 +49,28 @@ def test_clrs_is_a_family_behind_the_boundary():
     record = clrs.data_record("dfs", "tiny")
     assert record["task"] == "dfs" and record["test_seed"] == 3
     assert {"clrs", "classify", "cartpole"} <= set(families.names())
+
+
+@pytest.mark.parametrize(
+    "mode", ["openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh"]
+)
+def test_baseline_offline_analogues_edit_family_programs_with_the_family_catalogue(mode):
+    import asyncio
+
+    from spark_jax.config.sections import OperatorConfig
+    from spark_jax.operator.baselines import make_operator
+    from spark_jax.operator.editors import ProgramView, StepContext
+    from spark_jax.operator.offline import OfflineEditor
+
+    source = SEEDS["mlp"].read_text()
+    names = {t.name for t in family_catalogue("classify")}
+    editor = OfflineEditor(0, family_catalogue("classify"))
+    op = make_operator(editor, None, OperatorConfig(mode=mode))
+    op.observe("s", source, type("E", (), {"ood_score": 0.5, "macs": 1.0})(), None)
+    ctx = StepContext(task="mnist1d", parent=ProgramView("s", source))
+    child = asyncio.run(op.propose(ctx, 0))
+    assert child.child is not None and child.child != source, child.error
+    used = child.calls[0].model.split(":", 1)[1] if ":" in child.calls[0].model else ""
+    assert any(name in child.calls[0].response for name in names) or any(
+        name in used for name in names
+    ), child.calls[0]

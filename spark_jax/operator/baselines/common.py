@@ -91,12 +91,17 @@ def sha(source: str) -> str:
 
 
 def mutate(
-    source: str, rng: random.Random, factor=None, magnitude=None, avoid=frozenset()
+    source: str,
+    rng: random.Random,
+    factor=None,
+    magnitude=None,
+    avoid=frozenset(),
+    catalogue: Sequence[Any] = CATALOGUE,
 ) -> tuple[str, str]:
-    """One applicable catalogue transform (of `factor` / `magnitude` when some apply) whose
-    child is not in `avoid` (source hashes); returns (child, transform name); raises
+    """One applicable transform of `catalogue` (of `factor` / `magnitude` when some apply)
+    whose child is not in `avoid` (source hashes); returns (child, transform name); raises
     TransformNotApplicable when none applies."""
-    pool = [t for t in CATALOGUE if factor is None or t.factor == factor]
+    pool = [t for t in catalogue if factor is None or t.factor == factor]
     pool = [t for t in pool if t.applies(source)]
     preferred = [t for t in pool if magnitude is None or t.magnitude == magnitude]
     pool = preferred or pool
@@ -149,6 +154,8 @@ class BaselineOperator(abc.ABC):
         self.editor, self.checker, self.config, self.history = editor, checker, config, history
         self.is_llm = isinstance(editor, LLMEditor)
         self.backend = editor.backend if self.is_llm else None
+        # The offline analogue edits with the offline editor's catalogue (the task family's).
+        self.catalogue = tuple(getattr(editor, "catalogue", None) or CATALOGUE)
         self.prompts = load_templates(self.templates)
         self._rng = random.Random(config.seed)
         self.known: set[str] = set()  # hashes of every program proposed or evaluated

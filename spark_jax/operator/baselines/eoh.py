@@ -160,7 +160,9 @@ class EoHOperator(BaselineOperator):
             if strategy == "e2" and len({p.id for p in parents}) > 1:
                 mixed = crossover(parent.source, min(parents, key=lambda p: p.score).source)
                 source = mixed if mixed is not None else source
-            child, name = mutate(source, self._rng, magnitude=magnitude, avoid=self.known)
+            child, name = mutate(
+                source, self._rng, magnitude=magnitude, avoid=self.known, catalogue=self.catalogue
+            )
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
             return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

@@ -129,7 +129,11 @@ class EvoPromptingOperator(BaselineOperator):
                 if mixed is not None and mixed != parent.source:
                     source, names = mixed, ["crossover"]
             child, name = mutate(
-                source, self._rng, magnitude="small" if names else None, avoid=self.known
+                source,
+                self._rng,
+                magnitude="small" if names else None,
+                avoid=self.known,
+                catalogue=self.catalogue,
             )
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")

@@ -212,7 +212,9 @@ class FunSearchOperator(BaselineOperator):
             desc = ", ".join(f"v{i}={m.id} ({m.score:.4f})" for i, m in enumerate(versions))
             prompt = f"funsearch offline analogue, island {island}: {desc}; edit v{k - 1}"
             try:
-                child, name = mutate(parent.source, self._rng, avoid=self.known)
+                child, name = mutate(
+                    parent.source, self._rng, avoid=self.known, catalogue=self.catalogue
+                )
             except TransformNotApplicable as e:
                 call = offline_call("funsearch", prompt, "", "catalogue", "no_applicable_transform")
                 return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

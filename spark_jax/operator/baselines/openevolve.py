@@ -78,11 +78,15 @@ class OpenEvolveOperator(BaselineOperator):
         prompt = f"{role} offline analogue on {parent.id} ({parent.metrics_text()})"
         try:
             if self.full:
-                first, a = mutate(parent.source, self._rng, "OPERATOR")
-                child, b = mutate(first, self._rng, "ACTION", avoid=self.known)
+                first, a = mutate(parent.source, self._rng, "OPERATOR", catalogue=self.catalogue)
+                child, b = mutate(
+                    first, self._rng, "ACTION", avoid=self.known, catalogue=self.catalogue
+                )
                 names = f"{a}+{b}"
             else:
-                child, names = mutate(parent.source, self._rng, avoid=self.known)
+                child, names = mutate(
+                    parent.source, self._rng, avoid=self.known, catalogue=self.catalogue
+                )
         except TransformNotApplicable as e:
             call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
             return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))

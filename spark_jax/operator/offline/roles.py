@@ -351,6 +351,11 @@ class OfflineEditor(Editor):
         self.sar = CatalogueEditor(seed + 1, catalogue)
         self._directives: dict[str, Directive] = {}
 
+    @property
+    def catalogue(self) -> tuple[Transform, ...]:
+        """The transforms this editor draws from (the task family's catalogue)."""
+        return self.sar.catalogue
+
     async def route(self, ctx: StepContext) -> RoleOutput:
         source = ctx.parent.source
         available = [f for f in regions.FACTORS if self.sar.candidates(source, f)]

@@ -27,14 +27,15 @@ __all__ = [
 ]
 
 CATALOGUE: tuple[Transform, ...] = OPERATOR_TRANSFORMS + ACTION_TRANSFORMS
-_BY_NAME = {t.name: t for t in CATALOGUE}
-assert len(_BY_NAME) == len(CATALOGUE), "duplicate transform names"
 # Each task family's catalogue: graph processors, classifiers, policies.
 _FAMILY_CATALOGUES = {
     "clrs": CATALOGUE,
     "classify": CLASSIFIER_TRANSFORMS,
     "cartpole": POLICY_TRANSFORMS,
 }
+# Every family's transforms by name (names are unique across the catalogues).
+_BY_NAME = {t.name: t for catalogue in _FAMILY_CATALOGUES.values() for t in catalogue}
+assert len(_BY_NAME) == sum(map(len, _FAMILY_CATALOGUES.values())), "duplicate transform names"
 
 
 def family_catalogue(family: str) -> tuple[Transform, ...]:
