@@ -28,6 +28,7 @@ from spark_jax.program import locality, regions
 __all__ = [
     "MAGNITUDES",
     "EditFn",
+    "make_transform",
     "TransformNotApplicable",
     "Region",
     "ProgramContext",
@@ -284,6 +285,20 @@ class Transform:
     def applies(self, source: str) -> bool:
         """Whether `apply` succeeds on `source` (a dry run with a fixed rng; cached)."""
         return _applies(self, self.edit, regions.normalize(source))
+
+
+def make_transform(
+    name: str, factor: str, magnitude: str, tags: set[str], description: str, edit: EditFn
+) -> Transform:
+    """A catalogue `Transform` from plain arguments (tags as a set)."""
+    return Transform(
+        name=name,
+        factor=factor,
+        description=description,
+        magnitude=magnitude,
+        edit=edit,
+        tags=frozenset(tags),
+    )
 
 
 @functools.lru_cache(maxsize=8192)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 
-from spark_jax.operator.offline.base import EditFn, ProgramContext, Transform
+from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
 from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, self_assign
 
@@ -144,15 +144,7 @@ def _pooling(ctx: ProgramContext, rng: random.Random) -> Stmts:
     raise NotApplicable("no sequence pooling 'jnp.mean(h, axis=1)' or 'h[:, -1]' in __call__")
 
 
-def _t(name: str, factor: str, magnitude: str, tags: set[str], text: str, edit: EditFn):
-    return Transform(
-        name=name,
-        factor=factor,
-        description=text,
-        magnitude=magnitude,
-        edit=edit,
-        tags=frozenset(tags),
-    )
+_t = make_transform
 
 
 CLASSIFIER_TRANSFORMS: tuple[Transform, ...] = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from spark_jax.operator.offline.base import EditFn, ProgramContext, Transform
+from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
 from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, self_assign
 
@@ -124,15 +124,7 @@ def _input_scale(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return stmts[:at] + new + stmts[at:]
 
 
-def _t(name: str, factor: str, magnitude: str, tags: set[str], text: str, edit: EditFn):
-    return Transform(
-        name=name,
-        factor=factor,
-        description=text,
-        magnitude=magnitude,
-        edit=edit,
-        tags=frozenset(tags),
-    )
+_t = make_transform
 
 
 POLICY_TRANSFORMS: tuple[Transform, ...] = (
