@@ -258,15 +258,7 @@ class _Runner:
                     f"the contract (out_size, use_ln=..., nb_triplet_fts=...)",
                 )
         else:
-            try:
-                parent = self._load(self.parent_source, "parent")
-            except (_MissingFactory, CheckFailure) as e:
-                raise CheckFailure(
-                    "interface",
-                    "parent_error",
-                    f"parent program failed to load: {getattr(e, 'reason', e)}",
-                    recycle=True,
-                ) from None
+            parent = self._load_parent()
             self.parent_claim = program_lib.masks_non_edges(parent)
             theirs = _signature(vars(parent).get(program_lib.FACTORY_NAME))
             if _params(factory) != _params(theirs):
