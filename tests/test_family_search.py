@@ -259,3 +259,36 @@ def test_kill9_then_resume_a_family_run(tmp_path):
         attempts = [p.attempt for p in db.proposals()]
         assert attempts == sorted(set(attempts))  # nothing recorded twice
         assert db.get_meta("data")["benchmark"] == "breast_cancer"
+
+
+class _BatchNormed:
+    """A model whose init creates 'batch_stats' beside 'params' (any family's call shape)."""
+
+    def __init__(self):
+        import flax.linen as nn
+
+        class Net(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return nn.BatchNorm(use_running_average=False)(nn.Dense(2)(x))
+
+        self.net = Net()
+
+    def init(self, key, x):
+        return self.net.init(key, x)
+
+    def apply(self, variables, x):
+        return self.net.apply(variables, x, mutable=["batch_stats"])[0]
+
+
+@pytest.mark.parametrize("family", ["classify", "cartpole"])
+def test_semantic_stage_refuses_mutable_collections_in_every_family(family):
+    from spark_jax.feasibility import family_checks
+    from spark_jax.feasibility.stage_checks import CheckFailure
+
+    info: dict = {}
+    spec = {"features": 3, "num_classes": 2}
+    with pytest.raises(CheckFailure) as failure:
+        family_checks.check_semantic(_BatchNormed(), family, spec, 4, info)
+    assert failure.value.failure_type == "mutable_collections"
+    assert "batch_stats" in failure.value.reason and "params" not in info

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_jax.feasibility.stage_checks import CheckFailure, guarded, output_pair, semantic_failure
+from spark_jax.feasibility.stage_checks import (
+    CheckFailure,
+    abstract_params_only,
+    guarded,
+    output_pair,
+    semantic_failure,
+)
 
 __all__ = [
     "OBS_SIZE",
@@ -53,18 +59,8 @@ def check_policy_semantic(policy: Any, batch: int, info: dict[str, Any]) -> None
 
     key = jax.random.PRNGKey(0)
     obs = jax.ShapeDtypeStruct((batch, OBS_SIZE), jnp.float32)  # [B, 4]
-    with guarded("semantic"):
-        var_shapes = jax.eval_shape(lambda o: policy.init(key, o), obs)
-    extra = sorted(set(var_shapes) - {"params"})
-    if extra:
-        raise CheckFailure(
-            "semantic",
-            "mutable_collections",
-            f"init creates variable collection(s) {extra} besides 'params' (e.g. BatchNorm "
-            f"state); the PPO trainer carries only parameters",
-        )
-    info["params"] = int(
-        sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes))
+    var_shapes = abstract_params_only(
+        lambda o: policy.init(key, o), obs, "the PPO trainer carries only parameters", info
     )
     with guarded("semantic"):
         out = jax.eval_shape(lambda v, o: policy.apply(v, o), var_shapes, obs)

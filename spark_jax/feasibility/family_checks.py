@@ -21,7 +21,13 @@ import json
 from typing import Any, Callable
 
 from spark_jax.feasibility import cartpole_check
-from spark_jax.feasibility.stage_checks import CheckFailure, guarded, macs_lib, semantic_failure
+from spark_jax.feasibility.stage_checks import (
+    CheckFailure,
+    abstract_params_only,
+    guarded,
+    macs_lib,
+    semantic_failure,
+)
 
 __all__ = ["FACTORIES", "build", "check_interface", "check_semantic", "measure_macs", "spec_of"]
 
@@ -105,16 +111,9 @@ def _classifier_semantic(model: Any, spec: dict[str, Any], batch: int, info: dic
     features, classes = int(spec["features"]), int(spec["num_classes"])
     key = jax.random.PRNGKey(0)
     x_spec = jax.ShapeDtypeStruct((batch, features), jnp.float32)  # [B, F]
-    with guarded("semantic"):
-        var_shapes = jax.eval_shape(lambda x: model.init(key, x), x_spec)
-    extra = sorted(set(var_shapes) - {"params"})
-    if extra:
-        raise semantic_failure(
-            "mutable_collections",
-            f"init creates variable collection(s) {extra} besides 'params'; the trainer "
-            "carries only parameters",
-        )
-    info["params"] = int(sum(int(np.prod(v.shape)) for v in jax.tree_util.tree_leaves(var_shapes)))
+    var_shapes = abstract_params_only(
+        lambda x: model.init(key, x), x_spec, "the trainer carries only parameters", info
+    )
     with guarded("semantic"):
         out = jax.eval_shape(lambda v, x: model.apply(v, x), var_shapes, x_spec)
     _check_logits(out, batch, classes)

@@ -16,6 +16,7 @@ __all__ = [
     "MASK_RTOL",
     "REASON_CAP",
     "CheckFailure",
+    "abstract_params_only",
     "check_output_spec",
     "check_semantic",
     "exc_text",
@@ -71,6 +72,29 @@ def guarded(stage: str, default: str = "runtime_error"):
         raise failure_from_exception(stage, e, default) from None
 
 
+def abstract_params_only(init: Any, abstract_args: Any, carrier: str, info: dict[str, Any]) -> Any:
+    """`jax.eval_shape(init, abstract_args)` (candidate code, guarded) for the semantic stage:
+    raises 'mutable_collections' when init creates collections besides 'params' (`carrier`
+    names what cannot carry them); fills info['params']; returns the abstract variables."""
+    import jax
+    import numpy as np
+
+    with guarded("semantic"):
+        var_shapes = jax.eval_shape(init, abstract_args)
+    extra = sorted(set(var_shapes) - {"params"})
+    if extra:
+        raise CheckFailure(
+            "semantic",
+            "mutable_collections",
+            f"init creates variable collection(s) {extra} besides 'params' (e.g. BatchNorm "
+            f"state); {carrier}",
+        )
+    info["params"] = int(
+        sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes))
+    )
+    return var_shapes
+
+
 def check_semantic(
     module: Any, proc: Any, opts: dict[str, Any], info: dict[str, Any], claim: bool | None = None
 ) -> None:
@@ -85,26 +109,14 @@ def check_semantic(
     info['masks_non_edges'] (the claim checked) as they are measured.
     """
     import jax
-    import numpy as np
 
     from spark_jax import program as program_lib
 
     b, n, h = opts["batch"], opts["nodes"], opts["hidden_size"]
     abstract = macs_lib().reference_inputs(n, h, batch=b)
     key = jax.random.PRNGKey(0)
-    with guarded("semantic"):
-        var_shapes = jax.eval_shape(lambda kw: proc.init(key, **kw), abstract)
-    extra = sorted(set(var_shapes) - {"params"})
-    if extra:
-        raise CheckFailure(
-            "semantic",
-            "mutable_collections",
-            f"init creates variable collection(s) {extra} besides "
-            f"'params' (e.g. BatchNorm state); CLRS's Haiku transform "
-            f"cannot carry mutable state",
-        )
-    info["params"] = int(
-        sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(var_shapes))
+    var_shapes = abstract_params_only(
+        lambda kw: proc.init(key, **kw), abstract, "CLRS's Haiku transform cannot carry them", info
     )
     with guarded("semantic"):
         out = jax.eval_shape(lambda v, kw: proc.apply(v, **kw), var_shapes, abstract)
