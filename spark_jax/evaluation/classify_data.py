@@ -9,6 +9,7 @@ the data dir and never downloaded here: a missing cache is a one-line error nami
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pathlib
 from typing import Any
@@ -153,8 +154,23 @@ def data_dir_default() -> pathlib.Path:
 
 def load(benchmark: str, preset: str, data_dir: str | pathlib.Path | None = None) -> Split:
     """The fixed split of `benchmark` at `preset` (cached datasets under `data_dir`, default
-    `data_dir_default()`); raises DataError naming the bad value."""
+    `data_dir_default()`); raises DataError naming the bad value.
+
+    Built once per process and argument set (a search's start-up validates, sizes the sandbox
+    check and records the split: one load); the arrays are read-only, as they are shared."""
     data_dir = data_dir_default() if data_dir is None else data_dir
+    return _load(benchmark, preset, str(pathlib.Path(data_dir).resolve()))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(benchmark: str, preset: str, data_dir: str) -> Split:
+    split = _build(benchmark, preset, data_dir)
+    for array in (split.x_train, split.y_train, split.x_test, split.y_test):
+        array.setflags(write=False)
+    return split
+
+
+def _build(benchmark: str, preset: str, data_dir: str) -> Split:
     if preset not in _SIZES:
         raise DataError(f"unknown preset {preset!r}; known: {', '.join(_SIZES)}")
     if benchmark == "mnist1d":
