@@ -18,6 +18,7 @@ from spark_jax.compare.runner import run_dir_of, run_status
 from spark_jax.config import search as search_config
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import labels
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -124,6 +125,7 @@ def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
     assert "| `eoh` | holistic | 1 |" in report  # the entanglement table
     assert "| `fixed-act-sar` | ACTION | 1 |" in report
     assert "NOT an LLM" in report and "`tiny` protocol, task `bfs`" in report
+    assert f"; machine {labels.machine_label()}" in report  # recorded by each run
     for name in compare.tables.PLOT_FILES:
         assert (out / "plots" / name).stat().st_size > 0
     plan = json.loads((out / compare.PLAN_FILE).read_text())

@@ -27,6 +27,7 @@ META = {
     "budget": {"evaluated": 6, "max_attempts": 12},
     "versions": {"jax": "0.10.0", "spark_jax": "0.1.0"},
     "command": ["spark-jax", "search", "--seed", "0"],
+    "machine": "box (x86_64, 2 CPUs)",
 }
 
 # attempt: (status, failure_stage, failure_type, entanglement, evaluation)
@@ -220,6 +221,13 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     ):
         assert heading in md, heading
     assert "Protocol: task `dfs`, preset `smoke`, seed 0." in md
+    assert "Editor: offline rule-based editor (NOT an LLM). Machine: box (x86_64, 2 CPUs)." in md
+    # Every figure's caption: protocol, task, editor and machine.
+    with RunDB.open(full_run / "run.db") as db:
+        meta, _ = accounting.read_meta(db)
+    assert report.figure_label(meta) == (
+        "smoke protocol, task dfs; offline rule-based editor (NOT an LLM); box (x86_64, 2 CPUs)"
+    )
     assert "| `command` | spark-jax search --seed 0 |" in md
     assert "| `budget.evaluated` | 6 |" in md and "| `versions.jax` | 0.10.0 |" in md
     assert "Attempts (every proposal" in md and ": 12 (8 feasible, 3 infeasible, 1 editor" in md
@@ -478,3 +486,15 @@ def test_routing_truncation_tag_breaks_and_cost(tmp_path: pathlib.Path):
     assert "1 calls; 1 attempts failed because the edit was truncated" in md
     # 6 priced route calls: 6 * (1000 * 1 + 500 * 4) / 1e6; the 'other' model is unpriced.
     assert "per million tokens): 0.0180 (not priced: other x1)." in md
+
+
+def test_every_run_figure_carries_the_protocol_editor_machine_caption(
+    full_run, tmp_path, monkeypatch
+):
+    drawn = []
+    monkeypatch.setattr(plots.labels, "caption", lambda fig, text: drawn.append(text))
+    report.write_report(full_run)
+    assert len(drawn) == len(plots.PLOT_FILES)
+    assert set(drawn) == {
+        "smoke protocol, task dfs; offline rule-based editor (NOT an LLM); box (x86_64, 2 CPUs)"
+    }

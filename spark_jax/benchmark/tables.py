@@ -8,15 +8,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 import pathlib
-import platform
 
 from spark_jax.benchmark import stats
 from spark_jax.benchmark.plan import CLRS10
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import tasks as tasks_lib
 from spark_jax.report import reference
+from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
 __all__ = ["PLOT_FILE", "write_benchmark_report"]
@@ -44,7 +43,7 @@ def _protocol_line(spec: dict) -> str:
         f"{p['train_steps']} steps, batch {p['batch_size']}, hidden {p['hidden_size']}; "
         f"OOD test size {p['test_length']} ({p['test_samples']} samples); seeds "
         f"{list(spec['seeds'])}; executor {spec['executor']['kind']}; machine "
-        f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs)"
+        f"{labels.machine_label()}"
     )
 
 
@@ -186,7 +185,11 @@ def _plot(spec, programs, cells, path: pathlib.Path) -> None:
     ax.set_ylabel("OOD accuracy (%): mean ± std over seeds")
     ax.set_title(f"OOD accuracy by task ({spec['preset']} protocol, seeds {list(spec['seeds'])})")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    labels.caption(
+        fig,
+        f"{spec['preset']} protocol; fixed programs (no editor); machine {labels.machine_label()}",
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(path), dpi=110)
 

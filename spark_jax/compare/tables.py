@@ -25,6 +25,7 @@ from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
 from spark_jax.search.queries import RunQueries
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
 __all__ = [
@@ -58,6 +59,7 @@ class RunFigures:
     editor: str
     llm_calls: int
     tokens: int
+    machine: str = ""  # where it ran ('' when the run predates the record)
 
 
 def run_figures(
@@ -69,7 +71,8 @@ def run_figures(
     editor = str(find_meta(meta, "editor.kind") or find_meta(meta, "kind") or "?")
     tokens = sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls)
     n_llm = sum(1 for c in calls if c["is_llm"])
-    return RunFigures(method, seed, acc, editor, n_llm, tokens)
+    machine = str(find_meta(meta, "machine") or "")
+    return RunFigures(method, seed, acc, editor, n_llm, tokens, machine)
 
 
 def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
@@ -284,7 +287,7 @@ def band(curves: Sequence[Sequence[float]], scale: float = 1.0) -> Band | None:
     )
 
 
-def _band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale) -> None:
+def _band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale, label) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -301,7 +304,8 @@ def _band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale) -> N
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    labels.caption(fig, label)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(path), dpi=110)
 
@@ -333,6 +337,7 @@ def write_compare_report(
     task, preset = base.get("task", "dfs"), base.get("preset", "smoke")
     editors = sorted({r.editor for r in figures}) or ["?"]
     offline = editors == ["offline"]
+    machine = "; ".join(sorted({r.machine for r in figures if r.machine})) or "not recorded"
     protocol = (
         f"`{preset}` protocol, task `{task}`, budget {plan.budget} evaluated candidates (seed "
         f"included), attempt cap {plan.max_attempts}, search seeds {list(plan.seeds)}; editor: "
@@ -342,15 +347,21 @@ def write_compare_report(
             if offline
             else ", ".join(editors)
         )
+        + f"; machine {machine}"
     )
     plots = out / "plots"
+    label = (
+        f"{preset} protocol, task {task}, budget {plan.budget}, search seeds "
+        f"{list(plan.seeds)}; {labels.editor_label(editors)}; machine {machine}"
+    )
     _band_plot(
         plots / PLOT_FILES[0], methods, grouped, "best_eval", "evaluated candidates (0: seed)",
         "best-so-far OOD accuracy (%)", f"best-so-far vs evaluated ({preset}, {task})", 100.0,
+        label,
     )  # fmt: skip
     _band_plot(
         plots / PLOT_FILES[1], methods, grouped, "valid", "attempt",
-        "cumulative valid rate", f"cumulative valid rate ({preset}, {task})", 1.0,
+        "cumulative valid rate", f"cumulative valid rate ({preset}, {task})", 1.0, label,
     )  # fmt: skip
     expected = len(methods) * len(plan.seeds)
     lines = [

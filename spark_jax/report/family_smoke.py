@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
-import platform
 import time
 from typing import Any
 
 from spark_jax.config import search as search_config
 from spark_jax.search import loop
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import labels
 
 __all__ = ["BENCHMARKS", "SmokeRow", "markdown", "run_benchmark"]
 
@@ -100,7 +99,7 @@ def _machine() -> str:
         devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
     except Exception:  # noqa: BLE001 - the label only
         devices = "unknown"
-    return f"{platform.machine()} {os.cpu_count()} cores, {devices}"
+    return f"{labels.machine_label()}, {devices}"
 
 
 def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:

@@ -7,6 +7,7 @@ import math
 import pathlib
 
 from spark_jax.report.accounting import RunAccounting
+from spark_jax.util import labels
 
 __all__ = ["PLOT_FILES", "write_plots"]
 
@@ -19,9 +20,12 @@ PLOT_FILES = (
 )
 
 
-def write_plots(acc: RunAccounting, out: pathlib.Path) -> tuple[pathlib.Path, ...]:
+def write_plots(
+    acc: RunAccounting, out: pathlib.Path, caption: str = ""
+) -> tuple[pathlib.Path, ...]:
     """Writes the five PNGs of PLOT_FILES into `out` (created) and returns their paths, in
-    PLOT_FILES order; a plot with nothing to draw says so instead."""
+    PLOT_FILES order; a plot with nothing to draw says so instead. `caption` (protocol, task,
+    editor, machine) is every figure's caption."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -81,6 +85,8 @@ def write_plots(acc: RunAccounting, out: pathlib.Path) -> tuple[pathlib.Path, ..
             ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
         ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
         ax.grid(True, alpha=0.3)
-        fig.subplots_adjust(left=0.13, right=0.97, bottom=0.12, top=0.92)
+        fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
+        if caption:
+            labels.caption(fig, caption)
         fig.savefig(out / name, format="png")
     return tuple(out / name for name in PLOT_FILES)

@@ -20,6 +20,7 @@ from spark_jax.report import family, llm_usage, reference, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search.rundb import RunDB, RunDBError
+from spark_jax.util import labels
 
 __all__ = ["ReportPaths", "report_main", "write_report"]
 
@@ -115,7 +116,8 @@ def _markdown(
     lines = [
         f"# SPARK run report: {run_dir.name}",
         "",
-        f"Protocol: {protocol}.",
+        f"Protocol: {protocol}. Editor: {labels.editor_label(find_meta(meta, 'editor'))}. "
+        f"Machine: {find_meta(meta, 'machine') or 'not recorded'}.",
         "",
         f"Every number below was measured under this protocol ({seeds_text} per "
         f"program; OOD scores are on the {view.selection_label} unless labelled "
@@ -278,6 +280,17 @@ def _markdown(
 # ---------------------------------------------------------------- entry points
 
 
+def figure_label(meta: dict[str, Any]) -> str:
+    """A run's figure caption: protocol, task, editor and the machine it ran on."""
+    task = find_meta(meta, "task") or "?"
+    preset = find_meta(meta, "preset") or "?"
+    machine = find_meta(meta, "machine") or "machine not recorded"
+    return (
+        f"{preset} protocol, task {task}; {labels.editor_label(find_meta(meta, 'editor'))}; "
+        f"{machine}"
+    )
+
+
 def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     """Writes `run_dir/report.md` and `run_dir/plots/*.png` from `run_dir/run.db`.
 
@@ -293,7 +306,7 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         config = db.get_meta("config")
         final_test = db.get_meta("final_test")
     prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
-    plots = write_plots(acc, run_dir / "plots")
+    plots = write_plots(acc, run_dir / "plots", figure_label(meta))
     path = run_dir / "report.md"
     path.write_text(
         _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)

@@ -26,6 +26,7 @@ from spark_jax.search import preflight
 from spark_jax.search.lock import RunLock, RunLockedError
 from spark_jax.search.rundb import RunDB, RunDBError
 from spark_jax.search.stops import SearchUsageError
+from spark_jax.util import labels
 
 __all__ = [
     "CONFIG_NAME",
@@ -190,6 +191,7 @@ def open_run(
             fitness_source=cfg.fitness.source,
             seeds_per_candidate=cfg.fitness.seeds,
             versions=_versions(),
+            machine=labels.machine_label(),
             command=command or sys.argv,
             started_at=time.time(),
         )

@@ -1,0 +1,32 @@
+"""The labels every table and figure carries: where it was measured and by which editor.
+
+An offline (rule-based) run must never pass for an LLM result, and a number without its
+machine cannot be compared with another; figures say both in a caption line.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+__all__ = ["caption", "editor_label", "machine_label"]
+
+
+def machine_label() -> str:
+    """'host (x86_64, 2 CPUs)': the machine this process runs on (imports no jax)."""
+    return f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs)"
+
+
+def editor_label(kinds: Any) -> str:
+    """What proposed the programs, from editor kind(s) ('offline', 'llm', 'command')."""
+    kinds = sorted({str(k) for k in ([kinds] if isinstance(kinds, str) else kinds or ["?"])})
+    if kinds == ["offline"]:
+        return "offline rule-based editor (NOT an LLM)"
+    return " + ".join("LLM editor" if k == "llm" else f"{k} editor" for k in kinds)
+
+
+def caption(fig: Any, text: str) -> None:
+    """Writes `text` as a small caption line along the bottom of a matplotlib figure (leave
+    about 6% of the height free below the axes)."""
+    fig.text(0.5, 0.008, text, ha="center", va="bottom", fontsize=6.5, color="0.3", wrap=True)
