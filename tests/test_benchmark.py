@@ -120,6 +120,9 @@ def _spec(**kw):
     return benchmark.BenchmarkSpec(**values)
 
 
+GPU_BOX = "gpu-box (x86_64, 16 CPUs); JAX NVIDIA H100 80GB HBM3 x1"
+
+
 def _result(job, ood, ok=True):
     if not ok:
         return records.replace(records.result(None, "timeout", job.job_id), error="boom")
@@ -136,7 +139,12 @@ def test_report_from_a_partial_database(tmp_path, seed_paths):
         db.store_plan(spec.to_dict(), programs)
         jobs = plan_jobs(programs, spec.tasks, spec.seeds)
         for i, job in enumerate(jobs[:6]):
-            db.record(job, _result(job, 0.1 * (i + 1), ok=i != 5))
+            result = _result(job, 0.1 * (i + 1), ok=i != 5)
+            if i < 3:  # the others predate the record of machines
+                result = records.replace(
+                    result, evaluation=records.replace(result.evaluation, machine=GPU_BOX)
+                )
+            db.record(job, result)
         with pytest.raises(sqlite3.IntegrityError):
             db.record(jobs[0], _result(jobs[0], 0.9))  # never twice
         assert len(db.done_job_ids()) == 6
@@ -147,8 +155,12 @@ def test_report_from_a_partial_database(tmp_path, seed_paths):
     assert "| `mpnn` | official:mpnn |" not in report
     assert "timeout" in report and "boom" in report  # the failed job, counted apart
     assert "Published figures (paper, GPU" in report and "| CLRS (OOD %) | 46.78 |" in report
+    # Where the jobs ran, as each recorded it (not where the report is written).
+    assert f"measured on {GPU_BOX} (3 jobs) | not recorded (2 jobs)" in report
     rows = list(csv.DictReader((tmp_path / "results.csv").open()))
     assert len(rows) == 6 and rows[5]["ok"] == "0" and rows[5]["error_type"] == "timeout"
+    assert [r["machine"] for r in rows] == [GPU_BOX] * 3 + [""] * 3
+    assert all(float(r["wall_seconds"]) == 1.0 for r in rows)
     assert (tmp_path / "plots" / "ood_by_task.png").stat().st_size > 0
 
 

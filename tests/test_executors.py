@@ -133,6 +133,7 @@ def test_good_job_matches_in_process(local, mpnn):
         "program_sha256",
     ):
         assert getattr(ev, key) == getattr(expected, key), key
+    assert ev.machine == expected.machine and "JAX cpu x" in ev.machine  # where it ran
     assert result.wall_seconds > 0
     assert EvalResult(**result.to_dict()) == result
 

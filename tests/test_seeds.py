@@ -13,6 +13,7 @@ from spark_jax import program as program_lib
 from spark_jax.config import protocol
 from spark_jax.evaluation import data, evaluate, seeds
 from spark_jax.evaluation.record import Evaluation
+from spark_jax.util import labels
 
 CFG = protocol.get_preset("tiny")
 
@@ -34,12 +35,15 @@ def test_vmapped_seeds_score_like_sequential_runs(vmapped_and_sequential):
     assert together.final_loss == pytest.approx(np.mean([e.final_loss for e in alone]), rel=1e-4)
     assert together.params == alone[0].params and together.steps == CFG.train_steps
     assert alone[0].seeds is None and alone[0].score_std == 0.0
+    assert together.machine == alone[0].machine == labels.measured_on()
 
 
 def test_record_round_trips_per_seed_scores(vmapped_and_sequential):
     together, _ = vmapped_and_sequential
     back = Evaluation.from_dict(json.loads(json.dumps(together.to_dict())))
     assert back == together
+    old = {k: v for k, v in together.to_dict().items() if k != "machine"}
+    assert Evaluation.from_dict(old).machine is None  # a record from before machines
     assert back.score_mean == pytest.approx(np.mean(together.seed_scores))
     assert back.score_std == pytest.approx(np.std(together.seed_scores))
 

@@ -145,6 +145,7 @@ def test_benchmark_table(served):
         "failed": 1,
     }
     assert data["comparison"][0]["program"] == "mine" and data["failures"][0]["seed"] == 1
+    assert data["machines"] == "not recorded"  # the fixture's records name no machine
 
 
 def test_serving_writes_nothing(served):

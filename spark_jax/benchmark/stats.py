@@ -16,7 +16,17 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Cell", "PairedComparison", "cells_of", "cells_of_results", "compare", "mean_over"]
+from spark_jax.util import labels
+
+__all__ = [
+    "Cell",
+    "PairedComparison",
+    "cells_of",
+    "cells_of_results",
+    "compare",
+    "machines_of_results",
+    "mean_over",
+]
 
 _BOOTSTRAP_SAMPLES = 4000
 
@@ -105,6 +115,12 @@ def cells_of_results(programs: Sequence, results: Sequence) -> dict[tuple[str, s
             for r in results
         ]
     )
+
+
+def machines_of_results(results: Sequence) -> str:
+    """Where a benchmark's landed jobs were measured, as each job recorded it (not where the
+    report is written): one label, with job counts when they ran on several machines."""
+    return labels.machines_label(r.evaluation.machine for r in results if r.evaluation)
 
 
 def mean_over(cells: Mapping[tuple[str, str], Cell], label: str, tasks: Sequence[str]) -> float:

@@ -40,14 +40,25 @@ class BenchmarkDBError(RuntimeError):
 
 
 class StoredResult:
-    """One landed (program, task, seed) result, read back."""
+    """One landed (program, task, seed) result, read back (`wall_seconds`: the job's wall time
+    on its worker)."""
 
-    __slots__ = ("program_key", "task", "seed", "ok", "evaluation", "error_type", "error")
+    __slots__ = (
+        "program_key",
+        "task",
+        "seed",
+        "ok",
+        "evaluation",
+        "error_type",
+        "error",
+        "wall_seconds",
+    )
 
-    def __init__(self, program_key, task, seed, ok, evaluation, error_type, error):
+    def __init__(self, program_key, task, seed, ok, evaluation, error_type, error, wall_seconds):
         self.program_key, self.task, self.seed = program_key, task, int(seed)
         self.ok, self.error_type, self.error = bool(ok), error_type, error
         self.evaluation = None if evaluation is None else Evaluation.from_dict(evaluation)
+        self.wall_seconds = float(wall_seconds)
 
 
 def _now() -> str:
@@ -186,12 +197,12 @@ class BenchmarkDB:
 
     def results(self) -> list[StoredResult]:
         rows = self._conn.execute(
-            "SELECT program_key, task, seed, ok, evaluation, error_type, error FROM results "
-            "ORDER BY rowid"
+            "SELECT program_key, task, seed, ok, evaluation, error_type, error, wall_seconds "
+            "FROM results ORDER BY rowid"
         ).fetchall()
         return [
-            StoredResult(k, t, s, ok, None if ev is None else json.loads(ev), et, err)
-            for k, t, s, ok, ev, et, err in rows
+            StoredResult(k, t, s, ok, None if ev is None else json.loads(ev), et, err, wall)
+            for k, t, s, ok, ev, et, err, wall in rows
         ]
 
     def wall_seconds(self) -> float:

@@ -36,14 +36,13 @@ def _num(value: float, digits: int = 2) -> str:
     return "—" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _protocol_line(spec: dict) -> str:
+def _protocol_line(spec: dict, machines: str) -> str:
     p = spec["protocol"]
     return (
         f"`{spec['preset']}` protocol: train sizes {list(p['train_lengths'])}, "
         f"{p['train_steps']} steps, batch {p['batch_size']}, hidden {p['hidden_size']}; "
         f"OOD test size {p['test_length']} ({p['test_samples']} samples); seeds "
-        f"{list(spec['seeds'])}; executor {spec['executor']['kind']}; machine "
-        f"{labels.machine_label()}"
+        f"{list(spec['seeds'])}; executor {spec['executor']['kind']}; measured on {machines}"
     )
 
 
@@ -151,21 +150,33 @@ def _failures(db, labels) -> list[str]:
 
 def _write_csv(db, labels, path: pathlib.Path) -> None:
     rows = [
-        ["program", "task", "seed", "ok", "ood_score", "val_score", "params", "macs", "error_type"]
+        [
+            "program",
+            "task",
+            "seed",
+            "ok",
+            "ood_score",
+            "val_score",
+            "params",
+            "macs",
+            "error_type",
+            "wall_seconds",
+            "machine",
+        ]
     ]
     for r in db.results():
         ev = r.evaluation
         rows.append(
             [labels[r.program_key], r.task, r.seed, int(r.ok)]
             + (["", "", "", ""] if ev is None else [ev.ood_score, ev.val_score, ev.params, ev.macs])
-            + [r.error_type or ""]
+            + [r.error_type or "", f"{r.wall_seconds:.1f}", (ev and ev.machine) or ""]
         )
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     write_atomic(path, buf.getvalue())
 
 
-def _plot(spec, programs, cells, path: pathlib.Path) -> None:
+def _plot(spec, programs, cells, machines: str, path: pathlib.Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -187,8 +198,7 @@ def _plot(spec, programs, cells, path: pathlib.Path) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     labels.caption(
-        fig,
-        f"{spec['preset']} protocol; fixed programs (no editor); machine {labels.machine_label()}",
+        fig, f"{spec['preset']} protocol; fixed programs (no editor); measured on {machines}"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(path), dpi=110)
@@ -202,12 +212,13 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     cells = stats.cells_of_results(programs, results)
     expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
     _write_csv(db, labels, out / "results.csv")
-    _plot(spec, programs, cells, out / PLOT_FILE)
+    machines = stats.machines_of_results(results)
+    _plot(spec, programs, cells, machines, out / PLOT_FILE)
     sections = [
         [
             "# Benchmark",
             "",
-            _protocol_line(spec),
+            _protocol_line(spec, machines),
             "",
             f"Jobs landed: {len(results)} of {expected}; "
             f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times).",

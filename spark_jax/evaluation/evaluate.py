@@ -22,6 +22,7 @@ from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
 from spark_jax.program import macs
+from spark_jax.util import labels
 
 
 def _peak_rss_mb() -> float | None:
@@ -199,20 +200,24 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
+    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged);
+    the metrics say where they were measured."""
     seed_list = seed_tuple(seed, seeds)
     if len(seed_list) == 1:
         metrics, _ = train_and_score(
             factory, task, cfg, seed_list[0], devices=devices, progress=progress, cascade=cascade
         )
-        return metrics, seed_list[0]
-    if cascade is not None:
-        raise ValueError("a cascade cannot be combined with several seeds")
-    from spark_jax.evaluation import seeds as seeds_lib
+    else:
+        if cascade is not None:
+            raise ValueError("a cascade cannot be combined with several seeds")
+        from spark_jax.evaluation import seeds as seeds_lib
 
-    per_seed = seeds_lib.train_and_score_seeds(
-        factory, task, cfg, seed_list, devices=devices, progress=progress
-    )
-    return merge_seed_metrics(per_seed), seed_list[0]
+        metrics = merge_seed_metrics(
+            seeds_lib.train_and_score_seeds(
+                factory, task, cfg, seed_list, devices=devices, progress=progress
+            )
+        )
+    return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 
 def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:

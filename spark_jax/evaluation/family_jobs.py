@@ -25,6 +25,7 @@ from spark_jax.evaluation import (
     clrs_family,  # noqa: F401 - registers 'clrs'
 )
 from spark_jax.evaluation.record import Evaluation
+from spark_jax.util import labels
 
 __all__ = [
     "DEFAULT_SEEDS",
@@ -139,4 +140,5 @@ def run_family_job(job: dict[str, Any]) -> Evaluation:
         seed_val_scores=scores if k > 1 else None,
         family=fam.name,
         metrics=metrics,
+        machine=labels.measured_on(),
     )

@@ -52,6 +52,8 @@ class Evaluation:
         `metrics` its paper metrics (accuracy and loss, or train and test return).
       cascade_promoted: whether the candidate went on to the full training (None: no
         cascade); a candidate not promoted was scored after the first stage.
+      machine: where it was measured, host and JAX devices (`labels.measured_on`; None: a
+        record from before it was recorded). Timings compare only within one machine.
     """
 
     task: str
@@ -86,6 +88,7 @@ class Evaluation:
     seed_val_scores: tuple[float, ...] | None = None
     family: str | None = None
     metrics: dict[str, float] | None = None
+    machine: str | None = None
 
     @property
     def score_mean(self) -> float:

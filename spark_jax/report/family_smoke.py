@@ -92,16 +92,6 @@ def run_benchmark(
     ]
 
 
-def _machine() -> str:
-    try:
-        import jax
-
-        devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
-    except Exception:  # noqa: BLE001 - the label only
-        devices = "unknown"
-    return f"{labels.machine_label()}, {devices}"
-
-
 def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:
     """The paper-shaped table, labelled with protocol, machine and editor."""
     lines = [
@@ -109,7 +99,7 @@ def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> st
         "",
         f"Protocol: our `{preset}` preset of each family (fixed split / evaluation seeds, "
         f"training seed 0); search: offline editor, not an LLM, budget {budget} evaluated "
-        f"programs (seed included). Machine: {_machine()}. Command: `{command}`.",
+        f"programs (seed included). Machine: {labels.measured_on()}. Command: `{command}`.",
         "Cand. counts every proposal (feasible or not); Wall-h is the whole search "
         "(the seed row: its evaluation); accuracy in %.",
         "",

@@ -360,6 +360,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "landed": len(results),
         "expected": len(programs) * len(tasks) * len(spec.get("seeds", [])),
         "device_hours": wall / 3600,
+        "machines": stats.machines_of_results(results),
         "table": table,
         "baseline": base,
         "comparison": comparison,

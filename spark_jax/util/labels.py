@@ -10,12 +10,41 @@ import os
 import platform
 from typing import Any
 
-__all__ = ["caption", "editor_label", "machine_label"]
+__all__ = ["caption", "editor_label", "machine_label", "measured_on", "machines_label"]
 
 
 def machine_label() -> str:
     """'host (x86_64, 2 CPUs)': the machine this process runs on (imports no jax)."""
     return f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs)"
+
+
+def measured_on() -> str:
+    """'host (x86_64, 2 CPUs); JAX cpu x1': `machine_label()` and the JAX devices this process
+    computes on (imports jax: call it where a measurement is taken, e.g. in a job's worker)."""
+    try:
+        import jax
+
+        kinds: dict[str, int] = {}
+        for d in jax.devices():
+            kinds[d.device_kind] = kinds.get(d.device_kind, 0) + 1
+        devices = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
+    except Exception:  # noqa: BLE001 - a label only; no backend is still a place
+        devices = "no JAX backend"
+    return f"{machine_label()}; JAX {devices}"
+
+
+def machines_label(recorded: Any) -> str:
+    """One label for measurements taken on the machines `recorded` (None: not recorded),
+    e.g. 'a (x86_64, 2 CPUs); JAX cpu x1 (12 jobs) | not recorded (3 jobs)'."""
+    counts: dict[str, int] = {}
+    for m in recorded:
+        key = m or "not recorded"
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return "no jobs yet"
+    if len(counts) == 1:
+        return next(iter(counts))
+    return " | ".join(f"{m} ({n} jobs)" for m, n in sorted(counts.items()))
 
 
 def editor_label(kinds: Any) -> str:
