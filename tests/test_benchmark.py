@@ -164,6 +164,26 @@ def test_report_from_a_partial_database(tmp_path, seed_paths):
     assert (tmp_path / "plots" / "ood_by_task.png").stat().st_size > 0
 
 
+def test_wall_time_counts_the_union_of_job_intervals(tmp_path, seed_paths, monkeypatch):
+    from spark_jax.benchmark import store
+
+    programs = [benchmark.resolve_program("official:mpnn")]
+    spec = _spec(baseline=None)
+    # Jobs of 10 s finishing at t = 100 and 105 (overlapping: two workers), then at 200 after
+    # a pause: 15 s + 10 s of wall time, 30 s of device time.
+    finished = iter(
+        ["1970-01-01T00:01:40+00:00", "1970-01-01T00:01:45+00:00", "1970-01-01T00:03:20+00:00"]
+    )
+    with BenchmarkDB(tmp_path / benchmark.DB_NAME, create=True) as db:
+        db.store_plan(spec.to_dict(), programs)
+        monkeypatch.setattr(store, "_now", lambda: next(finished))
+        for job in plan_jobs(programs, spec.tasks, spec.seeds)[:3]:
+            db.record(job, records.replace(_result(job, 0.5), wall_seconds=10.0))
+        assert db.wall_seconds() == 30.0 and db.running_seconds() == 25.0
+        report = write_benchmark_report(db, tmp_path).read_text()
+    assert "device time 0.01 h (sum of job wall times); wall time 0.01 h while jobs ran" in report
+
+
 def test_corrupt_or_foreign_databases_are_one_line_errors(tmp_path, capsys):
     bad = tmp_path / "bad"
     bad.mkdir()

@@ -146,6 +146,7 @@ def test_benchmark_table(served):
     }
     assert data["comparison"][0]["program"] == "mine" and data["failures"][0]["seed"] == 1
     assert data["machines"] == "not recorded"  # the fixture's records name no machine
+    assert 0 < data["wall_hours"] <= data["device_hours"]
 
 
 def test_serving_writes_nothing(served):

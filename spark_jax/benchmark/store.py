@@ -211,3 +211,21 @@ class BenchmarkDB:
             "SELECT COALESCE(SUM(wall_seconds), 0) FROM results"
         ).fetchone()
         return float(total)
+
+    def running_seconds(self) -> float:
+        """The benchmark's wall time while jobs ran: the length of the union of the jobs'
+        intervals [finished - wall, finished] (pauses between a kill and `--resume` are left
+        out; finish times are stored to the second)."""
+        rows = self._conn.execute("SELECT finished_at, wall_seconds FROM results").fetchall()
+        spans = sorted(
+            (end - wall, end)
+            for end, wall in (
+                (datetime.datetime.fromisoformat(f).timestamp(), float(w)) for f, w in rows
+            )
+        )
+        total, covered_to = 0.0, float("-inf")
+        for start, end in spans:
+            if end > covered_to:
+                total += end - max(start, covered_to)
+                covered_to = end
+        return total

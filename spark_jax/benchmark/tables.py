@@ -221,7 +221,9 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
             _protocol_line(spec, machines),
             "",
             f"Jobs landed: {len(results)} of {expected}; "
-            f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times).",
+            f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times); wall time "
+            f"{db.running_seconds() / 3600:.2f} h while jobs ran (pauses between resumes left "
+            "out).",
             "",
         ],
         ["## OOD accuracy by task", "", *_main_table(db, spec, programs, cells), ""],

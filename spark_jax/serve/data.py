@@ -307,7 +307,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
     db = root.open_benchmark(rel)
     try:
         spec, programs, results = db.spec(), db.programs(), db.results()
-        wall = db.wall_seconds()
+        wall, running = db.wall_seconds(), db.running_seconds()
     finally:
         db.close()
     labels = {p.key: p.label for p in programs}
@@ -360,6 +360,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "landed": len(results),
         "expected": len(programs) * len(tasks) * len(spec.get("seeds", [])),
         "device_hours": wall / 3600,
+        "wall_hours": running / 3600,
         "machines": stats.machines_of_results(results),
         "table": table,
         "baseline": base,

@@ -221,7 +221,8 @@
       (c.n > 1 ? `${num(c.mean, 2)} ± ${num(c.std, 2)}` : num(c.mean, 2)) + (c.failed ? ` (${c.failed} failed)` : "");
     replace(app, el("h1", {}, "Benchmark ", d.path || "(root)"),
       el("p", {}, `preset ${d.preset}; seeds ${JSON.stringify(d.seeds)}; results landed ${d.landed} of ${d.expected}; ` +
-        `device time ${num(d.device_hours, 2)} h; measured on ${d.machines}`),
+        `device time ${num(d.device_hours, 2)} h; wall time ${num(d.wall_hours, 2)} h while jobs ran; ` +
+        `measured on ${d.machines}`),
       section("OOD accuracy (%) by task", table(["program"].concat(d.tasks, ["mean"]),
         d.table.map((r) => [r.label].concat(r.cells.map(cell), [num(r.mean, 2)])))),
       d.baseline ? section(`Paired comparison against ${d.baseline}`, table(["program", "wins", "ties", "losses", "mean diff (pp)", "95% CI"],
