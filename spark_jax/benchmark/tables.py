@@ -181,7 +181,7 @@ def _plot(spec, programs, cells, machines: str, path: pathlib.Path) -> None:
     from matplotlib.figure import Figure
 
     tasks = list(spec["tasks"])
-    fig = Figure(figsize=(max(6.0, 0.9 * len(tasks) + 2), 4.2))
+    fig = Figure(figsize=(max(6.0, 0.9 * len(tasks) + 2), 5.0))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / max(1, len(programs))
@@ -193,7 +193,7 @@ def _plot(spec, programs, cells, machines: str, path: pathlib.Path) -> None:
         ax.bar(xs, means, width, yerr=errs, capsize=2, label=p.label)
     ax.set_xticks(range(len(tasks)))
     ax.set_xticklabels(tasks, rotation=45, ha="right", fontsize=7)
-    ax.set_ylabel("OOD accuracy (%): mean ± std over seeds")
+    ax.set_ylabel("OOD % (mean ± std over seeds)")
     ax.set_title(f"OOD accuracy by task ({spec['preset']} protocol, seeds {list(spec['seeds'])})")
     ax.legend(fontsize=7)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
