@@ -217,14 +217,12 @@ class BenchmarkDB:
         intervals [finished - wall, finished] (pauses between a kill and `--resume` are left
         out; finish times are stored to the second)."""
         rows = self._conn.execute("SELECT finished_at, wall_seconds FROM results").fetchall()
-        spans = sorted(
-            (end - wall, end)
-            for end, wall in (
-                (datetime.datetime.fromisoformat(f).timestamp(), float(w)) for f, w in rows
-            )
-        )
+        spans = []
+        for finished, wall in rows:
+            end = datetime.datetime.fromisoformat(finished).timestamp()
+            spans.append((end - float(wall), end))
         total, covered_to = 0.0, float("-inf")
-        for start, end in spans:
+        for start, end in sorted(spans):
             if end > covered_to:
                 total += end - max(start, covered_to)
                 covered_to = end

@@ -6,6 +6,7 @@ machine cannot be compared with another; figures say both in a caption line.
 
 from __future__ import annotations
 
+import collections
 import os
 import platform
 from typing import Any
@@ -24,9 +25,7 @@ def measured_on() -> str:
     try:
         import jax
 
-        kinds: dict[str, int] = {}
-        for d in jax.devices():
-            kinds[d.device_kind] = kinds.get(d.device_kind, 0) + 1
+        kinds = collections.Counter(d.device_kind for d in jax.devices())
         devices = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
     except Exception:  # noqa: BLE001 - a label only; no backend is still a place
         devices = "no JAX backend"
@@ -36,10 +35,7 @@ def measured_on() -> str:
 def machines_label(recorded: Any) -> str:
     """One label for measurements taken on the machines `recorded` (None: not recorded),
     e.g. 'a (x86_64, 2 CPUs); JAX cpu x1 (12 jobs) | not recorded (3 jobs)'."""
-    counts: dict[str, int] = {}
-    for m in recorded:
-        key = m or "not recorded"
-        counts[key] = counts.get(key, 0) + 1
+    counts = collections.Counter(m or "not recorded" for m in recorded)
     if not counts:
         return "no jobs yet"
     if len(counts) == 1:
