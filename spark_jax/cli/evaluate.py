@@ -1,5 +1,5 @@
-"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--seeds K] [--json]
-[--output F]`: train and score one program (or DeepMind's official processor `official:KIND`)
+"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--seeds K] [--train-steps N]
+[--json] [--output F]`: train and score one program (or DeepMind's official processor `official:KIND`)
 on one task; `--seeds K` trains seeds S..S+K-1 as one vmapped program (per-seed scores).
 
 Exit codes: 0 scored, 1 the program failed to build or training failed, 2 usage error.
@@ -32,6 +32,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=1,
         help="train seeds SEED..SEED+K-1 together as one vmapped program (default 1)",
     )
+    p.add_argument(
+        "--train-steps",
+        type=int,
+        help="train this many steps instead of the preset's (timing runs; the record says so)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--output", help="also write the JSON result to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -49,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         tasks.check_task(args.task)
         if args.seeds < 1:
             raise UsageError(f"--seeds must be >= 1, got {args.seeds}")
+        if args.train_steps is not None:
+            if args.train_steps < 1:
+                raise UsageError(f"--train-steps must be >= 1, got {args.train_steps}")
+            cfg = cfg.replace(train_steps=args.train_steps)
         if official:
             kind = args.program[len(program_lib.OFFICIAL_PREFIX) :]
             if kind not in program_lib.OFFICIAL_KINDS:

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Accelerator measurements behind results/gpu/: one JSON line per measurement.
+
+    python scripts/gpu_measure.py OUT_JSONL PHASE [PHASE ...]
+
+Phases (each appends its lines to OUT_JSONL as soon as it is measured, so a run cut short
+keeps what it finished):
+  env                      the device, driver and package versions
+  check:PRESET[:STEPS]     one evaluation of DeepMind's Triplet-GMPNN and one of our port on
+                           dfs, seed 0 (STEPS overrides the preset's train_steps: a timing run)
+  workers:W[:PRESET[:STEPS]]  W evaluations of our port at once on one device, each in its own
+                           process with the environment a LocalExecutor gives W workers sharing a
+                           device (no preallocation, memory fraction 0.9/W); GPU utilisation and
+                           memory sampled by nvidia-smi while they run
+  seeds:K[:PRESET[:STEPS]] one evaluation of our port with K seeds vmapped in one program
+
+Each evaluation is a separate `spark-jax evaluate` process timed whole (import, data, compile,
+train, score): `process_wall_s` is what a search pays per candidate. Runs anywhere JAX runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OURS = "processors/triplet_gmpnn.py"
+OFFICIAL = "official:triplet_gmpnn"
+TASK = "dfs"
+
+
+def _append(out: Path, record: dict) -> None:
+    with out.open("a") as f:
+        f.write(json.dumps(record) + "\n")
+    print(json.dumps(record)[:400], flush=True)
+
+
+def _cli() -> list[str]:
+    return [sys.executable, "-m", "spark_jax.cli"]
+
+
+def _evaluate_cmd(program: str, preset: str, steps: int | None, seed: int, k: int, out: str):
+    cmd = [*_cli(), "evaluate", program, "--task", TASK, "--preset", preset, "--seed", str(seed)]
+    cmd += ["--seeds", str(k), "--no-progress", "--json", "--output", out]
+    if steps is not None:
+        cmd += ["--train-steps", str(steps)]
+    return cmd
+
+
+def _run_evaluations(cmds_envs: list[tuple[list[str], dict, str]]) -> list[dict]:
+    """Starts every command at once; returns one record per command (wall, rc, JSON)."""
+    procs = []
+    start = time.perf_counter()
+    for cmd, env, out in cmds_envs:
+        log = open(out + ".log", "w")
+        procs.append((subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log), out, log))
+    records = []
+    for proc, out, log in procs:
+        rc = proc.wait()
+        log.close()
+        wall = time.perf_counter() - start
+        rec = dict(rc=rc, process_wall_s=wall)
+        if rc == 0 and os.path.exists(out):
+            rec["evaluation"] = json.loads(Path(out).read_text())
+        else:
+            rec["log_tail"] = Path(out + ".log").read_text()[-3000:]
+        records.append(rec)
+    return records
+
+
+class _GpuSampler:
+    """nvidia-smi utilisation and memory, sampled every 0.5 s in a background thread."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        query = [
+            "nvidia-smi",
+            "--query-gpu=utilization.gpu,memory.used",
+            "--format=csv,noheader,nounits",
+        ]
+        while not self._stop.is_set():
+            try:
+                line = subprocess.run(query, capture_output=True, text=True, timeout=5).stdout
+                util, mem = (float(x) for x in line.strip().splitlines()[0].split(","))
+                self.samples.append((util, mem))
+            except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+                return
+            self._stop.wait(0.5)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return dict(gpu_samples=0)
+        utils = [u for u, _ in self.samples]
+        return dict(
+            gpu_samples=len(utils),
+            gpu_util_mean=sum(utils) / len(utils),
+            gpu_util_busy_fraction=sum(u > 0 for u in utils) / len(utils),
+            gpu_mem_used_max_mib=max(m for _, m in self.samples),
+        )
+
+
+def phase_env(out: Path) -> None:
+    import importlib.metadata as md
+
+    import jax
+
+    versions = {}
+    for name in (
+        "jax",
+        "jaxlib",
+        "jax-cuda13-plugin",
+        "jax-cuda12-plugin",
+        "flax",
+        "optax",
+        "chex",
+        "dm-haiku",
+        "dm-clrs",
+        "numpy",
+        "spark-jax",
+    ):
+        try:
+            versions[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pass
+    smi = ""
+    try:
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+    except OSError:
+        pass
+    devices = jax.devices()
+    _append(
+        out,
+        dict(
+            phase="env",
+            backend=jax.default_backend(),
+            device_kind=devices[0].device_kind,
+            n_devices=len(devices),
+            nvidia_smi=smi,
+            versions=versions,
+            python=platform.python_version(),
+            cpus=os.cpu_count(),
+            commit=os.environ.get("SPARK_JAX_COMMIT", ""),
+        ),
+    )
+
+
+def _parse(spec: str, default_preset: str = "smoke") -> tuple[int | None, str, int | None]:
+    parts = spec.split(":")[1:]
+    n = int(parts[0]) if parts and parts[0] else None
+    preset = parts[1] if len(parts) > 1 else default_preset
+    steps = int(parts[2]) if len(parts) > 2 else None
+    return n, preset, steps
+
+
+def phase_check(out: Path, spec: str, tmp: str) -> None:
+    parts = spec.split(":")
+    preset = parts[1] if len(parts) > 1 else "smoke"
+    steps = int(parts[2]) if len(parts) > 2 else None
+    for program in (OFFICIAL, OURS):
+        path = os.path.join(tmp, f"check-{preset}-{abs(hash(program))}.json")
+        [rec] = _run_evaluations(
+            [(_evaluate_cmd(program, preset, steps, 0, 1, path), dict(os.environ), path)]
+        )
+        _append(out, dict(phase="check", program=program, preset=preset, train_steps=steps, **rec))
+
+
+def phase_workers(out: Path, spec: str, tmp: str) -> None:
+    from spark_jax.evaluation.worker import worker_env
+
+    w, preset, steps = _parse(spec)
+    runs = []
+    for slot in range(w):
+        path = os.path.join(tmp, f"workers{w}-{slot}.json")
+        env = worker_env(slot, None, None, num_workers=w)
+        runs.append((_evaluate_cmd(OURS, preset, steps, 100 + slot, 1, path), env, path))
+    with _GpuSampler() as sampler:
+        records = _run_evaluations(runs)
+    wall = max(r["process_wall_s"] for r in records)
+    ok = sum(r["rc"] == 0 for r in records)
+    _append(
+        out,
+        dict(
+            phase="workers",
+            workers=w,
+            preset=preset,
+            train_steps=steps,
+            ok=ok,
+            wall_s=wall,
+            candidates_per_hour=ok * 3600.0 / wall,
+            mem_fraction=runs[0][1].get("XLA_PYTHON_CLIENT_MEM_FRACTION"),
+            preallocate=runs[0][1].get("XLA_PYTHON_CLIENT_PREALLOCATE"),
+            runs=records,
+            **sampler.summary(),
+        ),
+    )
+
+
+def phase_seeds(out: Path, spec: str, tmp: str) -> None:
+    k, preset, steps = _parse(spec)
+    path = os.path.join(tmp, f"seeds{k}.json")
+    with _GpuSampler() as sampler:
+        [rec] = _run_evaluations(
+            [(_evaluate_cmd(OURS, preset, steps, 200, k, path), dict(os.environ), path)]
+        )
+    _append(
+        out,
+        dict(
+            phase="seeds",
+            k=k,
+            preset=preset,
+            train_steps=steps,
+            seed_candidates_per_hour=(k * 3600.0 / rec["process_wall_s"])
+            if rec["rc"] == 0
+            else 0.0,
+            **rec,
+            **sampler.summary(),
+        ),
+    )
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in argv[1:]:
+            name = spec.split(":")[0]
+            t0 = time.perf_counter()
+            if name == "env":
+                phase_env(out)
+            elif name == "check":
+                phase_check(out, spec, tmp)
+            elif name == "workers":
+                phase_workers(out, spec, tmp)
+            elif name == "seeds":
+                phase_seeds(out, spec, tmp)
+            else:
+                print(f"unknown phase {spec!r}", file=sys.stderr)
+                return 2
+            print(f"# {spec}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
