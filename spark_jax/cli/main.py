@@ -26,7 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by cl
 from spark_jax.cli import bench, benchmark, check, compare, evaluate, report, search, serve  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "TRAINING_COMMANDS", "build_parser", "main"]
 
 COMMANDS: dict[str, ModuleType] = {
     "search": search,
@@ -38,6 +38,9 @@ COMMANDS: dict[str, ModuleType] = {
     "compare": compare,
     "serve": serve,
 }
+
+# Commands that train with JAX: they say so when a GPU is present but JAX would use the CPU.
+TRAINING_COMMANDS = frozenset({"search", "evaluate", "bench", "benchmark", "compare"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     args.argv = argv  # what was asked, for run records
+    if args.command in TRAINING_COMMANDS:
+        from spark_jax.util.accelerator import cpu_fallback_note
+
+        note = cpu_fallback_note()
+        if note:
+            print(note, file=sys.stderr)
     return COMMANDS[args.command].run(args)
 
 

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Writes results/gpu/README.md's generated tables from the JSON lines of gpu_measure.py.
+
+    python scripts/gpu_table.py [RESULTS_DIR]        (default: results/gpu)
+
+Reads every RESULTS_DIR/*.jsonl (one line per measurement) and replaces the text between the
+README's `<!-- generated -->` and `<!-- end generated -->` markers; the prose around them is
+kept. Every number in the tables comes from the data; the projections are labelled as such
+and computed here from the measured parts (see `project_candidate`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START, END = "<!-- generated -->", "<!-- end generated -->"
+OFFICIAL, OURS = "official:triplet_gmpnn", "processors/triplet_gmpnn.py"
+PAPER_STEPS = 10_000
+PAPER_EVAL_EVERY = 50
+SEARCH_ATTEMPTS = 100
+VALID_RATE = 0.55  # the SPARK paper's valid rate (0.5-0.6): attempts that reach training
+TRANSFER_JOBS = 30 * 3  # the best program on 30 tasks x 3 seeds
+
+
+def load(results: Path) -> list[dict]:
+    rows = []
+    for path in sorted(results.glob("*.jsonl")):
+        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return rows
+
+
+def project_candidate(run: dict, steps: int = PAPER_STEPS) -> float:
+    """Projected wall of one candidate trained `steps` steps, from a shorter timed run.
+
+    The measured process wall (import, data, compile, the run's steps, its validations and
+    test) plus the missing steps at the run's steady rate (data waits included) plus the
+    missing validations at the run's mean scoring time per validation.
+    """
+    ev = run["evaluation"]
+    done = ev["steps"]
+    n_scorings = done // PAPER_EVAL_EVERY + 2  # validations at 0, every eval_every, and the test
+    per_scoring = ev["eval_seconds"] / n_scorings
+    missing = max(0, steps - done)
+    return (
+        run["process_wall_s"]
+        + missing / ev["loop_steps_per_second"]
+        + (missing / PAPER_EVAL_EVERY) * per_scoring
+    )
+
+
+def _f(x: float, nd: int = 1) -> str:
+    return f"{x:,.{nd}f}"
+
+
+def _env_table(env: dict) -> list[str]:
+    v = env["versions"]
+    return [
+        "| item | value |",
+        "|---|---|",
+        f"| device | {env['device_kind']} (nvidia-smi: {env['nvidia_smi']}) |",
+        f"| host | {env['cpus']} CPU cores (XLA compiles on these) |",
+        f"| JAX backend | {env['backend']}, {env['n_devices']} device |",
+        "| packages | "
+        + ", ".join(f"{k} {v[k]}" for k in sorted(v))
+        + f"; Python {env['python']} |",
+        f"| spark-jax commit | {env['commit']} |",
+    ]
+
+
+def _check_table(checks: list[dict]) -> list[str]:
+    out = [
+        "| preset (steps) | program | process wall s | compile wall s | steady steps/s | OOD % | peak device MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by = {}
+    for r in checks:
+        ev = r["evaluation"]
+        steps = ev["steps"]
+        by[(r["preset"], steps, r["program"])] = r
+        out.append(
+            f"| {r['preset']} ({steps}) | `{r['program']}` | {_f(r['process_wall_s'])} | "
+            f"{_f(ev['compile_wall_seconds'])} | {_f(ev['loop_steps_per_second'])} | "
+            f"{_f(100 * ev['ood_score'], 2)} | {_f(ev['device_peak_mb'], 0)} |"
+        )
+    out += ["", "Ours / official (same seed, same batches):", ""]
+    out += [
+        "| preset (steps) | process wall | compile wall | steady steps/s | peak device memory |"
+    ]
+    out += ["|---|---|---|---|---|"]
+    for (preset, steps, program), ours in sorted(by.items()):
+        if program != OURS or (preset, steps, OFFICIAL) not in by:
+            continue
+        off = by[(preset, steps, OFFICIAL)]
+        eo, ef = ours["evaluation"], off["evaluation"]
+        out.append(
+            f"| {preset} ({steps}) | {ours['process_wall_s'] / off['process_wall_s']:.2f} | "
+            f"{eo['compile_wall_seconds'] / ef['compile_wall_seconds']:.2f} | "
+            f"{eo['loop_steps_per_second'] / ef['loop_steps_per_second']:.2f} | "
+            f"{eo['device_peak_mb'] / ef['device_peak_mb']:.2f} |"
+        )
+    return out
+
+
+def _workers_table(workers: list[dict], single: dict[tuple, float]) -> list[str]:
+    out = [
+        "| preset (steps) | workers | memory fraction each | wall s | candidates/h | x 1 worker | "
+        "compile wall s (mean) | steady steps/s per worker | GPU util % (mean, nvidia-smi) | "
+        "GPU memory used max MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(workers, key=lambda r: (r["preset"], r["train_steps"] or 0, r["workers"])):
+        evs = [x["evaluation"] for x in r["runs"] if x.get("evaluation")]
+        base = single.get((r["preset"], r["train_steps"]))
+        ratio = "" if base is None else f"{r['candidates_per_hour'] / base:.2f}"
+        steps = evs[0]["steps"]
+        out.append(
+            f"| {r['preset']} ({steps}) | {r['workers']} | {r['mem_fraction'] or 'default (0.75, preallocated)'} | "
+            f"{_f(r['wall_s'])} | {_f(r['candidates_per_hour'])} | {ratio} | "
+            f"{_f(sum(e['compile_wall_seconds'] for e in evs) / len(evs))} | "
+            f"{_f(sum(e['loop_steps_per_second'] for e in evs) / len(evs))} | "
+            f"{_f(r.get('gpu_util_mean', float('nan')))} | {_f(r.get('gpu_mem_used_max_mib', float('nan')), 0)} |"
+        )
+    return out
+
+
+def _seeds_table(seeds: list[dict], single_smoke: dict | None) -> list[str]:
+    out = [
+        "| preset | K seeds vmapped | process wall s | seed-runs/h | vmapped / K sequential | compile wall s | steady steps/s | peak device MB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    rows = sorted(seeds, key=lambda r: r["k"])
+    if single_smoke is not None:
+        rows = [dict(single_smoke, k=1)] + rows
+    for r in rows:
+        ev = r["evaluation"]
+        seq = (
+            ""
+            if single_smoke is None
+            else f"{r['process_wall_s'] / (r['k'] * single_smoke['process_wall_s']):.2f}"
+        )
+        out.append(
+            f"| {r['preset']} | {r['k']} | {_f(r['process_wall_s'])} | {_f(r['k'] * 3600 / r['process_wall_s'])} | "
+            f"{seq} | {_f(ev['compile_wall_seconds'])} | {_f(ev['loop_steps_per_second'])} | {_f(ev['device_peak_mb'], 0)} |"
+        )
+    return out
+
+
+def _projection(checks: list[dict], workers: list[dict]) -> list[str]:
+    paper = {
+        r["program"]: r
+        for r in checks
+        if r["preset"] == "paper" and r["evaluation"]["steps"] < PAPER_STEPS
+    }
+    if OURS not in paper or OFFICIAL not in paper:
+        return ["(no paper-preset timing run in the data)"]
+    ours, off = project_candidate(paper[OURS]), project_candidate(paper[OFFICIAL])
+    out = [
+        f"One dfs candidate at the paper preset ({PAPER_STEPS:,} steps), projected from the "
+        f"{paper[OURS]['evaluation']['steps']}-step runs above: ours {_f(ours / 60)} min, official "
+        f"{_f(off / 60)} min, ours/official **{ours / off:.2f}** (target <= 0.5).",
+        "",
+        "| workers on one H100 | projected wall per candidate (each) | projected candidates/h | x 1 worker |",
+        "|---|---|---|---|",
+    ]
+    rates = {1: 3600 / ours}
+    shared = [r for r in workers if r["preset"] == "paper"]
+    for r in shared:
+        each = [project_candidate(x) for x in r["runs"] if x.get("evaluation")]
+        rates[r["workers"]] = len(each) * 3600 / max(each)
+    for w in sorted(rates):
+        per = 3600 * (1 if w == 1 else w) / rates[w]
+        out.append(f"| {w} | {_f(per / 60)} min | {_f(rates[w], 2)} | {rates[w] / rates[1]:.2f} |")
+    best = max(rates, key=rates.get)
+    evaluated = SEARCH_ATTEMPTS * VALID_RATE
+    search_h = evaluated / rates[best]
+    transfer_h = TRANSFER_JOBS / rates[best]
+    out += [
+        "",
+        f"**Projection, the paper's protocol on one H100** ({best} worker(s), dfs candidate cost "
+        f"for every task): {SEARCH_ATTEMPTS} attempts at a valid rate of {VALID_RATE} = "
+        f"{evaluated:.0f} trained candidates: **{_f(search_h)} h**; then the best program on "
+        f"30 tasks x 3 seeds = {TRANSFER_JOBS} trainings: **{_f(transfer_h)} h**; in all "
+        f"**{_f(search_h + transfer_h)} GPU-hours** (multiply by your price per H100-hour for "
+        f"the cost). With 1 worker: {_f(evaluated / rates[1] + TRANSFER_JOBS / rates[1])} h. "
+        "A projection, not a measured search: feasibility checks and LLM calls overlap the "
+        "training and are left out; tasks other than dfs differ in cost (quickselect's test "
+        "set is 64x larger).",
+    ]
+    return out
+
+
+def render(rows: list[dict]) -> str:
+    env = next(r for r in rows if r["phase"] == "env")
+    checks = [r for r in rows if r["phase"] == "check" and r["rc"] == 0]
+    workers = [r for r in rows if r["phase"] == "workers"]
+    seeds = [r for r in rows if r["phase"] == "seeds" and r["rc"] == 0]
+    single = {
+        (r["preset"], r["train_steps"]): r["candidates_per_hour"]
+        for r in workers
+        if r["workers"] == 1
+    }
+    for r in checks:  # a check of ours is a one-worker run too
+        if r["program"] == OURS:
+            single.setdefault((r["preset"], r["train_steps"]), 3600 / r["process_wall_s"])
+    one_smoke = next(
+        (r["runs"][0] for r in workers if r["workers"] == 1 and r["preset"] == "smoke"), None
+    )
+    if one_smoke is not None:
+        one_smoke = dict(one_smoke, preset="smoke")
+    parts = [
+        "### Machine and versions",
+        "",
+        *_env_table(env),
+        "",
+        "### One evaluation, official vs ours (dfs, seed 0)",
+        "",
+        *_check_table(checks),
+        "",
+        "### Workers sharing the GPU (our port, dfs, one candidate per worker, started together)",
+        "",
+        *_workers_table(workers, single),
+        "",
+        "### K seeds vmapped in one program (our port, dfs)",
+        "",
+        *_seeds_table(seeds, one_smoke),
+        "",
+        "### Paper preset: per-candidate wall and the cost of the paper's protocol (projections)",
+        "",
+        *_projection(checks, workers),
+    ]
+    return "\n".join(parts)
+
+
+def main(argv: list[str]) -> int:
+    results = Path(argv[0]) if argv else ROOT / "results" / "gpu"
+    readme = results / "README.md"
+    text = readme.read_text() if readme.exists() else f"{START}\n{END}\n"
+    if START not in text or END not in text:
+        print(f"{readme}: missing the {START} / {END} markers", file=sys.stderr)
+        return 2
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{render(load(results))}\n{END}{tail}")
+    print(f"wrote {readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

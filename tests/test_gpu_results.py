@@ -1,0 +1,96 @@
+"""results/gpu/: the committed tables are the ones its script generates from its data; the
+projection's arithmetic; the note a GPU machine gets when JAX would train on its CPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from spark_jax.cli import main as run_cli
+from spark_jax.util import accelerator
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "gpu"
+
+
+def _gpu_table():
+    spec = importlib.util.spec_from_file_location("gpu_table", ROOT / "scripts" / "gpu_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_results_gpu_readme_is_generated_from_its_data():
+    table = _gpu_table()
+    readme = (RESULTS / "README.md").read_text()
+    generated = readme.split(table.START, 1)[1].split(table.END, 1)[0].strip()
+    assert generated == table.render(table.load(RESULTS)).strip()
+    assert (ROOT / "scripts" / "gpu_measure.py").exists()
+    assert "scripts/gpu_check.sh" in readme
+
+
+def test_every_gpu_measurement_names_its_device():
+    rows = _gpu_table().load(RESULTS)
+    [env] = [r for r in rows if r["phase"] == "env"]
+    assert env["backend"] == "gpu" and "H100" in env["device_kind"]
+    for r in rows:
+        for run in r.get("runs", [r]):
+            if "evaluation" in run:
+                assert "H100" in run["evaluation"]["machine"], run["evaluation"]["machine"]
+
+
+def test_projection_adds_missing_steps_and_validations():
+    table = _gpu_table()
+    run = dict(
+        process_wall_s=100.0,
+        evaluation=dict(steps=300, eval_seconds=0.8, loop_steps_per_second=10.0),
+    )
+    # 9,700 missing steps at 10 steps/s, 194 missing validations at 0.8 s / 8 scorings.
+    assert table.project_candidate(run, 10_000) == pytest.approx(100 + 970 + 194 * 0.1)
+    assert table.project_candidate(run, 300) == pytest.approx(100.0)
+
+
+def test_render_refuses_a_readme_without_markers(tmp_path, capsys):
+    (tmp_path / "README.md").write_text("no markers\n")
+    (tmp_path / "m.jsonl").write_text(json.dumps({"phase": "env"}) + "\n")
+    assert _gpu_table().main([str(tmp_path)]) == 2
+    assert "markers" in capsys.readouterr().err
+
+
+@pytest.fixture
+def gpu_without_cuda(tmp_path, monkeypatch):
+    gpus = tmp_path / "gpus"
+    (gpus / "0000:00:01.0").mkdir(parents=True)
+    real = accelerator.nvidia_gpu_present
+    monkeypatch.setattr(accelerator, "nvidia_gpu_present", lambda: real(str(gpus)))
+    monkeypatch.setattr(accelerator, "cuda_plugin_installed", lambda: False)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
+def test_cpu_fallback_note_on_a_gpu_machine_without_cuda_jax(gpu_without_cuda, capsys):
+    note = accelerator.cpu_fallback_note()
+    assert note and "[cuda12]" in note and "JAX_PLATFORMS=cpu" in note
+    assert accelerator.cpu_fallback_note({"JAX_PLATFORMS": "cpu"}) is None
+    assert accelerator.cpu_fallback_note({"CUDA_VISIBLE_DEVICES": ""}) is None
+    # A training command says it once, on stderr, before it starts (here: a usage error).
+    assert run_cli(["evaluate", "no/such/program.py", "--train-steps", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("NVIDIA GPU") == 1
+    assert "--train-steps must be >= 1" in err or "no/such/program.py" in err
+
+
+def test_no_note_without_a_gpu_or_with_a_cuda_plugin(tmp_path, monkeypatch):
+    assert not accelerator.nvidia_gpu_present(str(tmp_path / "absent"))
+    monkeypatch.setattr(accelerator, "nvidia_gpu_present", lambda: True)
+    monkeypatch.setattr(accelerator, "cuda_plugin_installed", lambda: True)
+    assert accelerator.cpu_fallback_note({}) is None
+
+
+def test_evaluate_train_steps_must_be_positive(capsys):
+    seed = str(ROOT / "processors" / "triplet_gmpnn.py")
+    assert run_cli(["evaluate", seed, "--train-steps", "0"]) == 2
+    assert "--train-steps must be >= 1, got 0" in capsys.readouterr().err
