@@ -18,9 +18,10 @@ from spark_jax.report import reference, significance
 from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
-__all__ = ["PLOT_FILE", "write_benchmark_report"]
+__all__ = ["COMPARISON_HEADING", "PLOT_FILE", "comparison_section", "write_benchmark_report"]
 
 PLOT_FILE = "plots/ood_by_task.png"
+COMPARISON_HEADING = "## Paired comparison"
 
 
 def _cell_text(cell: stats.Cell | None) -> str:
@@ -294,7 +295,7 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
             "",
         ],
         ["## OOD accuracy by task", "", *_main_table(db, spec, programs, cells), ""],
-        ["## Paired comparison", "", *_comparison(spec, programs, cells), ""],
+        [COMPARISON_HEADING, "", *_comparison(spec, programs, cells), ""],
         [f"![OOD accuracy by task]({PLOT_FILE})", ""],
         ["## Failures", "", *_failures(db, labels), ""],
         ["## Paper reference rows", "", *_reference(spec), ""],
@@ -303,3 +304,14 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     report = out / "report.md"
     write_atomic(report, "\n".join(line for s in sections for line in s))
     return report
+
+
+def comparison_section(report: pathlib.Path) -> str:
+    """The 'Paired comparison' section of a written report.md (what `spark-jax benchmark`
+    prints after the run: the verdicts, `cannot tell` included); '' when it has none."""
+    text = report.read_text()
+    if COMPARISON_HEADING not in text:
+        return ""
+    section = text.split(COMPARISON_HEADING, 1)[1].split("\n## ", 1)[0]
+    section = section.split("\n![", 1)[0]  # the plot link that follows it
+    return f"{COMPARISON_HEADING}\n\n{section.strip()}\n\n"

@@ -199,7 +199,8 @@ class Interval:
     dof: float
 
     def text(self, digits: int = 2) -> str:
-        return f"[{self.low:+.{digits}f}, {self.high:+.{digits}f}]"
+        spread = " (no spread observed)" if math.isinf(self.dof) else ""
+        return f"[{self.low:+.{digits}f}, {self.high:+.{digits}f}]{spread}"
 
 
 def mean_difference(

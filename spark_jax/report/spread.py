@@ -221,10 +221,11 @@ def _verdict_text(
         [100 * v for v in b_scores], [100 * v for v in s_scores], paired=paired
     )
     word = significance.verdicts([test])[0]
+    direction = "scores above" if test.diff > 0 else "equals" if test.diff == 0 else "is below"
     if not test.tested:
         return (
-            f"against the seed: {significance.CANNOT_TELL} ({scores}; fewer than 2 training "
-            f"seeds per program, no test). {SINGLE_SEED_NOTE}"
+            f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} (fewer than "
+            f"2 training seeds per program: no test). {SINGLE_SEED_NOTE}"
         )
     how = f"{test.method}{' on the shared seeds' if paired else ''}, p = {test.p:.3g}"
     alpha = f"alpha = {significance.DEFAULT_ALPHA:g}"
@@ -234,8 +235,8 @@ def _verdict_text(
         return f"is worse than the seed: {scores}; {how} <= {alpha}."
     mdd = significance.mdd([test])
     text = (
-        f"against the seed: {significance.CANNOT_TELL} ({scores}; {how} > {alpha}; "
-        f"minimal detectable difference at these seeds and spread: {mdd:.2f} pp)."
+        f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} ({how} > "
+        f"{alpha}; minimal detectable difference at these seeds and spread: {mdd:.2f} pp)."
     )
     floor = significance.floor_note([test])
     return text + (f" {floor}" if floor else "")
