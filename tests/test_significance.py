@@ -4,6 +4,7 @@ against a value computed by hand or by a textbook formula, not against the code 
 from __future__ import annotations
 
 import math
+import pathlib
 import statistics
 
 import pytest
@@ -219,3 +220,38 @@ def test_done_when_one_seed_each_is_cannot_tell_in_the_table_text():
     assert text.count("| cannot tell |") == 3  # the summary header and both tasks
     assert "| win |" not in text and "| loss |" not in text
     assert "Minimal detectable difference: cannot be computed" in text
+
+
+def test_cli_prints_cannot_tell_for_one_seed_a_side(tmp_path, monkeypatch, capsys):
+    # The command with the training replaced by stored results (the figures:
+    # bfs 45.31 vs 50.00, dfs 12.50 vs 32.81); the CLI prints the comparison it wrote.
+    import records  # tests/records.py: record builders
+
+    from spark_jax import benchmark, cli
+    from spark_jax.benchmark.plan import plan_jobs
+    from spark_jax.benchmark.store import BenchmarkDB
+    from spark_jax.benchmark.tables import write_benchmark_report
+
+    oods = {("official:triplet_gmpnn", "bfs"): 0.4531, ("mpnn", "bfs"): 0.50}
+    oods.update({("official:triplet_gmpnn", "dfs"): 0.125, ("mpnn", "dfs"): 0.3281})
+
+    def fake_start(out, programs, spec, progress=None):
+        (tmp_path / "out").mkdir()
+        with BenchmarkDB(tmp_path / "out" / benchmark.DB_NAME, create=True) as db:
+            db.store_plan(spec.to_dict(), programs)
+            for job in plan_jobs(programs, spec.tasks, spec.seeds):
+                ood = oods[(job.program.label, job.task)]
+                db.record(job, records.result(ood, job_id=job.job_id, task=job.task, seed=0))
+            return write_benchmark_report(db, tmp_path / "out")
+
+    monkeypatch.setattr(benchmark, "start_benchmark", fake_start)
+    argv = ["benchmark", "official:triplet_gmpnn", "processors/mpnn.py", "--tasks", "bfs,dfs"]
+    argv += ["--seeds", "1", "--preset", "tiny", "--out", str(tmp_path / "out")]
+    monkeypatch.chdir(pathlib.Path(__file__).resolve().parents[1])
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| `mpnn` | 2 | 0 | 0 | 2 | +12.50 | cannot be computed" in out
+    for task in ("bfs", "dfs"):
+        assert f"| `mpnn` | {task} | 1 / 1 | none (fewer than 2 seeds on a side) |" in out
+    assert out.count(" | cannot tell |") == 3 and "| win |" not in out and "| loss |" not in out
+    assert "wins, 0 ties" not in out and "bootstrap" not in out
