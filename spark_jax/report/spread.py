@@ -216,7 +216,7 @@ def _verdict_text(
     b_scores: Sequence[float], s_scores: Sequence[float], paired: bool, scores: str
 ) -> str:
     """'beats the seed: ...' / 'cannot tell ...' from the per-seed scores (fractions)."""
-    paired = paired and len(b_scores) > 1
+    paired = paired and len(b_scores) == len(s_scores) > 1
     test = significance.task_test(
         [100 * v for v in b_scores], [100 * v for v in s_scores], paired=paired
     )
