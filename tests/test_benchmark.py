@@ -95,19 +95,28 @@ def test_cells_spread_and_failures():
     assert stats.Cell((70.0,)).std == 0.0
 
 
-def test_comparison_counts_only_differences_beyond_the_spread():
+def test_comparison_verdicts_need_seeds_and_significance():
+    seeds = (0, 1, 2, 3, 4, 5)
     cells = {
-        ("p", "t1"): stats.Cell((80.0, 82.0)),  # +30 vs a tight baseline: a win
-        ("b", "t1"): stats.Cell((50.0, 52.0)),
-        ("p", "t2"): stats.Cell((40.0, 60.0)),  # +5 inside a spread of ~14: a tie
-        ("b", "t2"): stats.Cell((45.0, 45.0)),
-        ("p", "t3"): stats.Cell((10.0, 11.0)),  # -40: a loss
-        ("b", "t3"): stats.Cell((50.0, 51.0)),
+        # +30 on six shared seeds: sign-flip p = 2/64, Holm over 3 tests 0.094: cannot tell.
+        ("p", "t1"): stats.Cell((80.0, 81.0, 82.0, 83.0, 84.0, 85.0), seeds=seeds),
+        ("b", "t1"): stats.Cell((50.0, 51.0, 52.0, 53.0, 54.0, 55.0), seeds=seeds),
+        ("p", "t2"): stats.Cell((40.0, 60.0), seeds=(0, 1)),  # +5 inside the spread
+        ("b", "t2"): stats.Cell((45.0, 45.0), seeds=(0, 1)),
+        ("p", "t3"): stats.Cell((10.0,), seeds=(0,)),  # -40 from one seed: no test
+        ("b", "t3"): stats.Cell((50.0,), seeds=(0,)),
     }
     c = stats.compare(cells, "p", "b", ["t1", "t2", "t3", "t4"])
-    assert (c.wins, c.ties, c.losses) == (1, 1, 1) and c.tasks == ("t1", "t2", "t3")
+    assert c.tasks == ("t1", "t2", "t3")
+    assert (c.wins, c.losses, c.cannot_tell) == (0, 0, 3)
+    assert [v.verdict for v in c.per_task] == ["cannot tell"] * 3
+    assert not c.per_task[2].test.tested  # one seed a side: never a loss, whatever the gap
     assert c.mean_diff == pytest.approx((30 + 5 - 40) / 3)
-    assert c.ci_low < c.mean_diff < c.ci_high
+    assert c.interval is None and math.isnan(c.ci_low)  # t3 has one seed: not computable
+    # Alone (one test, no correction) t1 is a win at 2/64 < 0.05.
+    assert stats.compare(cells, "p", "b", ["t1"]).wins == 1
+    two = stats.compare(cells, "p", "b", ["t1", "t2"])
+    assert two.interval is not None and two.ci_low < two.mean_diff < two.ci_high
     assert stats.compare(cells, "p", "b", ["t1", "t2", "t3"]) == c  # deterministic
     assert stats.mean_over(cells, "p", ["t1", "t4"]) != stats.mean_over(cells, "p", ["t1"])
     assert math.isnan(stats.mean_over(cells, "p", ["t1", "t4"]))
@@ -154,7 +163,19 @@ def test_report_from_a_partial_database(tmp_path, seed_paths):
     assert "…" in report  # bfs has not landed for every program
     assert "| `mpnn` | official:mpnn |" not in report
     assert "timeout" in report and "boom" in report  # the failed job, counted apart
-    assert "Published figures (paper, GPU" in report and "| CLRS (OOD %) | 46.78 |" in report
+    assert "| CLRS (OOD %) | 46.78 |" in report
+    assert (
+        "| Ibarz et al. 2022 (quoted in SPARK paper, Table 1) | no (its protocol: `paper`) |"
+        in report
+    )
+    assert "| EP (OOD %) | 68.14 |" in report and "Chen et al. 2023 (EvoPrompting)" in report
+    # dfs: two shared seeds a side; the exact sign-flip test cannot go below p = 0.5.
+    assert (
+        "| `mpnn` | dfs | 2 / 2 | exact sign-flip (same seeds) | +10.00 | 0.5 | 0.5 | cannot tell |"
+        in report
+    )
+    assert "| `mpnn` | 1 | 0 | 0 | 1 | +10.00 | [+10.00, +10.00]" in report
+    assert "smallest possible p is 0.5" in report
     # Where the jobs ran, as each recorded it (not where the report is written).
     assert f"measured on {GPU_BOX} (3 jobs) | not recorded (2 jobs)" in report
     rows = list(csv.DictReader((tmp_path / "results.csv").open()))

@@ -233,18 +233,19 @@ def test_final_programs_of_an_ood_test_run_are_not_rescored(tmp_path, checker):
 _META = {"task": "dfs", "preset": "smoke", "seed": 0, "seeds_per_candidate": 3}
 
 
-def _run_with(tmp_path: pathlib.Path, seed_scores, best_scores) -> str:
+def _run_with(tmp_path: pathlib.Path, seed_scores, best_scores, best_first_seed=0) -> str:
     meta = dict(_META, seeds_per_candidate=len(seed_scores), fitness_source="ood_test")
     with RunDB.create(tmp_path / "run.db", meta) as db:
         seed_id = db.insert_program("seed = 0\n")
-        for attempt, pid, scores in ((None, seed_id, seed_scores), (0, None, best_scores)):
+        runs = ((None, seed_id, seed_scores, 0), (0, None, best_scores, best_first_seed))
+        for attempt, pid, scores, first in runs:
             if attempt is not None:
                 db.record_proposal(records.proposal(0, parent_id=seed_id))
                 pid = db.program_id("y = 0\n")
             many = len(scores) > 1
             ev = records.evaluation(
                 sum(scores) / len(scores),
-                seeds=tuple(range(len(scores))) if many else None,
+                seeds=tuple(range(first, first + len(scores))) if many else None,
                 seed_scores=tuple(scores) if many else None,
             )
             result = EvalResult("j", True, ev, None, "", "test", 1.0)
@@ -252,10 +253,15 @@ def _run_with(tmp_path: pathlib.Path, seed_scores, best_scores) -> str:
     return report.write_report(tmp_path).report.read_text()
 
 
-def test_verdict_with_one_seed_says_it_cannot_separate_them(tmp_path):
+def _verdict(md: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith("**Verdict"))
+
+
+def test_verdict_with_one_seed_is_cannot_tell(tmp_path):
     md = _run_with(tmp_path, [0.50], [0.60])
-    verdict = next(line for line in md.splitlines() if line.startswith("**Verdict"))
+    verdict = _verdict(md)
     assert "scores above the seed: OOD 60.00% vs 50.00% (+10.00 pp)" in verdict
+    assert "Verdict: cannot tell (fewer than 2 training seeds per program: no test)" in verdict
     assert "beats" not in verdict
     assert "cannot separate them" in verdict and "18% and 29% OOD on dfs" in verdict
     assert "one training seed per program" in md
@@ -263,19 +269,37 @@ def test_verdict_with_one_seed_says_it_cannot_separate_them(tmp_path):
 
 def test_verdict_margin_inside_the_seeds_spread(tmp_path):
     md = _run_with(tmp_path, [0.40, 0.50, 0.60], [0.50, 0.55, 0.60])  # +5 pp, seed std 10 pp
-    verdict = next(line for line in md.splitlines() if line.startswith("**Verdict"))
-    assert "mean over 3 seed(s) per program" in verdict
-    assert "inside the seed's own spread" in verdict and "does not show that it beats" in verdict
-    assert "(+5.00 pp)" in verdict and "sample std over its 3 seeds: 10.00 pp" in verdict
+    verdict = _verdict(md)
+    assert "mean over 3 seed(s) per program" in verdict and "(+5.00 pp)" in verdict
+    # Per-seed differences +10, +5, 0: |mean| 5 for the flips (+,+) and (-,-) of the non-zero
+    # differences, 5/3 for the mixed ones: 4 of the 8 flips are as extreme, p = 0.5.
+    assert "Verdict: cannot tell (exact sign-flip on the shared seeds, p = 0.5 > alpha" in verdict
+    assert "selected the best on, so the test is optimistic" in verdict
     assert "| seed | `" in md and "50.00 ± 10.00 (40.00, 50.00, 60.00)" in md
 
 
-def test_verdict_margin_beyond_the_seeds_spread(tmp_path):
-    md = _run_with(tmp_path, [0.48, 0.50, 0.52], [0.60, 0.62, 0.64])  # +12 pp, seed std 2 pp
-    verdict = next(line for line in md.splitlines() if line.startswith("**Verdict"))
-    assert "beats the seed by more than the seed's own spread" in verdict
-    assert "(+12.00 pp)" in verdict and "sample std over its 3 seeds: 2.00 pp" in verdict
+def test_verdict_clear_margin_on_three_seeds_still_cannot_tell(tmp_path):
+    md = _run_with(tmp_path, [0.48, 0.50, 0.52], [0.60, 0.62, 0.64])  # +12 pp on every seed
+    verdict = _verdict(md)
+    assert "beats" not in verdict and "(+12.00 pp)" in verdict
+    assert "Verdict: cannot tell (exact sign-flip on the shared seeds, p = 0.25" in verdict
+    assert "smallest possible p is 0.25" in verdict  # 3 seeds can never reach 0.05
     assert "official OOD test set (`ood_test`, the paper's protocol)" in md
+
+
+def test_verdict_beats_with_six_shared_seeds(tmp_path):
+    seed = [0.48, 0.50, 0.52, 0.47, 0.51, 0.49]
+    md = _run_with(tmp_path, seed, [s + 0.1 for s in seed])
+    assert "beats the seed: OOD" in _verdict(md)
+    assert "exact sign-flip on the shared seeds, p = 0.0312 <= alpha = 0.05" in _verdict(md)
+
+
+def test_verdict_unpaired_when_the_seeds_differ(tmp_path):
+    seed = [0.60, 0.62, 0.64, 0.61]
+    md = _run_with(tmp_path, seed, [0.40, 0.42, 0.44, 0.41], best_first_seed=10)
+    # 4 vs 4 on different seeds: exact permutation, 2/70.
+    assert "is worse than the seed: OOD" in _verdict(md)
+    assert "exact permutation, p = 0.0286 <= alpha" in _verdict(md)
 
 
 # ------------------------------------------------------------------ the worker carries K

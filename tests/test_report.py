@@ -281,12 +281,24 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     ref = md.split("## Paper reference figures")[1]
     assert "paper, GPU, DeepSeek-R1, `paper` protocol" in ref
     assert "this run, `smoke` protocol" in ref and "NOT comparable" in ref
-    assert "| Table 1 (10-task) | CLRS | paper, GPU, DeepSeek-R1, `paper` protocol | 46.78 |" in ref
+    assert (
+        "| Table 1 (10-task) | CLRS | Ibarz et al. 2022 (quoted in SPARK paper, Table 1) | — "
+        "| 46.78 | — | 661.0 | no (its protocol: `paper`) |"
+    ) in ref
+    assert "| Table 1 (10-task) | EP | Chen et al. 2023 (EvoPrompting) (quoted in" in ref
+    assert "| no (a protocol none of ours reproduces) |" in ref
     assert "| Table 1 (10-task) | Ours |" in ref and "| 83.74 | — | 664.0 |" in ref
     assert "| our MACs (K, one processor step) | paper MACs (K, as reported) |" in ref
     assert "| DFS ablation | ASR only |" in ref and "Qwen-Plus" in ref
-    assert "| DFS scope control | CLRS reference | paper, GPU, Qwen-Plus, `paper` protocol" in ref
-    assert "| this run | seed | this run, `smoke` protocol | 50.00 | 1.0 | — |" in ref
+    assert (
+        "| DFS scope control | CLRS reference | Ibarz et al. 2022 (quoted in SPARK paper, "
+        "scope-control appendix table) | — | 46.80 |"
+    ) in ref
+    assert (
+        "| DFS scope control | Full SPARK | SPARK paper, scope-control appendix table | Qwen-Plus"
+        in ref
+    )
+    assert "| this run | seed | this run, `smoke` protocol | — | 50.00 | 1.0 | — | — |" in ref
     assert "attempt 57" in ref
     for p in paths.plots:
         assert f"(plots/{p.name})" in md
@@ -429,7 +441,15 @@ def test_reference_tables():
         "DFS scope control",
     }
     clrs = next(f for f in dfs if f.method == "CLRS")
-    assert (clrs.ood_acc, clrs.macs_k, clrs.llm) == (46.78, 661.0, "DeepSeek-R1")
+    assert (clrs.ood_acc, clrs.macs_k, clrs.llm) == (46.78, 661.0, None)  # no LLM edited it
+    assert clrs.cited.author == reference.IBARZ and clrs.cited.table == "Table 1"
+    ep = next(f for f in dfs if f.method == "EP" and f.source == "30-task appendix")
+    assert ep.cited.author == reference.EVOPROMPTING and not ep.cited.comparable("paper")
+    spark = next(f for f in dfs if f.method == "Ours" and f.source == "Table 1 (10-task)")
+    assert not spark.cited.quoted and spark.cited.comparable("paper")
+    assert not spark.cited.comparable("smoke") and spark.llm == "DeepSeek-R1"
+    base = next(f for f in dfs if f.method == "CLRS reference")
+    assert base.cited.author == reference.IBARZ and base.llm is None
     assert all(f.source == "30-task appendix" for f in reference.for_task("bfs"))
     assert reference.for_task("no_such_task") == ()
     with pytest.raises(AttributeError):

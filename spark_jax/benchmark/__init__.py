@@ -3,7 +3,7 @@
   plan     programs (files, run directories, official:KIND), task sets (clrs10, clrs30), jobs
   store    the benchmark database (plan and results; resumable)
   runner   start / resume: submit the jobs without a result, record each as it lands
-  stats    per-task spread over seeds, paired comparison with a bootstrap interval
+  stats    per-task spread over seeds, verdicts against the baseline (report.significance)
   tables   report.md (paper-shaped table, comparison, reference rows), results.csv, bar plot
 
 May import: `report`, `search`, `evaluation` and everything below them.

@@ -2,10 +2,11 @@
 
 Scores are OOD accuracies in percent. A task's cell is the mean and the sample standard
 deviation over the seeds that trained (failed seeds are counted apart, never as zeros).
-A paired comparison against a baseline counts, per task, a win or a loss only when the
-difference of the means exceeds the two cells' combined spread (sqrt(std_a^2 + std_b^2));
-anything closer is a tie. The mean difference over tasks gets a 95% bootstrap interval that
-resamples tasks and, within each task, each program's seeds.
+A comparison against a baseline tests each task with `report.significance` (cannot tell
+under 2 seeds a side; exact permutation up to 8 seeds, Welch's t beyond; paired when both
+cells hold the same seeds) and applies Holm-Bonferroni over every (program, task) test of
+the table; the mean difference over the tasks gets a t interval from the seeds within the
+tasks (the tasks are a fixed set, never resampled).
 """
 
 from __future__ import annotations
@@ -16,19 +17,21 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from spark_jax.report import significance
 from spark_jax.util import labels
 
 __all__ = [
     "Cell",
     "PairedComparison",
+    "TaskVerdict",
     "cells_of",
     "cells_of_results",
     "compare",
+    "compare_table",
     "machines_of_results",
     "mean_over",
+    "table_mdd",
 ]
-
-_BOOTSTRAP_SAMPLES = 4000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +41,12 @@ class Cell:
     Attributes:
       scores: OOD accuracy (%) of each seed that trained, in seed order.
       failures: seeds whose evaluation failed (error types).
+      seeds: the seed of each score, in the same order (empty: not known).
     """
 
     scores: tuple[float, ...]
     failures: tuple[str, ...] = ()
+    seeds: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
@@ -58,26 +63,60 @@ class Cell:
 
 
 @dataclasses.dataclass(frozen=True)
+class TaskVerdict:
+    """One task of a comparison: its test, Holm-adjusted p (nan untested) and verdict."""
+
+    task: str
+    test: significance.TaskTest
+    p_holm: float
+    verdict: str
+
+
+@dataclasses.dataclass(frozen=True)
 class PairedComparison:
     """A program against the baseline over the tasks both have scores on.
 
     Attributes:
-      program, baseline: labels. tasks: the tasks compared.
-      wins, ties, losses: per-task outcomes (see the module's rule).
+      program, baseline: labels. alpha: the table's family-wise error rate.
+      per_task: one verdict per task compared (win / loss / cannot tell).
       mean_diff: mean over tasks of (program mean - baseline mean), in pp.
-      ci_low, ci_high: 95% bootstrap interval of mean_diff (nan with fewer than 2 tasks
-        or no seed spread to resample).
+      interval: 95% t interval of mean_diff from the seeds within the tasks; None when a
+        task has fewer than 2 seeds on a side (it cannot be computed).
     """
 
     program: str
     baseline: str
-    tasks: tuple[str, ...]
-    wins: int
-    ties: int
-    losses: int
+    alpha: float
+    per_task: tuple[TaskVerdict, ...]
     mean_diff: float
-    ci_low: float
-    ci_high: float
+    interval: significance.Interval | None
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return tuple(v.task for v in self.per_task)
+
+    def count(self, verdict: str) -> int:
+        return sum(v.verdict == verdict for v in self.per_task)
+
+    @property
+    def wins(self) -> int:
+        return self.count(significance.WIN)
+
+    @property
+    def losses(self) -> int:
+        return self.count(significance.LOSS)
+
+    @property
+    def cannot_tell(self) -> int:
+        return self.count(significance.CANNOT_TELL)
+
+    @property
+    def ci_low(self) -> float:
+        return math.nan if self.interval is None else self.interval.low
+
+    @property
+    def ci_high(self) -> float:
+        return math.nan if self.interval is None else self.interval.high
 
 
 def cells_of(
@@ -94,7 +133,11 @@ def cells_of(
         else:
             scores[key].append((seed, 100.0 * float(ood)))
     return {
-        key: Cell(tuple(v for _, v in sorted(s)), tuple(failures.get(key, ())))
+        key: Cell(
+            tuple(v for _, v in sorted(s)),
+            tuple(failures.get(key, ())),
+            tuple(seed for seed, _ in sorted(s)),
+        )
         for key, s in scores.items()
     }
 
@@ -129,53 +172,54 @@ def mean_over(cells: Mapping[tuple[str, str], Cell], label: str, tasks: Sequence
     return float(np.mean(means)) if means and not any(math.isnan(m) for m in means) else math.nan
 
 
+def _task_test(a: Cell, b: Cell) -> significance.TaskTest:
+    paired = bool(a.seeds) and a.seeds == b.seeds and len(a.seeds) == a.n
+    return significance.task_test(a.scores, b.scores, paired=paired)
+
+
+def compare_table(
+    cells: Mapping[tuple[str, str], Cell],
+    programs: Sequence[str],
+    baseline: str,
+    tasks: Sequence[str],
+    alpha: float = significance.DEFAULT_ALPHA,
+) -> tuple[PairedComparison, ...]:
+    """Each of `programs` vs `baseline` over the tasks where both have at least one score;
+    Holm-Bonferroni over every (program, task) test of the table, at family-wise `alpha`."""
+    empty = Cell(())
+    found = []
+    for program in programs:
+        both = [
+            t
+            for t in tasks
+            if cells.get((program, t), empty).n and cells.get((baseline, t), empty).n
+        ]
+        found.append([(t, _task_test(cells[(program, t)], cells[(baseline, t)])) for t in both])
+    flat = [test for row in found for _, test in row]
+    adjusted = iter(significance.holm([t.p for t in flat]))
+    words = iter(significance.verdicts(flat, alpha))
+    out = []
+    for program, row in zip(programs, found):
+        per_task = tuple(TaskVerdict(t, test, next(adjusted), next(words)) for t, test in row)
+        mean, interval = significance.mean_difference([test for _, test in row])
+        out.append(PairedComparison(program, baseline, alpha, per_task, mean, interval))
+    return tuple(out)
+
+
 def compare(
     cells: Mapping[tuple[str, str], Cell],
     program: str,
     baseline: str,
     tasks: Sequence[str],
-    seed: int = 0,
+    alpha: float = significance.DEFAULT_ALPHA,
 ) -> PairedComparison:
-    """`program` vs `baseline` over the tasks where both have at least one score."""
-    both = tuple(
-        t
-        for t in tasks
-        if cells.get((program, t), Cell(())).n and cells.get((baseline, t), Cell(())).n
-    )
-    wins = ties = losses = 0
-    diffs = []
-    for t in both:
-        a, b = cells[(program, t)], cells[(baseline, t)]
-        diff = a.mean - b.mean
-        diffs.append(diff)
-        if abs(diff) <= math.hypot(a.std, b.std):
-            ties += 1
-        elif diff > 0:
-            wins += 1
-        else:
-            losses += 1
-    mean_diff = float(np.mean(diffs)) if diffs else math.nan
-    low, high = _bootstrap(cells, program, baseline, both, seed)
-    return PairedComparison(program, baseline, both, wins, ties, losses, mean_diff, low, high)
+    """`program` vs `baseline` alone (a table of one row: Holm over its tasks)."""
+    return compare_table(cells, [program], baseline, tasks, alpha)[0]
 
 
-def _bootstrap(cells, program, baseline, tasks, seed) -> tuple[float, float]:
-    spread = any(cells[(p, t)].n > 1 for t in tasks for p in (program, baseline))
-    if len(tasks) < 2 and not spread:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    n_tasks, samples = len(tasks), _BOOTSTRAP_SAMPLES
-    # Each task's resampled mean difference, one per bootstrap sample: [T, S].
-    diffs = np.stack(
-        [
-            rng.choice(cells[(program, t)].scores, size=(samples, cells[(program, t)].n)).mean(1)
-            - rng.choice(cells[(baseline, t)].scores, size=(samples, cells[(baseline, t)].n)).mean(
-                1
-            )
-            for t in tasks
-        ]
-    )
-    picks = rng.integers(0, n_tasks, size=(samples, n_tasks))  # [S, T] resampled tasks
-    out = diffs[picks, np.arange(samples)[:, None]].mean(axis=1)  # [S]
-    low, high = np.percentile(out, [2.5, 97.5])
-    return float(low), float(high)
+def table_mdd(comparisons: Sequence[PairedComparison]) -> float:
+    """The table's minimal detectable per-task difference in pp (`significance.MDD_FORMULA`;
+    nan when no task could be tested)."""
+    tests = [v.test for c in comparisons for v in c.per_task]
+    alpha = comparisons[0].alpha if comparisons else significance.DEFAULT_ALPHA
+    return significance.mdd(tests, alpha)

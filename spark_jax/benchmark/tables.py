@@ -14,13 +14,14 @@ from spark_jax.benchmark import stats
 from spark_jax.benchmark.plan import CLRS10
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import tasks as tasks_lib
-from spark_jax.report import reference
+from spark_jax.report import reference, significance
 from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
-__all__ = ["PLOT_FILE", "write_benchmark_report"]
+__all__ = ["COMPARISON_HEADING", "PLOT_FILE", "comparison_section", "write_benchmark_report"]
 
 PLOT_FILE = "plots/ood_by_task.png"
+COMPARISON_HEADING = "## Paired comparison"
 
 
 def _cell_text(cell: stats.Cell | None) -> str:
@@ -80,57 +81,124 @@ def _main_table(db, spec, programs, cells) -> list[str]:
     return lines
 
 
-def _comparison(spec, programs, cells) -> list[str]:
+def _p(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3g}"
+
+
+def _test_name(test: significance.TaskTest) -> str:
+    if not test.tested:
+        return "none (fewer than 2 seeds on a side)"
+    return f"{test.method}{' (same seeds)' if test.paired else ''}"
+
+
+def _interval_text(c: stats.PairedComparison) -> str:
+    if c.interval is None:
+        return "cannot be computed (a task has fewer than 2 seeds on a side)"
+    return c.interval.text()
+
+
+def _comparison_notes(base: str, comparisons, alpha: float) -> list[str]:
+    tests = [v.test for c in comparisons for v in c.per_task]
+    m = sum(t.tested for t in tests)
+    mdd = stats.table_mdd(comparisons)
+    lines = [
+        "",
+        f"- Per task, each program against `{base}`: fewer than 2 seeds on either side gives "
+        f"`{significance.CANNOT_TELL}` (no test: one seed has no spread); up to "
+        f"{significance.EXACT_MAX_N} seeds per side an exact permutation test of the "
+        "difference of means (sign flips of the per-seed differences when both used the same "
+        "seeds), Welch's t-test (paired t) beyond. Holm-Bonferroni over the "
+        f"{m} test(s) of this table at family-wise alpha = {alpha:g}: `win` or `loss` only "
+        f"when the Holm-adjusted p is at most alpha, `{significance.CANNOT_TELL}` otherwise "
+        "(not evidence of equality).",
+        "- Mean difference over the tasks (fixed; never resampled): 95% t interval with "
+        "Var = sum of the per-task variances of the difference / T^2 and Welch-Satterthwaite "
+        "degrees of freedom.",
+    ]
+    if math.isnan(mdd):
+        lines.append(
+            "- Minimal detectable difference: cannot be computed (no task has 2 or more seeds on "
+            "both sides: no spread is known)."
+        )
+    else:
+        lines.append(
+            f"- Minimal detectable difference per task at these seeds and spread: {mdd:.2f} pp "
+            f"({significance.MDD_FORMULA})."
+        )
+    floor = significance.floor_note(tests, alpha)
+    if floor:
+        lines.append(f"- {floor}")
+    return lines
+
+
+def _comparison(spec, programs, cells, alpha: float = significance.DEFAULT_ALPHA) -> list[str]:
     base = spec.get("baseline")
     if base is None:
         return ["No baseline chosen (`--baseline LABEL`): no paired comparison."]
+    others = [p.label for p in programs if p.label != base]
+    comparisons = stats.compare_table(cells, others, base, spec["tasks"], alpha)
     lines = [
-        f"Each program against `{base}`, per task: a win or loss only when the difference of "
-        "means exceeds the two cells' combined seed spread, else a tie; mean difference over "
-        "tasks in percentage points with a 95% bootstrap interval (tasks and seeds resampled).",
-        "",
-        "| program | tasks | wins | ties | losses | mean diff (pp) | 95% CI |",
+        f"| program | tasks | wins | losses | {significance.CANNOT_TELL} | mean diff (pp) "
+        "| 95% CI (seeds within tasks) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for p in programs:
-        if p.label == base:
-            continue
-        c = stats.compare(cells, p.label, base, spec["tasks"])
-        ci = "—" if math.isnan(c.ci_low) else f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}]"
+    for c in comparisons:
         lines.append(
-            f"| `{p.label}` | {len(c.tasks)} | {c.wins} | {c.ties} | {c.losses} | "
-            f"{_num(c.mean_diff):s} | {ci} |"
+            f"| `{c.program}` | {len(c.tasks)} | {c.wins} | {c.losses} | {c.cannot_tell} | "
+            f"{'—' if math.isnan(c.mean_diff) else f'{c.mean_diff:+.2f}'} | {_interval_text(c)} |"
         )
-    return lines
+    lines += [
+        "",
+        "| program | task | seeds (program / baseline) | test | diff (pp) | p | p (Holm) "
+        "| verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in comparisons:
+        for v in c.per_task:
+            t = v.test
+            lines.append(
+                f"| `{c.program}` | {v.task} | {t.n_a} / {t.n_b} | {_test_name(t)} | "
+                f"{t.diff:+.2f} | {_p(t.p)} | {_p(v.p_holm)} | {v.verdict} |"
+            )
+    return lines + _comparison_notes(base, comparisons, alpha)
 
 
 def _reference(spec) -> list[str]:
     tasks = [t for t in spec["tasks"]]
     ten = [t for t in tasks if t in CLRS10]
+    preset = spec["preset"]
     lines = [
-        f"Published figures ({reference.paper_label()}); not measured here and comparable to "
-        f"the table above only under the same protocol (this benchmark: `{spec['preset']}`).",
+        "Published figures, not measured here, each row labelled with its true source; a row "
+        f"is comparable with the table above only when its protocol is this benchmark's "
+        f"(`{preset}`): see 'comparable'.",
+        "",
+        *reference.legend_lines(),
         "",
     ]
     if ten:
-        head = ["paper row", *ten, "10-task avg"]
+        head = ["paper row", *ten, "10-task avg", "source", "comparable"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         rows = sorted(reference.clrs_10task(), key=lambda r: r.metric != "ood_acc")
         for row in rows:
             ood = row.metric == "ood_acc"
             unit, digits = ("OOD %", 2) if ood else ("MACs (K, model-level)", 0)
             cells = [f"{row.values[t]:.{digits}f}" for t in ten] + [f"{row.avg:.{digits}f}"]
+            cited = reference.source_of("10-task", row.method)
+            cells += [cited.label(), reference.comparable_text(cited, preset)]
             lines.append(f"| {row.method} ({unit}) | " + " | ".join(cells) + " |")
         lines.append("")
     rest = {r.task: r for r in reference.clrs_30task()}
     others = [t for t in tasks if t in rest]
     if others:
         methods = list(next(iter(rest.values())).values)
-        head = ["30-task appendix (OOD %)", *methods]
+        cited = [reference.source_of("30-task", m) for m in methods]
+        head = ["30-task appendix (OOD %)", *(f"{m}: {c.label()}" for m, c in zip(methods, cited))]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for t in others:
             values = " | ".join(f"{rest[t].values[m]:.2f}" for m in methods)
             lines.append(f"| {t} | {values} |")
+        comparable = " | ".join(reference.comparable_text(c, preset) for c in cited)
+        lines.append(f"| comparable | {comparable} |")
     return lines
 
 
@@ -227,7 +295,7 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
             "",
         ],
         ["## OOD accuracy by task", "", *_main_table(db, spec, programs, cells), ""],
-        ["## Paired comparison", "", *_comparison(spec, programs, cells), ""],
+        [COMPARISON_HEADING, "", *_comparison(spec, programs, cells), ""],
         [f"![OOD accuracy by task]({PLOT_FILE})", ""],
         ["## Failures", "", *_failures(db, labels), ""],
         ["## Paper reference rows", "", *_reference(spec), ""],
@@ -236,3 +304,14 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     report = out / "report.md"
     write_atomic(report, "\n".join(line for s in sections for line in s))
     return report
+
+
+def comparison_section(report: pathlib.Path) -> str:
+    """The 'Paired comparison' section of a written report.md (what `spark-jax benchmark`
+    prints after the run: the verdicts, `cannot tell` included); '' when it has none."""
+    text = report.read_text()
+    if COMPARISON_HEADING not in text:
+        return ""
+    section = text.split(COMPARISON_HEADING, 1)[1].split("\n## ", 1)[0]
+    section = section.split("\n![", 1)[0]  # the plot link that follows it
+    return f"{COMPARISON_HEADING}\n\n{section.strip()}\n\n"

@@ -119,5 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 - an executor or database failure mid-run
         return fail(f"benchmark stopped: {type(e).__name__}: {e}", EXIT_FAILED)
-    print(f"wrote {report}")
+    from spark_jax.benchmark.tables import comparison_section
+
+    print(comparison_section(report) + f"wrote {report}")
     return EXIT_OK

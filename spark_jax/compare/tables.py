@@ -1,12 +1,18 @@
 """A comparison's report: one row per method over its search seeds, read from the run
-databases (`report.accounting.summarize` for each run), plus two band plots and the paper's
+databases (`report.accounting.summarize` for each run), the seed program as its own row, the
+methods' verdicts against the first (`compare.verdicts`), two band plots and the paper's
 reference rows. Recomputed from the databases every time, so a partial comparison's report
 is the report of what has finished.
 
+Best at budget: the best evaluated candidate of a run, the seed program excluded (a run whose
+candidates all score below the seed shows that; the seed is the row 'seed program'), beside
+the run's attempts and evaluated count.
+
 Sample efficiency: for a threshold T on OOD accuracy (default: the lowest of the methods' mean
-best OOD, so every method reaches it on average), each run's count of evaluated candidates until
-its best-so-far first reaches T; a method's figure is the median over the runs that reached it,
-and its ratio is that over the first method's (the paper's 1600/57 = 28.1x reading).
+best evaluated candidate, so every method reaches it on average), each run's count of evaluated
+candidates until its best-so-far first reaches T; a method's figure is the median over the runs
+that reached it, and its ratio is that over the first method's (the paper's 1600/57 = 28.1x
+reading).
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import pathlib
 import statistics
 from typing import Any, Mapping, Sequence
 
-from spark_jax.compare import entanglement
+from spark_jax.compare import entanglement, verdicts
+from spark_jax.compare import plots as plots_lib
 from spark_jax.compare.methods import Method, resolve_methods
+from spark_jax.compare.plots import Band, band
 from spark_jax.compare.runner import ComparePlan, run_dir_of
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
@@ -36,11 +44,13 @@ __all__ = [
     "RunFigures",
     "Spread",
     "band",
+    "best_candidate_ood",
     "by_method",
     "collect",
     "default_threshold",
     "method_rows",
     "run_figures",
+    "seed_ood",
     "write_compare_report",
 ]
 
@@ -133,12 +143,24 @@ def _to_threshold(acc: RunAccounting, threshold: float) -> int | None:
     return None
 
 
+def best_candidate_ood(acc: RunAccounting) -> float | None:
+    """The run's best evaluated candidate's OOD (fraction), the seed excluded; None if none."""
+    e = acc.best_candidate
+    return None if e is None else e["ood_score"]
+
+
+def seed_ood(acc: RunAccounting) -> float | None:
+    """The seed program's OOD (fraction) in this run; None when it was not scored."""
+    return None if acc.seed is None else acc.seed["ood_score"]
+
+
 def default_threshold(grouped: Mapping[str, Sequence[RunFigures]]) -> float | None:
-    """The lowest of the methods' mean best OOD (every method reaches it on average)."""
+    """The lowest of the methods' mean best evaluated candidate (every method reaches it on
+    average)."""
     means = [
-        statistics.mean(r.acc.best_ood for r in runs if r.acc.best_ood is not None)
-        for runs in grouped.values()
-        if any(r.acc.best_ood is not None for r in runs)
+        statistics.mean(v for v in values if v is not None)
+        for values in ([best_candidate_ood(r.acc) for r in runs] for runs in grouped.values())
+        if any(v is not None for v in values)
     ]
     return min(means) if means else None
 
@@ -148,6 +170,9 @@ class MethodRow:
     """One method's row of the comparison table (percent where the report shows percent).
 
     Attributes:
+      best_ood_pct: best evaluated candidate at budget, seed excluded, over the runs.
+      attempts, evaluated: proposal attempts and evaluated candidates (counted toward the
+        budget) per run.
       to_threshold: median evaluated candidates to reach the threshold over the runs that
         reached it (`reached` of `runs`); ratio: that over the first method's.
       llm_calls_per_evaluated, tokens_per_evaluated: totals over runs / evaluated candidates.
@@ -157,6 +182,7 @@ class MethodRow:
     method: Method
     runs: int
     best_ood_pct: Spread
+    attempts: Spread
     evaluated: Spread
     evaluated_total: int
     to_threshold: float | None
@@ -194,7 +220,8 @@ def method_rows(
             MethodRow(
                 method=m,
                 runs=len(runs),
-                best_ood_pct=spread([a.best_ood for a in accs], 100.0),
+                best_ood_pct=spread([best_candidate_ood(a) for a in accs], 100.0),
+                attempts=spread([float(a.attempts) for a in accs]),
                 evaluated=spread([float(a.evaluated) for a in accs]),
                 evaluated_total=evaluated,
                 to_threshold=median,
@@ -222,7 +249,8 @@ def _method_table(methods, grouped, threshold) -> list[str]:
     head = [
         "method (paper name)",
         "runs",
-        "best OOD % at budget",
+        "best evaluated candidate OOD % (seed excluded)",
+        "attempts",
         "evaluated",
         f"evaluated to reach {100 * threshold:.2f}%" if threshold is not None else "to threshold",
         "ratio vs first",
@@ -243,6 +271,7 @@ def _method_table(methods, grouped, threshold) -> list[str]:
             f"`{r.method.name}` ({r.method.paper_name}{label})",
             str(r.runs),
             r.best_ood_pct.text(),
+            r.attempts.text(1),
             r.evaluated.text(1),
             reach,
             "—" if r.ratio is None else f"{r.ratio:.2f}x",
@@ -254,73 +283,43 @@ def _method_table(methods, grouped, threshold) -> list[str]:
             f"{r.device_hours:.3f}",
         ]
         lines.append("| " + " | ".join(row) + " |")
+    seeds = spread([seed_ood(r.acc) for runs in grouped.values() for r in runs], 100.0)
+    cells = ["`seed` (seed program, no search)", str(seeds.n), seeds.text(), "—", "—"]
+    lines.append("| " + " | ".join(cells + ["—"] * (len(head) - len(cells))) + " |")
     return lines
 
 
-@dataclasses.dataclass(frozen=True)
-class Band:
-    """One method's band over its runs: at each x, the mean, min and max of the runs' values
-    (a run that stopped early keeps its last value: a best-so-far or a cumulative rate)."""
-
-    xs: tuple[int, ...]
-    mean: tuple[float, ...]
-    low: tuple[float, ...]
-    high: tuple[float, ...]
-    n: int
-
-
-def band(curves: Sequence[Sequence[float]], scale: float = 1.0) -> Band | None:
-    """The band of the runs' curves (NaN points left out); None with no curve."""
-    scaled = [[scale * v for v in c] for c in curves if c]
-    if not scaled:
-        return None
-    n = max(len(c) for c in scaled)
-    padded = [c + [c[-1]] * (n - len(c)) for c in scaled]
-    cols = [[row[k] for row in padded if not math.isnan(row[k])] for k in range(n)]
-    xs = tuple(k for k in range(n) if cols[k])
-    return Band(
-        xs,
-        tuple(statistics.mean(cols[k]) for k in xs),
-        tuple(min(cols[k]) for k in xs),
-        tuple(max(cols[k]) for k in xs),
-        len(scaled),
-    )
+def _verdicts(methods, grouped) -> list[str]:
+    scores = {
+        m.name: {
+            r.seed: 100.0 * best_candidate_ood(r.acc)
+            for r in grouped.get(m.name, [])
+            if best_candidate_ood(r.acc) is not None
+        }
+        for m in methods
+    }
+    return verdicts.verdict_lines([m.name for m in methods], scores)
 
 
-def _band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale, label) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.0))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for m in methods:
-        b = band([list(r.acc.curves.get(curve, ())) for r in grouped.get(m.name, [])], scale)
-        if b is None:
-            continue
-        ax.plot(b.xs, b.mean, label=f"{m.name} (n={b.n})")
-        ax.fill_between(b.xs, b.low, b.high, alpha=0.2)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    labels.caption(fig, label)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(str(path), dpi=110)
-
-
-def _reference_rows(task: str) -> list[str]:
+def _reference_rows(task: str, preset: str) -> list[str]:
     if task != "dfs":
         return ["The paper's ablation tables are for dfs only."]
     lines = [
-        f"Published DFS figures ({reference.paper_label()}); not measured here.",
+        "Published DFS figures, not measured here, each labelled with its true source; "
+        f"comparable only when its protocol is this comparison's (`{preset}`).",
         "",
-        "| table | variant | LLM | OOD % | Δ vs CLRS (pp) |",
-        "|---|---|---|---|---|",
+        *reference.legend_lines(),
+        "",
+        "| variant | source | LLM | OOD % | Δ vs CLRS (pp, the paper's) | comparable |",
+        "|---|---|---|---|---|---|",
     ]
     for r in reference.dfs_ablation():
-        lines.append(f"| {r.table} | {r.variant} | {r.llm} | {r.ood_acc:.2f} | {r.delta_pp:+.2f} |")
+        cited = reference.source_of(r.table, r.variant)
+        llm = "—" if cited.quoted else r.llm
+        lines.append(
+            f"| {r.variant} | {cited.label()} | {llm} | {r.ood_acc:.2f} | {r.delta_pp:+.2f} | "
+            f"{reference.comparable_text(cited, preset)} |"
+        )
     return lines
 
 
@@ -339,8 +338,8 @@ def write_compare_report(
     offline = editors == ["offline"]
     machine = "; ".join(sorted({r.machine for r in figures if r.machine})) or "not recorded"
     protocol = (
-        f"`{preset}` protocol, task `{task}`, budget {plan.budget} evaluated candidates (seed "
-        f"included), attempt cap {plan.max_attempts}, search seeds {list(plan.seeds)}; editor: "
+        f"`{preset}` protocol, task `{task}`, budget {plan.budget} evaluated candidates, "
+        f"attempt cap {plan.max_attempts}, search seeds {list(plan.seeds)}; editor: "
         + (
             "offline rule-based editor (NOT an LLM: these rows compare the scoping and the "
             "harness under rules, not what an LLM would do)"
@@ -354,12 +353,12 @@ def write_compare_report(
         f"{preset} protocol, task {task}, budget {plan.budget}, search seeds "
         f"{list(plan.seeds)}; {labels.editor_label(editors)}; machine {machine}"
     )
-    _band_plot(
+    plots_lib.band_plot(
         plots / PLOT_FILES[0], methods, grouped, "best_eval", "evaluated candidates (0: seed)",
         "best-so-far OOD accuracy (%)", f"best-so-far vs evaluated ({preset}, {task})", 100.0,
         label,
     )  # fmt: skip
-    _band_plot(
+    plots_lib.band_plot(
         plots / PLOT_FILES[1], methods, grouped, "valid", "attempt",
         "cumulative valid rate", f"cumulative valid rate ({preset}, {task})", 1.0, label,
     )  # fmt: skip
@@ -375,9 +374,16 @@ def write_compare_report(
         "",
         *_method_table(methods, grouped, threshold),
         "",
-        "Cells: mean ± sample std over search seeds. Entanglement rate: share of attempts "
-        "whose edit mixed both factors or touched the scaffolding (broken tag lines "
-        "included). Device hours: the runs' evaluations (compile + train).",
+        "Cells: mean ± sample std over search seeds. Best at budget: each run's best "
+        "evaluated candidate, the seed program excluded (it is the row `seed`, one "
+        "evaluation per run); attempts: every proposal; evaluated: the candidates counted "
+        "toward the budget. Entanglement rate: share of attempts whose edit mixed both "
+        "factors or touched the scaffolding (broken tag lines included). Device hours: the "
+        "runs' evaluations (compile + train).",
+        "",
+        f"## Methods against `{methods[0].name if methods else '?'}`",
+        "",
+        *_verdicts(methods, grouped),
         "",
         *(f"![{name}](plots/{name})" for name in PLOT_FILES),
         "",
@@ -405,7 +411,7 @@ def write_compare_report(
         "",
         "## Paper reference rows",
         "",
-        *_reference_rows(task),
+        *_reference_rows(task, preset),
         "",
     ]
     report = out / "report.md"

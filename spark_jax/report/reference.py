@@ -1,8 +1,12 @@
 """The seed paper's published figures, loaded from the shipped `reference/` tables.
 
-The CSVs are transcribed from the paper's tables (see `reference/README.md`). They were
-obtained on GPUs with DeepSeek-R1 (Qwen-Plus where a row says so) under the paper's
-protocol; a run of ours is comparable to them only when it uses the same protocol.
+The CSVs are transcribed from the paper's tables (see `reference/README.md`). Not every row
+is the paper's own measurement: the CLRS rows (the hand-designed Triplet-GMPNN) are the
+figures of Ibarz et al. 2022 and the EP rows those of the EvoPrompting paper (Chen et al.
+2023), quoted by the paper. `source_of(table, method)` names each row's true source and the
+protocol it was measured under; a row is called comparable with a run only when that
+protocol is the run's (`Source.comparable`). The paper's own rows were obtained on GPUs with
+DeepSeek-R1 (Qwen-Plus where a row says so) under the `paper` protocol.
 
 Loaders return immutable, typed rows in file order; a missing or malformed file raises
 `ReferenceDataError` naming it. `for_task(task)` gathers every row that mentions one CLRS task;
@@ -30,6 +34,12 @@ __all__ = [
     "ThirtyTaskRow",
     "AblationRow",
     "ExtraBenchmarkRow",
+    "EVOPROMPTING",
+    "IBARZ",
+    "PROTOCOLS",
+    "SPARK_PAPER",
+    "Source",
+    "TABLES",
     "TaskFigure",
     "clrs_10task",
     "clrs_30task",
@@ -37,6 +47,9 @@ __all__ = [
     "extra_benchmarks",
     "for_task",
     "paper_label",
+    "legend_lines",
+    "source_of",
+    "comparable_text",
     "comparison_lines",
 ]
 
@@ -59,6 +72,81 @@ SEARCH_DYNAMICS: Mapping[str, tuple[str, ...]] = types.MappingProxyType(
 
 class ReferenceDataError(RuntimeError):
     """A reference CSV is missing or malformed."""
+
+
+# Where the SPARK paper prints each table a row is quoted from.
+TABLES: Mapping[str, str] = types.MappingProxyType(
+    {
+        "10-task": "Table 1",
+        "30-task": "30-task appendix table",
+        "ablation": "DFS ablation table",
+        "scope_control": "scope-control appendix table",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where a published row comes from and what it is comparable with.
+
+    Attributes:
+      author: who measured it ('Ibarz et al. 2022', 'Chen et al. 2023 (EvoPrompting)'
+        or 'SPARK paper').
+      table: where the SPARK paper prints it (a value of `TABLES`).
+      protocol: the training and evaluation protocol the figure was measured under.
+      presets: our protocol presets whose runs share that protocol (empty: none do).
+    """
+
+    author: str
+    table: str
+    protocol: str
+    presets: frozenset[str] = frozenset()
+
+    @property
+    def quoted(self) -> bool:
+        """Measured by others and quoted by the SPARK paper."""
+        return self.author != SPARK_PAPER
+
+    def label(self) -> str:
+        """'Ibarz et al. 2022 (quoted in SPARK paper, Table 1)' or 'SPARK paper, Table 1'."""
+        if self.quoted:
+            return f"{self.author} (quoted in {SPARK_PAPER}, {self.table})"
+        return f"{SPARK_PAPER}, {self.table}"
+
+    def comparable(self, preset: str | None) -> bool:
+        return preset is not None and preset in self.presets
+
+
+SPARK_PAPER = "SPARK paper"
+IBARZ = "Ibarz et al. 2022"
+EVOPROMPTING = "Chen et al. 2023 (EvoPrompting)"
+# Who measured what, under which protocol: one line per author, for a table's legend.
+PROTOCOLS: Mapping[str, str] = types.MappingProxyType(
+    {
+        IBARZ: "the hand-designed Triplet-GMPNN (CLRS rows: no search, no LLM), trained under "
+        "Ibarz et al.'s setup, whose defaults CLRS examples/run.py carries (our `paper` preset)",
+        EVOPROMPTING: "EvoPrompting's evolved architectures (EP rows) under EvoPrompting's own "
+        "search and training setup, which no preset of ours reproduces",
+        SPARK_PAPER: f"measured by the SPARK paper's authors on GPUs, {PAPER_LLM} unless the row "
+        f"names another LLM, `{PAPER_PROTOCOL}` protocol",
+    }
+)
+
+
+def source_of(table: str, method: str) -> Source:
+    """The true source of one published row: `table` a key of `TABLES`, `method` the row's
+    method or variant as the CSV writes it. Raises KeyError on an unknown table."""
+    where = TABLES[table]
+    if method.startswith("CLRS"):
+        return Source(IBARZ, where, PROTOCOLS[IBARZ], frozenset({PAPER_PROTOCOL}))
+    if method == "EP":
+        return Source(EVOPROMPTING, where, PROTOCOLS[EVOPROMPTING])
+    return Source(SPARK_PAPER, where, PROTOCOLS[SPARK_PAPER], frozenset({PAPER_PROTOCOL}))
+
+
+def legend_lines() -> list[str]:
+    """One bullet per source: who measured the rows and under which protocol."""
+    return [f"- {author}: {text}." for author, text in PROTOCOLS.items()]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,22 +211,25 @@ class TaskFigure:
     Attributes:
       source: which table ('Table 1 (10-task)', '30-task appendix', 'DFS ablation', ...).
       method: method or variant name as the paper writes it.
-      llm: the editor LLM of the table this row comes from (for CLRS rows, the hand-designed
-        Triplet-GMPNN reference that no LLM edited, the LLM of the table beside it).
+      llm: the editor LLM of the row (None for rows no LLM of the paper's produced: the
+        hand-designed CLRS reference, EvoPrompting's quoted figures).
       ood_acc: OOD accuracy in %; None when the table has none.
       macs_k: thousands of MACs; None when the table has none.
+      cited: who measured the row, where the paper prints it, under which protocol.
     """
 
     source: str
     method: str
-    llm: str
+    llm: str | None
     ood_acc: float | None
     macs_k: float | None
+    cited: Source | None = None
 
 
 def paper_label(llm: str | None = None) -> str:
-    """The provenance label printed beside paper rows, e.g. 'paper, GPU, DeepSeek-R1, ...'."""
-    return f"paper, GPU, {llm or PAPER_LLM}, `{PAPER_PROTOCOL}` protocol"
+    """The provenance of the SPARK paper's own rows, e.g. 'SPARK paper, GPU, DeepSeek-R1, ...'
+    (quoted rows carry `source_of(...).label()` instead)."""
+    return f"SPARK paper, GPU, {llm or PAPER_LLM}, `{PAPER_PROTOCOL}` protocol"
 
 
 def _read(name: str) -> list[dict[str, str]]:
@@ -238,40 +329,65 @@ def extra_benchmarks() -> tuple[ExtraBenchmarkRow, ...]:
     return tuple(out)
 
 
+def _llm(cited: Source, llm: str) -> str | None:
+    return llm if not cited.quoted else None
+
+
 def for_task(task: str) -> tuple[TaskFigure, ...]:
     """Every published figure for `task`: Table 1, the 30-task table and (dfs) the ablations."""
     figures: list[TaskFigure] = []
     ten = [r for r in clrs_10task() if task in r.values]
     for method in dict.fromkeys(r.method for r in ten):
         by_metric = {r.metric: r.values[task] for r in ten if r.method == method}
+        cited = source_of("10-task", method)
         figures.append(
             TaskFigure(
                 "Table 1 (10-task)",
                 method,
-                PAPER_LLM,
+                _llm(cited, PAPER_LLM),
                 by_metric.get("ood_acc"),
                 by_metric.get("macs_k"),
+                cited,
             )
         )
     for row in clrs_30task():
         if row.task == task:
-            figures += [
-                TaskFigure("30-task appendix", m, PAPER_LLM, v, None) for m, v in row.values.items()
-            ]
+            for m, v in row.values.items():
+                cited = source_of("30-task", m)
+                figures.append(
+                    TaskFigure("30-task appendix", m, _llm(cited, PAPER_LLM), v, None, cited)
+                )
     if task == "dfs":
         for row in dfs_ablation():
             source = "DFS ablation" if row.table == "ablation" else "DFS scope control"
-            figures.append(TaskFigure(source, row.variant, row.llm, row.ood_acc, row.macs / 1000.0))
+            cited = source_of(row.table, row.variant)
+            figures.append(
+                TaskFigure(
+                    source, row.variant, _llm(cited, row.llm), row.ood_acc, row.macs / 1000.0, cited
+                )
+            )
     return tuple(figures)
+
+
+def comparable_text(cited: Source | None, preset: str | None) -> str:
+    """'yes (...)' / 'no (...)': may a published row be set beside a run at `preset`?"""
+    if cited is None:
+        return "—"
+    if cited.comparable(preset):
+        return f"yes, same protocol (`{preset}`)"
+    if not cited.presets:
+        return "no (a protocol none of ours reproduces)"
+    return f"no (its protocol: `{'`, `'.join(sorted(cited.presets))}`)"
 
 
 def comparison_lines(
     task: str | None, preset: str | None, ours: Sequence[tuple[str, float | None, float | None]]
 ) -> list[str]:
-    """Markdown: the paper's figures for `task` beside this run's rows, provenance-labelled.
+    """Markdown: the published figures for `task` beside this run's rows, each labelled with
+    who measured it, where the paper prints it, and whether its protocol is this run's.
 
     Args:
-      task: the run's CLRS task (None: unknown; no paper rows then).
+      task: the run's CLRS task (None: unknown; no published rows then).
       preset: the protocol preset the run used ('paper' is the paper's own).
       ours: (label, OOD accuracy in %, thousands of MACs) per row of this run.
     """
@@ -279,20 +395,22 @@ def comparison_lines(
     lines = [
         "## Paper reference figures",
         "",
-        f"Paper rows: {paper_label()} (Qwen-Plus where the provenance says so; CLRS rows "
-        f"are the hand-designed Triplet-GMPNN reference). Our rows: {this}.",
-        "Only rows measured under the same protocol are comparable. ",
+        "Published rows, each labelled with its true source (column 'source'); a row is "
+        f"comparable only when its protocol is this run's (column 'comparable'). Our rows: "
+        f"{this}.",
     ]
     if preset == PAPER_PROTOCOL:
         lines[-1] += (
-            f"This run used the `{PAPER_PROTOCOL}` protocol, so its OOD numbers are "
-            "comparable in protocol (hardware, LLM and editor may still differ)."
+            f" This run used the `{PAPER_PROTOCOL}` protocol, so its OOD numbers are "
+            "comparable in protocol with the rows marked so (hardware, LLM and editor may "
+            "still differ)."
         )
     else:
         lines[-1] += (
-            f"This run used the `{preset or 'unknown'}` protocol, so its numbers are "
-            "NOT comparable with the paper rows."
+            f" This run used the `{preset or 'unknown'}` protocol, so its numbers are "
+            "NOT comparable with any published row."
         )
+    lines += ["", *legend_lines()]
     if not task:
         return lines + ["", "The run's task is unknown, so no paper figures are shown."]
     try:
@@ -305,9 +423,21 @@ def comparison_lines(
 
     # Our MACs count the contractions of one processor step on the reference graph; the
     # paper's are its model-level figure: different quantities, so separate columns.
-    rows = [("this run", label, this, fmt(ood, 2), fmt(macs, 1), "—") for label, ood, macs in ours]
+    rows = [
+        ("this run", label, this, "—", fmt(ood, 2), fmt(macs, 1), "—", "—")
+        for label, ood, macs in ours
+    ]
     rows += [
-        (f.source, f.method, paper_label(f.llm), fmt(f.ood_acc, 2), "—", fmt(f.macs_k, 1))
+        (
+            f.source,
+            f.method,
+            f.cited.label() if f.cited else SPARK_PAPER,
+            f.llm or "—",
+            fmt(f.ood_acc, 2),
+            "—",
+            fmt(f.macs_k, 1),
+            comparable_text(f.cited, preset),
+        )
         for f in figures
     ]
     if not figures:
@@ -315,15 +445,16 @@ def comparison_lines(
     lines += [
         "",
         "Our MACs (one processor step, contraction count) and the paper's MACs (its "
-        "model-level figure) measure different things and are never compared.",
+        "model-level figure, counted by the SPARK paper for every row) measure different "
+        "things and are never compared.",
         "",
-        "| source | method | provenance | OOD (%) | our MACs (K, one processor step) "
-        "| paper MACs (K, as reported) |",
-        "|---|---|---|---|---|---|",
+        "| table | method | source | LLM | OOD (%) | our MACs (K, one processor step) "
+        "| paper MACs (K, as reported) | comparable |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     notes = SEARCH_DYNAMICS.get(task, ())
     if notes:
-        lines += ["", f"Search dynamics reported by the paper ({paper_label()}):"]
+        lines += ["", f"Search dynamics reported by the SPARK paper (its text; {paper_label()}):"]
         lines += [f"- {n}" for n in notes]
     return lines

@@ -1,11 +1,14 @@
 """Seed noise in a run's report: per-seed scores, the fitness source, a noise-aware verdict.
 
 A program's OOD score is a mean over the training seeds it was evaluated with
-(`fitness.seeds`, K). The verdict compares the best evaluated candidate with the seed and
-claims "beats" only when the margin of their means exceeds the seed's own spread (the sample
-standard deviation of its K per-seed scores); with K = 1 it says that one seed cannot
-separate them. Under `fitness.source: ood_val` the verdict uses the official OOD test scores
-of the final programs (`run_meta['final_test']`), when they were recorded.
+(`fitness.seeds`, K). The verdict tests the best evaluated candidate against the seed with
+`report.significance` (the rules `benchmark` and `compare` use): `cannot tell` with K = 1;
+an exact permutation test for K <= 8 (sign flips of the per-seed differences when both were
+trained with the same seeds), Welch's t beyond; "beats" or "is worse than" only when
+p <= alpha (one test: no multiplicity correction). Under `fitness.source: ood_val` the
+verdict uses the official OOD test scores of the final programs (`run_meta['final_test']`),
+when they were recorded; on the selection scores themselves it warns that the best was
+chosen on them (the test is then optimistic).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
+from spark_jax.report import significance
 from spark_jax.report.accounting import RunAccounting, find_meta
 
 __all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
@@ -80,6 +84,20 @@ def seed_scores(e: Mapping[str, Any] | None) -> tuple[float, ...]:
         return tuple(float(s) for s in scores)
     ood = e.get("ood_score")
     return () if ood is None else (float(ood),)
+
+
+def seeds_of(e: Mapping[str, Any] | None) -> tuple[int, ...]:
+    """The training seeds of an evaluation row or record dict, in `seed_scores` order."""
+    if e is None:
+        return ()
+    data = e
+    if "evaluation_json" in e:
+        data = json.loads(e["evaluation_json"]) if e["evaluation_json"] else {}
+    seeds = data.get("seeds")
+    if seeds:
+        return tuple(int(s) for s in seeds)
+    seed = data.get("seed", e.get("seed"))
+    return () if seed is None else (int(seed),)
 
 
 def _mean_std(scores: Sequence[float]) -> tuple[float, float | None]:
@@ -161,15 +179,16 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
             "best program is the seed itself."
         )
     b, s = acc.best_candidate, acc.seed
-    on, b_scores, s_scores = view.selection_label, seed_scores(b), seed_scores(s)
+    on, b_rec, s_rec, selected_on_these = view.selection_label, b, s, True
     if view.source == "ood_val":
         fb, fs = view.final.get(b["program_id"]), view.final.get(s["program_id"])
         if fb and fs:
-            on, b_scores, s_scores = "official OOD test set", seed_scores(fb), seed_scores(fs)
+            on, b_rec, s_rec, selected_on_these = "official OOD test set", fb, fs, False
         else:
             on += " (the official test scores of the final programs are not recorded)"
+    b_scores, s_scores = seed_scores(b_rec), seed_scores(s_rec)
     b_mean, _ = _mean_std(b_scores)
-    s_mean, s_std = _mean_std(s_scores)
+    s_mean, _ = _mean_std(s_scores)
     margin = 100 * (b_mean - s_mean)
     k = len(s_scores) if len(s_scores) == len(b_scores) else f"{len(s_scores)}/{len(b_scores)}"
     head = (
@@ -177,21 +196,13 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
         f"candidate (program `{b['program_id']}`, attempt index {b['proposal_attempt']})"
     )
     scores = f"OOD {100 * b_mean:.2f}% vs {100 * s_mean:.2f}% ({margin:+.2f} pp)"
-    if s_std is None:
-        word = "scores above" if margin > 0 else "equals" if margin == 0 else "is below"
-        line = f"{head} {word} the seed: {scores}. {SINGLE_SEED_NOTE}"
-    else:
-        spread = f"the seed's sample std over its {len(s_scores)} seeds: {100 * s_std:.2f} pp"
-        if margin > 100 * s_std and margin > 0:
-            line = f"{head} beats the seed by more than the seed's own spread: {scores}; {spread}."
-        elif margin > 0:
-            line = (
-                f"{head} scores above the seed, but the margin is inside the seed's own "
-                f"spread, so this run does not show that it beats the seed: {scores}; {spread}."
-            )
-        else:
-            word = "equals" if margin == 0 else "is below"
-            line = f"{head} {word} the seed: {scores}; {spread}."
+    paired = seeds_of(b_rec) == seeds_of(s_rec) and len(seeds_of(b_rec)) == len(b_scores)
+    line = f"{head} {_verdict_text(b_scores, s_scores, paired, scores)}"
+    if selected_on_these and len(b_scores) > 1:
+        line += (
+            " These are the scores the search selected the best on, so the test is "
+            "optimistic (the best of many draws)."
+        )
     if (b["task"], b["preset"], b["seed"]) != (s["task"], s["preset"], s["seed"]):
         line += (
             " Warning: the seed and the candidate were evaluated under different "
@@ -199,3 +210,33 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
             f"{b['task']}/{b['preset']}/{b['seed']})."
         )
     return line
+
+
+def _verdict_text(
+    b_scores: Sequence[float], s_scores: Sequence[float], paired: bool, scores: str
+) -> str:
+    """'beats the seed: ...' / 'cannot tell ...' from the per-seed scores (fractions)."""
+    paired = paired and len(b_scores) == len(s_scores) > 1
+    test = significance.task_test(
+        [100 * v for v in b_scores], [100 * v for v in s_scores], paired=paired
+    )
+    word = significance.verdicts([test])[0]
+    direction = "scores above" if test.diff > 0 else "equals" if test.diff == 0 else "is below"
+    if not test.tested:
+        return (
+            f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} (fewer than "
+            f"2 training seeds per program: no test). {SINGLE_SEED_NOTE}"
+        )
+    how = f"{test.method}{' on the shared seeds' if paired else ''}, p = {test.p:.3g}"
+    alpha = f"alpha = {significance.DEFAULT_ALPHA:g}"
+    if word == significance.WIN:
+        return f"beats the seed: {scores}; {how} <= {alpha}."
+    if word == significance.LOSS:
+        return f"is worse than the seed: {scores}; {how} <= {alpha}."
+    mdd = significance.mdd([test])
+    text = (
+        f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} ({how} > "
+        f"{alpha}; minimal detectable difference at these seeds and spread: {mdd:.2f} pp)."
+    )
+    floor = significance.floor_note([test])
+    return text + (f" {floor}" if floor else "")

@@ -328,20 +328,20 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
     base = spec.get("baseline")
     comparison = []
     if base is not None:
-        for p in programs:
-            if p.label != base:
-                c = stats.compare(cells, p.label, base, tasks)
-                comparison.append(
-                    {
-                        "program": c.program,
-                        "baseline": c.baseline,
-                        "wins": c.wins,
-                        "ties": c.ties,
-                        "losses": c.losses,
-                        "mean_diff": c.mean_diff,
-                        "ci": [c.ci_low, c.ci_high],
-                    }
-                )
+        others = [p.label for p in programs if p.label != base]
+        for c in stats.compare_table(cells, others, base, tasks):
+            comparison.append(
+                {
+                    "program": c.program,
+                    "baseline": c.baseline,
+                    "wins": c.wins,
+                    "losses": c.losses,
+                    "cannot_tell": c.cannot_tell,
+                    "verdicts": {v.task: v.verdict for v in c.per_task},
+                    "mean_diff": c.mean_diff,
+                    "ci": [c.ci_low, c.ci_high],
+                }
+            )
     failures = [
         {
             "program": labels[r.program_key],

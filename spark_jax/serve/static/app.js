@@ -225,8 +225,8 @@
         `measured on ${d.machines}`),
       section("OOD accuracy (%) by task", table(["program"].concat(d.tasks, ["mean"]),
         d.table.map((r) => [r.label].concat(r.cells.map(cell), [num(r.mean, 2)])))),
-      d.baseline ? section(`Paired comparison against ${d.baseline}`, table(["program", "wins", "ties", "losses", "mean diff (pp)", "95% CI"],
-        d.comparison.map((c) => [c.program, c.wins, c.ties, c.losses, num(c.mean_diff, 2),
+      d.baseline ? section(`Paired comparison against ${d.baseline}`, table(["program", "wins", "losses", "cannot tell", "mean diff (pp)", "95% CI"],
+        d.comparison.map((c) => [c.program, c.wins, c.losses, c.cannot_tell, num(c.mean_diff, 2),
           c.ci[0] === null ? "—" : `[${num(c.ci[0], 2)}, ${num(c.ci[1], 2)}]`]))) : null,
       section("Failures", d.failures.length ? table(["program", "task", "seed", "error"],
         d.failures.map((f) => [f.program, f.task, f.seed, f.error_type])) : el("p", {}, "None.")));
