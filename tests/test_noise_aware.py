@@ -226,7 +226,9 @@ def test_ood_val_touches_the_test_set_only_for_the_final_programs(tmp_path, chec
 
 def test_final_programs_of_an_ood_test_run_are_not_rescored(tmp_path, checker):
     ex = _SeededExecutor()
-    search.run_search(_cfg(seeds=1, source="ood_test"), tmp_path / "a", executor=ex, checker=checker)
+    search.run_search(
+        _cfg(seeds=1, source="ood_test"), tmp_path / "a", executor=ex, checker=checker
+    )
     assert {j.seeds for j in ex.jobs} == {1} and len(_official(ex.jobs)) == len(ex.jobs)
     with RunDB.open(tmp_path / "a" / search.DB_NAME) as db:
         assert db.get_meta(final_test.META_KEY) is None
