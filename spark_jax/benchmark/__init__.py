@@ -17,8 +17,8 @@ from spark_jax.benchmark.plan import (
     expand_tasks,
     resolve_program,
 )
-from spark_jax.benchmark.seeds import default_first_seed
 from spark_jax.benchmark.runner import DB_NAME, BenchmarkSpec, resume_benchmark, start_benchmark
+from spark_jax.benchmark.seeds import default_first_seed
 from spark_jax.benchmark.store import BenchmarkDBError
 
 __all__ = [
