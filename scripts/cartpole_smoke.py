@@ -2,8 +2,10 @@
 
 Not the SPARK search loop (no archive islands, no LLM): each round picks a factor at random,
 applies one untried policy transform (`transforms_policy`) to the best program so far, runs
-the semantic check and trains/scores the child; a child replaces the best when its test return
-is higher. Prints one row per candidate and the seed/best rows shaped like the paper's table.
+the semantic check and trains/scores the child; a child replaces the best when its validation
+return (the `val_seed` episodes) is higher. The test episodes (`eval_seed`) are scored only for
+the seed and the final best, after the climb. Prints one row per candidate and the seed/best
+rows shaped like the paper's table, validation and test returns labelled.
 
     python scripts/cartpole_smoke.py --preset smoke --budget 6
 """
@@ -26,17 +28,17 @@ from spark_jax.program import source as program_source
 SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
 
 
-def _score(source: str, name: str, cfg: cartpole_ppo.PPOConfig):
+def _score(source: str, name: str, cfg: cartpole_ppo.PPOConfig, part: str = "val"):
     module = program_source.load_module(program_source.Program(source, name), "make_policy")
     policy = module.make_policy(cfg.hidden)
     cartpole_check.check_policy_semantic(policy, 4, {})
-    return cartpole_ppo.train_and_score(policy, cfg)
+    return cartpole_ppo.train_and_score(policy, cfg, part)
 
 
 def _row(label: str, s) -> dict:
     return dict(
         cand=label,
-        test_return=round(s.test_return, 2),
+        val_return=round(s.val_return, 2),
         train_return=round(s.train_return, 2),
         train_s=round(s.train_seconds, 2),
         macs_k=round(s.macs / 1000, 3),
@@ -71,16 +73,20 @@ def main() -> None:
             continue
         trains.append(s.train_seconds)
         print(json.dumps(dict(_row(i + 1, s), transform=edit.transform)), flush=True)
-        if s.test_return > best.test_return:
+        if s.val_return > best.val_return:
             best, best_src = s, edit.source
     wall_h = (time.perf_counter() - start) / 3600
+    # The test episodes, for the final programs only (same training: same parameters).
+    tested = {"seed": _score(SEED.read_text(), "seed", cfg, "test")}
+    tested["best"] = _score(best_src, "best", cfg, "test")
     print(f"preset={args.preset} candidates={len(trains)} wall_h={wall_h:.4f}")
-    print("| row | Cand. | Wall-h | Train(s) | MACs(K) | Test Ret. | Train Ret. |")
+    print("| row | Cand. | Wall-h | Train(s) | MACs(K) | Val Ret. | Test Ret. | Train Ret. |")
     for label, s, n, w in (("seed", seed_score, 1, None), ("best", best, len(trains), wall_h)):
         mean_train = sum(trains) / len(trains) if label == "best" else s.train_seconds
         print(
             f"| {label} | {n} | {'--' if w is None else f'{w:.3f}'} | {mean_train:.2f} | "
-            f"{s.macs / 1000:.3f} | {s.test_return:.2f} | {s.train_return:.2f} |"
+            f"{s.macs / 1000:.3f} | {s.val_return:.2f} | {tested[label].test_return:.2f} | "
+            f"{s.train_return:.2f} |"
         )
     print("best program:\n" + best_src)
 

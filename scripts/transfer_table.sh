@@ -3,6 +3,10 @@
 # Triplet-GMPNN on the 10-task set and on all 30 tasks, K seeds each, one protocol.
 #   scripts/transfer_table.sh RUN_DIR [PRESET=smoke] [SEEDS=3] [extra benchmark args...]
 # Writes benchmarks/transfer-<run>-<set>/report.md (resumable: re-running continues).
+# Both programs train with seeds the search never used (the benchmark starts its seeds after
+# the last seed in RUN_DIR/run.db, refuses an overlapping --first-seed unless
+# --allow-seed-overlap), so the searched row is not re-measured on its own selection seeds;
+# the report lists every program's training seeds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run_dir="${1:?usage: scripts/transfer_table.sh RUN_DIR [PRESET] [SEEDS] [args...]}"

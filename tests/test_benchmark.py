@@ -24,6 +24,7 @@ from spark_jax.benchmark.plan import plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.benchmark.tables import write_benchmark_report
 from spark_jax.config import tasks as tasks_lib
+from spark_jax.search.rundb import RunDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -37,6 +38,7 @@ def test_programs_resolve_from_files_run_dirs_and_official_kinds(tmp_path, seed_
     run = tmp_path / "dfs-run"
     (run / "best").mkdir(parents=True)
     (run / "best" / "best_program.py").write_text(seed_paths["pgn"].read_text())
+    RunDB.create(run / "run.db", {"seed": 0}).close()  # where its search seeds are read
     best = benchmark.resolve_program(str(run))
     assert best.label == "dfs-run:best" and best.source == seed_paths["pgn"].read_text()
     assert best.key != mpnn.key

@@ -80,6 +80,33 @@ def test_tiny_evaluation_is_deterministic_for_a_fixed_seed():
     assert first.macs == 2 * (4 * 16 + 16 * 16) + 16 * 2 + 16
 
 
+def test_validation_episodes_are_separate_from_the_test_episodes():
+    """Selection scores the `val_seed` episodes only; the test episodes (`eval_seed`) are
+    another fixed set, scored only when asked for."""
+    cfg = cartpole_ppo.preset("tiny")
+    assert len({cfg.seed, cfg.val_seed, cfg.eval_seed}) == 3
+    record = cartpole_family.FAMILY.data_record("cartpole_v1", "tiny")
+    assert (record["val_seed"], record["eval_seed"]) == (cfg.val_seed, cfg.eval_seed)
+    source = cartpole_family.seed_path("mlp").read_text()
+    val = cartpole_family.FAMILY.evaluate(source, "cartpole_v1", "tiny", 3, split="val")
+    test = cartpole_family.FAMILY.evaluate(source, "cartpole_v1", "tiny", 3, split="test")
+    assert set(val.metrics) == {"train_return", "val_return"}  # no test return computed
+    assert set(test.metrics) == {"train_return", "test_return"}
+    assert val.metrics["train_return"] == test.metrics["train_return"]  # same training
+    assert val.score == pytest.approx(val.metrics["val_return"] / cartpole_ppo.MAX_RETURN)
+    # The greedy policy is deterministic, so the two episode sets differ only by their resets.
+    policy = _policy(source, "episodes", cfg.hidden)
+    import jax
+
+    variables = policy.init(jax.random.PRNGKey(0), jax.numpy.zeros((1, 4)))
+    keys = {
+        part: cartpole_ppo.evaluate_policy(policy, variables, cfg, part) for part in ("val", "test")
+    }
+    assert keys["val"] != keys["test"]
+    with pytest.raises(ValueError, match="unknown CartPole episode set 'train'"):
+        cartpole_ppo.evaluate_policy(policy, variables, cfg, "train")
+
+
 def test_shipped_seed_and_contract():
     assert cartpole_family.seed_path("mlp").read_text() == SEED.read_text()
     assert "logits [B,2]" in cartpole_family.contract_text()

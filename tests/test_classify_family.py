@@ -40,13 +40,55 @@ def test_evaluation_is_deterministic_for_a_fixed_seed(benchmark):
     a = FAMILY.evaluate(_seed("mlp"), benchmark, "tiny", seed=3)
     b = FAMILY.evaluate(_seed("mlp"), benchmark, "tiny", seed=3)
     assert a.metrics == b.metrics and a.score == b.score
-    assert 0.0 <= a.metrics["accuracy"] <= 1.0 and a.macs > 0 and a.params > 0
+    assert 0.0 <= a.metrics["accuracy"] <= 1.0 and a.macs > 0 and a.params > 0  # test part
 
 
 def test_the_split_record_names_its_seed_and_sizes():
     record = FAMILY.data_record("breast_cancer", "tiny")
     assert record["split_seed"] == classify_data.SPLIT_SEED
-    assert record["n_train"] + record["n_test"] == 200 and record["classes"] == 2
+    assert record["n_train"] + record["n_val"] + record["n_test"] == 200
+    assert record["n_val"] == 32 and record["classes"] == 2 and "stratified" in record["val_split"]
+
+
+def _rows(x):
+    return {row.tobytes() for row in x}
+
+
+@pytest.mark.parametrize("benchmark", ["breast_cancer", "mnist1d"])
+def test_the_validation_split_is_stratified_and_disjoint(benchmark):
+    import numpy as np
+
+    split = classify_data.load(benchmark, "tiny")
+    train, val, test = _rows(split.x_train), _rows(split.x_val), _rows(split.x_test)
+    assert len(val) == len(split.x_val) > 0  # distinct examples
+    assert not (val & train) and not (val & test) and not (train & test)
+    # Stratified: every class's share of the validation part is its share of the train part
+    # (to within one example per class).
+    classes = np.arange(split.num_classes)
+    in_train = np.array([(split.y_train == c).sum() for c in classes]) / len(split.y_train)
+    in_val = np.array([(split.y_val == c).sum() for c in classes])
+    assert np.all(np.abs(in_val - in_train * len(split.y_val)) <= 1.0)
+    assert set(np.unique(split.y_val)) == set(np.unique(split.y_train))
+
+
+def test_scoring_the_validation_part_never_reads_the_test_part():
+    """A split whose test part is poisoned (NaN features): the validation score is unaffected,
+    and only a test-part evaluation sees the poison."""
+    import dataclasses
+
+    import numpy as np
+
+    clean = classify_data.load("breast_cancer", "tiny")
+    poisoned = dataclasses.replace(clean, x_test=np.full_like(clean.x_test, np.nan))
+    mlp = _seed("mlp")
+    a = classify_family.evaluate(mlp, clean, "tiny", 0, "val")
+    b = classify_family.evaluate(mlp, poisoned, "tiny", 0, "val")
+    assert a.metrics == b.metrics and set(a.metrics) == {"val_accuracy", "val_loss"}
+    assert a.score == a.metrics["val_accuracy"] and np.isfinite(a.metrics["val_loss"])
+    test = classify_family.evaluate(mlp, poisoned, "tiny", 0, "test")
+    assert set(test.metrics) == {"accuracy", "loss"} and np.isnan(test.metrics["loss"])
+    with pytest.raises(ValueError, match="unknown split part 'train'"):
+        clean.part("train")
 
 
 @pytest.mark.parametrize(
@@ -70,3 +112,4 @@ def test_mice_protein_reads_a_cached_fixture_and_imputes_missing_values(tmp_path
     split = classify_data.load("mice_protein", "tiny", tmp_path)
     assert split.x_train.shape[1] == 2 and split.num_classes == 2
     assert np.isfinite(split.x_train).all() and np.isfinite(split.x_test).all()
+    assert np.isfinite(split.x_val).all() and len(split.x_val) == 7  # 20% of 32, stratified

@@ -86,7 +86,10 @@ def test_tiny_offline_search_completes_with_family_records(runs, name):
         proposals = db.proposals()
     assert all(e["status"] == "ok" for e in evals), [e["error"] for e in evals]
     records = [json.loads(e["evaluation_json"]) for e in evals]
-    wanted = {"accuracy", "loss"} if cfg.family == "classify" else {"test_return", "train_return"}
+    # Selection scores the validation part only (the default `fitness.source: ood_val`).
+    wanted = (
+        {"val_accuracy", "val_loss"} if cfg.family == "classify" else {"val_return", "train_return"}
+    )
     for rec, row in zip(records, evals):
         assert rec["family"] == cfg.family and set(rec["metrics"]) == wanted
         assert row["task"] == cfg.benchmark and row["macs"] > 0
@@ -97,6 +100,31 @@ def test_tiny_offline_search_completes_with_family_records(runs, name):
     report = tables.write_report(run_dir).report.read_text()
     assert f"Task family `{cfg.family}`" in report and "Paper reference figures" in report
     assert "offline editor, not an LLM" in report
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "cartpole"])
+def test_selection_reads_the_validation_part_and_only_final_programs_the_test_part(runs, name):
+    cfg, run_dir, result = runs[name]
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        final = db.get_meta("final_test")
+        evals = {e["program_id"]: e for e in db.evaluations() if e["status"] == "ok"}
+        seed_id = next(pid for pid, e in evals.items() if e["proposal_attempt"] is None)
+    assert cfg.fitness.source == "ood_val" and family_setup.job_fields(cfg)["family_split"] == "val"
+    # The test part: scored once for each final program (seed and best), nothing else.
+    tested = final["programs"]
+    assert {seed_id, result.best_program_id} <= set(tested) and len(tested) <= 3
+    test_name = "accuracy" if cfg.family == "classify" else "test_return"
+    val_name = "val_accuracy" if cfg.family == "classify" else "val_return"
+    for pid, entry in tested.items():
+        assert entry["ok"] and test_name in entry["evaluation"]["metrics"]
+        assert val_name not in entry["evaluation"]["metrics"]
+        assert test_name not in json.loads(evals[pid]["evaluation_json"])["metrics"]
+    report = tables.write_report(run_dir).report.read_text()
+    label = "test accuracy (%)" if cfg.family == "classify" else "test return"
+    val_label = "validation accuracy (%)" if cfg.family == "classify" else "validation return"
+    assert label in report and val_label in report and "selection score" in report
+    assert "test part was scored only for the final programs" in report
+    assert "selected on the test set" not in report
 
 
 def test_the_prompt_carries_the_family_contract_not_the_clrs_one(runs):
@@ -170,6 +198,9 @@ def test_family_job_evaluation_is_deterministic_for_a_fixed_seed(shared):
     a, b = (family_jobs.run_family_job(job.to_dict()) for _ in range(2))
     assert a.ood_score == b.ood_score and a.metrics == b.metrics and a.family == "classify"
     assert a.task == "breast_cancer" and a.seed == 3 and a.macs > 0
+    assert set(a.metrics) == {"val_accuracy", "val_loss"}  # the search's part: validation
+    test = job.__class__(**{**job.to_dict(), **family_setup.job_fields(cfg, split="test")})
+    assert set(family_jobs.run_family_job(test.to_dict()).metrics) == {"accuracy", "loss"}
 
 
 def _summary(run_dir: pathlib.Path) -> dict:

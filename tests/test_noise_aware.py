@@ -29,13 +29,16 @@ OFFICIAL_TEST_SEED = 3
 # ------------------------------------------------------------------ config
 
 
-def test_fitness_defaults_are_the_papers_protocol():
+def test_fitness_default_selects_on_a_validation_set_never_the_test_set():
     cfg = search_config.default_config()
-    assert (cfg.fitness.seeds, cfg.fitness.source) == (1, "ood_test")
-    assert cfg.fitness.selection_protocol(cfg.protocol) == cfg.protocol
-    cfg = search_config.from_dict({"fitness": {"seeds": 3, "source": "ood_val"}})
+    assert (cfg.fitness.seeds, cfg.fitness.source) == (1, "ood_val")
     chosen = cfg.fitness.selection_protocol(cfg.protocol)
     assert chosen.test_seed == cfg.fitness.ood_val_seed != cfg.protocol.test_seed
+    for path in (ROOT / "configs").glob("*.yaml"):  # no shipped config selects on test
+        assert search_config.load(path).fitness.source == "ood_val", path.name
+    paper = search_config.from_dict({"fitness": {"source": "ood_test"}})  # on request
+    assert paper.fitness.selection_protocol(paper.protocol) == paper.protocol
+    cfg = search_config.from_dict({"fitness": {"seeds": 3}})
     assert search_config.from_dict(cfg.to_dict()) == cfg  # the run's snapshot reads back
     old = cfg.to_dict()
     old.pop("fitness")  # a snapshot from before the key: today's defaults
@@ -218,11 +221,14 @@ def test_ood_val_touches_the_test_set_only_for_the_final_programs(tmp_path, chec
     assert "selected on the OOD validation set (`ood_val`, sampler seed 1003)" in md
     assert "official OOD test set; mean over 2 seed(s) per program" in md
     assert "| `final_test." not in md  # the results are in the tables, not the config dump
+    assert "selected on the test set" not in md  # validation selection: no such note
 
 
 def test_final_programs_of_an_ood_test_run_are_not_rescored(tmp_path, checker):
     ex = _SeededExecutor()
-    search.run_search(_cfg(seeds=1), tmp_path / "a", executor=ex, checker=checker)
+    search.run_search(
+        _cfg(seeds=1, source="ood_test"), tmp_path / "a", executor=ex, checker=checker
+    )
     assert {j.seeds for j in ex.jobs} == {1} and len(_official(ex.jobs)) == len(ex.jobs)
     with RunDB.open(tmp_path / "a" / search.DB_NAME) as db:
         assert db.get_meta(final_test.META_KEY) is None
@@ -300,6 +306,15 @@ def test_verdict_unpaired_when_the_seeds_differ(tmp_path):
     # 4 vs 4 on different seeds: exact permutation, 2/70.
     assert "is worse than the seed: OOD" in _verdict(md)
     assert "exact permutation, p = 0.0286 <= alpha" in _verdict(md)
+
+
+def test_an_ood_test_run_says_its_best_was_selected_on_the_test_set(tmp_path):
+    md = _run_with(tmp_path / "paper", [0.50], [0.60])  # fitness_source: ood_test
+    lines = md.splitlines()
+    note = lines.index(next(x for x in lines if x.startswith("**Selection on the test set")))
+    assert lines[note - 2].startswith("**Verdict")  # right beside the verdict
+    assert "the best program was selected on the test set (official OOD test set" in md
+    assert "biased upward" in md and "spark-jax benchmark RUN_DIR" in md
 
 
 # ------------------------------------------------------------------ the worker carries K

@@ -2,6 +2,7 @@
 
   plan     programs (files, run directories, official:KIND), task sets (clrs10, clrs30), jobs
   store    the benchmark database (plan and results; resumable)
+  seeds    a searched program's search seeds; benchmark seeds kept disjoint from them
   runner   start / resume: submit the jobs without a result, record each as it lands
   stats    per-task spread over seeds, verdicts against the baseline (report.significance)
   tables   report.md (paper-shaped table, comparison, reference rows), results.csv, bar plot
@@ -17,6 +18,7 @@ from spark_jax.benchmark.plan import (
     resolve_program,
 )
 from spark_jax.benchmark.runner import DB_NAME, BenchmarkSpec, resume_benchmark, start_benchmark
+from spark_jax.benchmark.seeds import default_first_seed
 from spark_jax.benchmark.store import BenchmarkDBError
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "BenchmarkProgram",
     "BenchmarkSpec",
     "PlanError",
+    "default_first_seed",
     "expand_tasks",
     "resolve_program",
     "resume_benchmark",

@@ -3,6 +3,10 @@
 A program is a candidate file, a search's run directory (its `best/best_program.py`), or
 `official:KIND` (DeepMind's Haiku processor, trained the same way). Tasks are CLRS task names,
 or `clrs10` (the paper's representative 10-task set) or `clrs30` (all 30).
+
+A run directory, or the `best/best_program.py` inside one, carries the training seeds its
+search used (`BenchmarkProgram.search_seeds`, read from its run.db), so that the benchmark
+trains it with other seeds (`seeds.check_disjoint`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import pathlib
 from typing import Sequence
 
 from spark_jax import program as program_lib
+from spark_jax.benchmark import seeds as seeds_lib
 from spark_jax.config import tasks as tasks_lib
 from spark_jax.config.protocol import ConfigError
 
@@ -57,6 +62,8 @@ class BenchmarkProgram:
       source: the program text ('' for an official processor).
       program_name: `Program.name`, or the official label.
       origin: where it came from (a path or the official label).
+      search_seeds: the training seeds of the search that selected it (a run directory's
+        program; () for a file or an official processor).
     """
 
     label: str
@@ -64,6 +71,7 @@ class BenchmarkProgram:
     source: str
     program_name: str
     origin: str
+    search_seeds: tuple[int, ...] = ()
 
     @property
     def official(self) -> bool:
@@ -93,18 +101,39 @@ def resolve_program(word: str) -> BenchmarkProgram:
             )
         return BenchmarkProgram(word, word, "", word, word)
     path = pathlib.Path(word)
-    label = path.stem
+    label, run_dir = path.stem, _run_dir_of(path)
     if path.is_dir():
         best = path / "best" / "best_program.py"
         if not best.is_file():
             raise PlanError(f"{word}: a directory without best/best_program.py (not a run dir)")
-        label, path = f"{path.resolve().name}:best", best
+        label, path, run_dir = f"{path.resolve().name}:best", best, path
     try:
         program = program_lib.read_program(path)
     except program_lib.ProgramError as e:
         raise PlanError(f"{word}: {e}") from None
     key = hashlib.sha256(program.source.encode()).hexdigest()[:16]
-    return BenchmarkProgram(label, key, program.source, program.name, str(path))
+    searched = () if run_dir is None else _search_seeds(word, run_dir)
+    return BenchmarkProgram(label, key, program.source, program.name, str(path), searched)
+
+
+def _run_dir_of(path: pathlib.Path) -> pathlib.Path | None:
+    """The run directory a `RUN/best/best_program.py` file belongs to (None for others)."""
+    run = path.resolve().parent.parent
+    inside = path.is_file() and path.resolve().parent.name == "best"
+    return run if inside and (run / "run.db").is_file() else None
+
+
+def _search_seeds(word: str, run_dir: pathlib.Path) -> tuple[int, ...]:
+    """The training seeds of the CLRS search in `run_dir`; PlanError naming `word`."""
+    try:
+        family, found = seeds_lib.run_family(run_dir), seeds_lib.search_seeds(run_dir)
+    except ValueError as e:
+        raise PlanError(f"{word}: {e}") from None
+    if family != "clrs":
+        raise PlanError(
+            f"{word}: the best program of a {family!r} search; benchmark trains CLRS processors"
+        )
+    return found
 
 
 def expand_tasks(words: Sequence[str]) -> tuple[str, ...]:

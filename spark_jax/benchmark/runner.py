@@ -14,6 +14,7 @@ import json
 import pathlib
 from typing import Any, Callable, Sequence
 
+from spark_jax.benchmark import seeds as seeds_lib
 from spark_jax.benchmark import tables
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, PlanError, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
@@ -36,6 +37,8 @@ class BenchmarkSpec:
       baseline: label of the program the others are compared with (None: no comparison).
       executor: where jobs run ('local' workers or 'ray').
       timeout_s: per-job wall-clock limit (None: none).
+      allow_seed_overlap: whether `seeds` may include seeds that a searched program's search
+        trained with (refused by default: `seeds.check_disjoint`).
     """
 
     tasks: tuple[str, ...]
@@ -44,6 +47,7 @@ class BenchmarkSpec:
     baseline: str | None = None
     executor: ExecutorConfig = ExecutorConfig()
     timeout_s: float | None = None
+    allow_seed_overlap: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -60,6 +64,7 @@ class BenchmarkSpec:
             baseline=data.get("baseline"),
             executor=executor,
             timeout_s=data.get("timeout_s"),
+            allow_seed_overlap=bool(data.get("allow_seed_overlap", False)),
         )
 
 
@@ -72,6 +77,10 @@ def _check_spec(spec: BenchmarkSpec, programs: Sequence[BenchmarkProgram]) -> No
     labels = [p.label for p in programs]
     if spec.baseline is not None and spec.baseline not in labels:
         raise PlanError(f"baseline {spec.baseline!r} is not one of the programs: {labels}")
+    try:
+        seeds_lib.check_disjoint(spec.seeds, programs, allow=spec.allow_seed_overlap)
+    except seeds_lib.SeedOverlapError as e:
+        raise PlanError(str(e)) from None
 
 
 def start_benchmark(

@@ -139,13 +139,22 @@ class BenchmarkDB:
         return {k: json.loads(v) for k, v in rows}
 
     def store_plan(self, spec: Mapping[str, Any], programs: list[BenchmarkProgram]) -> None:
-        """Writes the benchmark's spec and programs once (a fresh database only)."""
+        """Writes the benchmark's spec and programs once (a fresh database only); the search
+        seeds of searched programs go under the meta key 'search_seeds' (by program key)."""
         if self.meta().get("spec") is not None:
             raise BenchmarkDBError(f"{self.path}: already holds a benchmark (use --resume)")
+        searched = {p.key: list(p.search_seeds) for p in programs if p.search_seeds}
         with self._transaction() as c:
             c.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)",
-                ("spec", json.dumps(dict(spec)), "created_at", json.dumps(_now())),
+                "INSERT INTO meta (key, value) VALUES (?, ?), (?, ?), (?, ?)",
+                (
+                    "spec",
+                    json.dumps(dict(spec)),
+                    "created_at",
+                    json.dumps(_now()),
+                    "search_seeds",
+                    json.dumps(searched),
+                ),
             )
             c.executemany(
                 "INSERT INTO programs (key, label, program_name, origin, source, position) "
@@ -163,10 +172,12 @@ class BenchmarkDB:
         return spec
 
     def programs(self) -> list[BenchmarkProgram]:
+        """The programs in plan order, with their searches' seeds (none in older benchmarks)."""
+        searched = self.meta().get("search_seeds") or {}
         rows = self._conn.execute(
             "SELECT label, key, source, program_name, origin FROM programs ORDER BY position"
         ).fetchall()
-        return [BenchmarkProgram(*row) for row in rows]
+        return [BenchmarkProgram(*row, tuple(searched.get(row[1], ()))) for row in rows]
 
     # -- results --------------------------------------------------------------------------
     def record(self, job: BenchmarkJob, result: EvalResult) -> None:

@@ -12,6 +12,7 @@ import pathlib
 
 from spark_jax.benchmark import stats
 from spark_jax.benchmark.plan import CLRS10
+from spark_jax.benchmark.seeds import program_lines
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import tasks as tasks_lib
 from spark_jax.report import reference, significance
@@ -299,7 +300,7 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
         [f"![OOD accuracy by task]({PLOT_FILE})", ""],
         ["## Failures", "", *_failures(db, labels), ""],
         ["## Paper reference rows", "", *_reference(spec), ""],
-        ["## Programs", "", *(f"- `{p.label}`: {p.origin}" for p in programs), ""],
+        ["## Programs and training seeds", "", *program_lines(spec, programs, results), ""],
     ]
     report = out / "report.md"
     write_atomic(report, "\n".join(line for s in sections for line in s))

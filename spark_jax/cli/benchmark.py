@@ -4,6 +4,11 @@ every (program, task, seed) trained and scored on the executors, stored as it la
 paired comparison with the baseline, the paper's reference rows), `results.csv` and a bar plot.
 `--resume OUT` runs only what has not landed (after a crash or kill -9).
 
+A search's run directory (or its `best/best_program.py`) trains with seeds its search never
+used: by default the seeds start after the largest one the search trained with (for every
+program, so comparisons stay paired); an explicit `--first-seed` that overlaps them is refused
+in one line unless `--allow-seed-overlap` is given. The report lists each program's seeds.
+
 Exit codes: 0 every job landed (failed programs are results, shown in the report), 1 the
 benchmark could not finish, 2 usage error.
 """
@@ -29,7 +34,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--tasks", default="dfs", help="tasks, comma-separated; clrs10, clrs30 sets")
     p.add_argument("--seeds", type=int, default=3, help="evaluation seeds per (program, task)")
-    p.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST..FIRST+K-1")
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        help="seeds are FIRST..FIRST+K-1 (default: 0, or one past the last seed any given "
+        "run directory's search trained with)",
+    )
+    p.add_argument(
+        "--allow-seed-overlap",
+        action="store_true",
+        help="let a searched program train with seeds its search used (re-measures its "
+        "selection; refused without this flag)",
+    )
     p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
     p.add_argument("--baseline", help="label of the program the others are compared with")
     p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
@@ -85,13 +101,17 @@ def _spec(args: argparse.Namespace):
     programs = [benchmark.resolve_program(word) for word in args.programs]
     if args.baseline is None and any(p.official for p in programs):
         args.baseline = next(p.label for p in programs if p.official)
+    first = args.first_seed
+    if first is None:
+        first = benchmark.default_first_seed(p.search_seeds for p in programs)
     spec = benchmark.BenchmarkSpec(
         tasks=benchmark.expand_tasks([args.tasks]),
-        seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+        seeds=tuple(range(first, first + args.seeds)),
         preset=args.preset,
         baseline=args.baseline,
         executor=executor,
         timeout_s=args.timeout,
+        allow_seed_overlap=args.allow_seed_overlap,
     )
     return programs, spec
 

@@ -406,21 +406,23 @@ class CascadeConfig:
 
 @dataclasses.dataclass(frozen=True)
 class FitnessConfig:
-    """What the search selects on (defaults: the paper's protocol).
+    """What the search selects on (default: a validation set, never the reported test set).
 
     Attributes:
       seeds: training seeds per candidate (the search's `seed`, `seed + 1`, ...), trained
         as one vmapped program; archive placement and the incumbent use the mean OOD score
-        over them. The seed program is evaluated with the same number.
-      source: 'ood_test' (the paper: the search selects on the official OOD test set) or
-        'ood_val' (a separate OOD-size validation set drawn with `ood_val_seed`; the official
-        test set is scored only for the final programs, the seed and the best).
-      ood_val_seed: sampler seed of the OOD validation set (must differ from the protocol's
-        `test_seed`, the official test set's).
+        over them. The seed program is evaluated with the same number (1: the paper).
+      source: 'ood_val' (default: CLRS selects on a separate OOD-size validation set drawn
+        with `ood_val_seed`, another task family on its validation split; the official test
+        set or test split is scored only for the final programs, the seed and the best) or
+        'ood_test' (the paper's protocol: the search selects on the test set it reports, and
+        the report says so).
+      ood_val_seed: sampler seed of the CLRS OOD validation set (must differ from the
+        protocol's `test_seed`, the official test set's); other families ignore it.
     """
 
     seeds: int = 1
-    source: str = "ood_test"
+    source: str = "ood_val"
     ood_val_seed: int = 1003
 
     def __post_init__(self) -> None:

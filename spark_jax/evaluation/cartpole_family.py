@@ -77,9 +77,10 @@ class CartPoleEvaluation:
     Attributes:
       program, program_sha256: the candidate's name and normalized-source hash.
       preset, seed: the PPO preset and training seed.
-      eval_seed, eval_episodes: the fixed evaluation episodes of the test return.
-      score: test_return / 500, in [0, 1] (the search objective).
-      test_return, train_return, train_seconds, params, macs: see `cartpole_ppo.CartPoleScore`.
+      eval_seed, eval_episodes: the fixed episodes of the scored part (`val_seed` for 'val').
+      score: the scored part's return / 500, in [0, 1] (the search objective).
+      test_return, train_return, train_seconds, params, macs, part, val_return: see
+        `cartpole_ppo.CartPoleScore`.
     """
 
     program: str
@@ -89,32 +90,34 @@ class CartPoleEvaluation:
     eval_seed: int
     eval_episodes: int
     score: float
-    test_return: float
+    test_return: float | None
     train_return: float
     train_seconds: float
     params: int
     macs: int
+    part: str = "test"
+    val_return: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 def evaluate_program(
-    program: program_lib.Program, preset: str, seed: int | None = None
+    program: program_lib.Program, preset: str, seed: int | None = None, part: str = "test"
 ) -> CartPoleEvaluation:
     """Trains `program`'s policy with PPO under `preset` (training seed `seed`, default the
-    preset's) and scores it on the fixed evaluation episodes."""
+    preset's) and scores it on the fixed episodes of `part` ('val' or 'test') only."""
     cfg = cartpole_ppo.preset(preset)
     if seed is not None:
         cfg = dataclasses.replace(cfg, seed=int(seed))
     module = program_lib.load_module(program, FACTORY)
-    result = cartpole_ppo.train_and_score(build_policy(module, cfg.hidden), cfg)
+    result = cartpole_ppo.train_and_score(build_policy(module, cfg.hidden), cfg, part)
     return CartPoleEvaluation(
         program=program.name,
         program_sha256=program.sha256,
         preset=preset,
         seed=cfg.seed,
-        eval_seed=cfg.eval_seed,
+        eval_seed=cfg.val_seed if part == "val" else cfg.eval_seed,
         eval_episodes=cfg.eval_episodes,
         **dataclasses.asdict(result),
     )
@@ -124,7 +127,9 @@ def evaluate_program(
 class CartPoleFamily:
     """CartPole-v1 behind the task-family boundary (`spark_jax.families.TaskFamily`).
 
-    The score is test_return / 500; metrics are the paper's train and test returns.
+    The score is the scored episodes' return / 500; metrics are the paper's train return
+    and the return on the scored episodes: `val_return` (part 'val', the search's selection)
+    or `test_return` (part 'test', the final programs).
     """
 
     name: str = NAME
@@ -157,10 +162,13 @@ class CartPoleFamily:
             return f"{e.failure_type}: {e.reason}"
         return None
 
-    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
+    def evaluate(
+        self, source: str, benchmark: str, preset: str, seed: int, split: str = "test"
+    ) -> families.Evaluation:
         self._benchmark(benchmark)
-        ev = evaluate_program(program_lib.Program(source=source), preset, seed)
-        metrics = {"train_return": ev.train_return, "test_return": ev.test_return}
+        ev = evaluate_program(program_lib.Program(source=source), preset, seed, split)
+        scored = ev.val_return if split == "val" else ev.test_return
+        metrics = {"train_return": ev.train_return, f"{split}_return": scored}
         return families.Evaluation(ev.score, metrics, ev.macs, ev.params, ev.train_seconds)
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
@@ -171,6 +179,7 @@ class CartPoleFamily:
             preset=preset,
             train_seed=cfg.seed,
             eval_seed=cfg.eval_seed,
+            val_seed=cfg.val_seed,
             eval_episodes=cfg.eval_episodes,
             num_envs=cfg.num_envs,
             total_timesteps=cfg.total_timesteps,

@@ -5,10 +5,13 @@ is PureJaxRL's PPO (clipped surrogate, GAE, Adam with global-norm clipping and a
 annealed learning rate), with every environment stepped under `vmap` and the whole run one
 `jit`-compiled `lax.scan`, so a fixed seed gives the same result on the same device.
 
-Scoring:
-  - test return: mean undiscounted return of the greedy (argmax) policy over `eval_episodes`
-    episodes whose resets come from the fixed `eval_seed` (capped at 500 steps, CartPole-v1's
-    time limit); the archive's score is test_return / 500, in [0, 1].
+Scoring, on one of two disjoint sets of fixed episodes (`eval_episodes` each):
+  - validation return (part 'val', what a search selects on): mean undiscounted return of the
+    greedy (argmax) policy over episodes whose resets come from the fixed `val_seed`;
+  - test return (part 'test', the final programs only): the same over the episodes of the
+    fixed `eval_seed` (the test set);
+  both capped at 500 steps (CartPole-v1's time limit); the archive's score is the scored
+  part's return / 500, in [0, 1]. Training draws its keys from `seed`, never these two.
   - train return: mean return of the episodes (stochastic policy) that ended during the last
     quarter of the training updates; 0 when none ended there.
 """
@@ -48,6 +51,7 @@ class PPOConfig:
       gamma, gae_lambda, clip_eps, ent_coef, vf_coef: the PPO loss.
       seed: training seed (parameter init, actions, environment resets).
       eval_seed, eval_episodes: the fixed evaluation episodes of the test return.
+      val_seed: the fixed episodes of the validation return (the search's selection).
     """
 
     hidden: int = 64
@@ -67,6 +71,7 @@ class PPOConfig:
     seed: int = 0
     eval_seed: int = 1_000_003
     eval_episodes: int = 32
+    val_seed: int = 2_000_003
 
     @property
     def num_updates(self) -> int:
@@ -95,8 +100,10 @@ class CartPoleScore:
     """One candidate's CartPole-v1 result.
 
     Attributes:
-      score: test_return / 500, in [0, 1] (the archive's score).
-      test_return: mean greedy return over the fixed evaluation episodes.
+      part: the scored episodes: 'val' (`val_seed`) or 'test' (`eval_seed`).
+      score: the scored part's return / 500, in [0, 1] (the archive's score).
+      test_return, val_return: mean greedy return over the test or validation episodes (None
+        for the part not scored).
       train_return: mean return of the episodes that ended in the last quarter of training.
       train_seconds: wall time of training and evaluation, compilation included.
       params: trainable parameters of the policy.
@@ -104,11 +111,13 @@ class CartPoleScore:
     """
 
     score: float
-    test_return: float
+    test_return: float | None
     train_return: float
     train_seconds: float
     params: int
     macs: int
+    part: str = "test"
+    val_return: float | None = None
 
 
 def _env():
@@ -137,8 +146,11 @@ def policy_macs(policy: Any) -> tuple[int, int]:
     return macs_lib.count_macs(lambda v, o: policy.apply(v, o), variables, obs), params
 
 
-def evaluate_policy(policy: Any, variables: Any, cfg: PPOConfig) -> float:
-    """Mean greedy return over the fixed evaluation episodes (each capped at 500 steps)."""
+def evaluate_policy(policy: Any, variables: Any, cfg: PPOConfig, part: str = "test") -> float:
+    """Mean greedy return over the fixed episodes of `part` ('test': `eval_seed`, 'val':
+    `val_seed`), each capped at 500 steps."""
+    if part not in ("val", "test"):
+        raise ValueError(f"unknown CartPole episode set {part!r}; known: val, test")
     import jax
     import jax.numpy as jnp
 
@@ -168,21 +180,25 @@ def evaluate_policy(policy: Any, variables: Any, cfg: PPOConfig) -> float:
         (_, _, _, ret, _), _ = jax.lax.scan(step, carry, None, length=steps)
         return jnp.mean(ret)
 
-    return float(jax.jit(run)(jax.random.PRNGKey(cfg.eval_seed)))
+    seed = cfg.val_seed if part == "val" else cfg.eval_seed
+    return float(jax.jit(run)(jax.random.PRNGKey(seed)))
 
 
-def train_and_score(policy: Any, cfg: PPOConfig) -> CartPoleScore:
-    """Trains `policy` with PPO under `cfg` and scores it (see the module docstring)."""
+def train_and_score(policy: Any, cfg: PPOConfig, part: str = "test") -> CartPoleScore:
+    """Trains `policy` with PPO under `cfg` and scores it on the episodes of `part` only
+    (see the module docstring)."""
     import jax
 
     start = time.perf_counter()
     variables, train_return = _train(policy, cfg)
-    test_return = evaluate_policy(policy, variables, cfg)
+    greedy = evaluate_policy(policy, variables, cfg, part)
     seconds = time.perf_counter() - start
     macs, params = policy_macs(policy)
     return CartPoleScore(
-        score=min(1.0, max(0.0, test_return / MAX_RETURN)),
-        test_return=test_return,
+        score=min(1.0, max(0.0, greedy / MAX_RETURN)),
+        test_return=greedy if part == "test" else None,
+        val_return=greedy if part == "val" else None,
+        part=part,
         train_return=float(jax.device_get(train_return)),
         train_seconds=seconds,
         params=params,

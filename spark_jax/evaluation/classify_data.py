@@ -1,6 +1,10 @@
 """Data for the classification families: fixed splits, standardized float32 features.
 
-Every loader returns a `Split` whose `record` (dataset, sizes, split seed, source) is stored in
+Three disjoint parts: train (what a candidate trains on), validation (what the search selects
+on: `VAL_FRACTION` of the training data, carved out stratified by class with `SPLIT_SEED`)
+and test (the benchmark's test part, scored only for the final programs of a search that
+selects on validation). Standardization uses the train part's statistics only. Every loader
+returns a `Split` whose `record` (dataset, sizes, split seed, source) is stored in
 the run database. MNIST-1D is generated offline by the `mnist1d` package; Breast Cancer
 Wisconsin is scikit-learn's bundled copy; 20News and Mice Protein are read from a cache under
 the data dir and never downloaded here: a missing cache is a one-line error naming the path.
@@ -21,6 +25,7 @@ __all__ = ["BENCHMARKS", "DataError", "Split", "load"]
 BENCHMARKS = ("mnist1d", "breast_cancer", "news20", "mice_protein")
 SPLIT_SEED = 0
 TEST_FRACTION = 0.2
+VAL_FRACTION = 0.2  # Of the training data, stratified: the search's selection split.
 # Samples generated/kept per preset (None: the whole dataset).
 _SIZES = {"tiny": 200, "smoke": None}
 
@@ -31,18 +36,44 @@ class DataError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Split:
+    """Train, validation and test parts (disjoint); `record` describes them."""
+
     x_train: np.ndarray  # [N, F] float32
     y_train: np.ndarray  # [N] int32
+    x_val: np.ndarray  # [V, F] float32
+    y_val: np.ndarray  # [V] int32
     x_test: np.ndarray  # [M, F] float32
     y_test: np.ndarray  # [M] int32
     num_classes: int
     record: dict[str, Any]
 
+    def part(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) of the 'val' or 'test' part; ValueError naming the known parts."""
+        if name == "val":
+            return self.x_val, self.y_val
+        if name == "test":
+            return self.x_test, self.y_test
+        raise ValueError(f"unknown split part {name!r}; known: val, test")
 
-def _standardize(x_tr: np.ndarray, x_te: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+
+def _standardize(x_tr: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every array standardized with the train part's per-feature mean and std."""
     mean = x_tr.mean(axis=0)
     std = x_tr.std(axis=0) + 1e-6
-    return ((x_tr - mean) / std).astype(np.float32), ((x_te - mean) / std).astype(np.float32)
+    return tuple(((x - mean) / std).astype(np.float32) for x in (x_tr, *others))
+
+
+def _carve_val(name: str, x_tr: np.ndarray, y_tr: np.ndarray):
+    """(x_train, y_train, x_val, y_val): `VAL_FRACTION` of the training data, stratified."""
+    from sklearn.model_selection import train_test_split
+
+    try:
+        x_tr, x_val, y_tr, y_val = train_test_split(
+            x_tr, y_tr, test_size=VAL_FRACTION, random_state=SPLIT_SEED, stratify=y_tr
+        )
+    except ValueError as e:  # a class with one training example cannot be stratified
+        raise DataError(f"{name}: cannot carve a stratified validation split: {e}") from None
+    return x_tr, np.asarray(y_tr), x_val, np.asarray(y_val)
 
 
 def _split(name: str, x: np.ndarray, y: np.ndarray, preset: str, source: str) -> Split:
@@ -55,30 +86,28 @@ def _split(name: str, x: np.ndarray, y: np.ndarray, preset: str, source: str) ->
     x_tr, x_te, y_tr, y_te = train_test_split(
         x, y, test_size=TEST_FRACTION, random_state=SPLIT_SEED, stratify=y
     )
-    x_tr, x_te = _standardize(np.asarray(x_tr, np.float64), np.asarray(x_te, np.float64))
-    return _finish(name, x_tr, np.asarray(y_tr), x_te, np.asarray(y_te), preset, source)
+    x_tr, y_tr, x_val, y_val = _carve_val(name, np.asarray(x_tr, np.float64), np.asarray(y_tr))
+    x_tr, x_val, x_te = _standardize(x_tr, x_val, np.asarray(x_te, np.float64))
+    return _finish(name, (x_tr, y_tr), (x_val, y_val), (x_te, np.asarray(y_te)), preset, source)
 
 
-def _finish(name, x_tr, y_tr, x_te, y_te, preset, source) -> Split:
-    classes = int(max(y_tr.max(), y_te.max()) + 1)
+def _finish(name, train, val, test, preset, source) -> Split:
+    (x_tr, y_tr), (x_val, y_val), (x_te, y_te) = train, val, test
+    classes = int(max(y_tr.max(), y_val.max(), y_te.max()) + 1)
     record = {
         "dataset": name,
         "preset": preset,
         "source": source,
         "split_seed": SPLIT_SEED,
         "n_train": len(x_tr),
+        "n_val": len(x_val),
         "n_test": len(x_te),
+        "val_split": f"stratified {VAL_FRACTION:g} of the training data (seed {SPLIT_SEED})",
         "features": int(x_tr.shape[1]),
         "classes": classes,
     }
-    return Split(
-        x_tr.astype(np.float32),
-        y_tr.astype(np.int32),
-        x_te.astype(np.float32),
-        y_te.astype(np.int32),
-        classes,
-        record,
-    )
+    arrays = [(x.astype(np.float32), y.astype(np.int32)) for x, y in (train, val, test)]
+    return Split(*(a for pair in arrays for a in pair), classes, record)
 
 
 def _mnist1d(preset: str) -> Split:
@@ -88,9 +117,11 @@ def _mnist1d(preset: str) -> Split:
     if _SIZES[preset] is not None:
         args.num_samples = _SIZES[preset]
     d = make_dataset(args)
-    x_tr, x_te = _standardize(d["x"].astype(np.float64), d["x_test"].astype(np.float64))
+    x_tr, y_tr, x_val, y_val = _carve_val("mnist1d", d["x"].astype(np.float64), d["y"])
+    x_tr, x_val, x_te = _standardize(x_tr, x_val, d["x_test"].astype(np.float64))
     source = f"mnist1d.make_dataset(seed={args.seed}, num_samples={args.num_samples})"
-    return _finish("mnist1d", x_tr, d["y"], x_te, d["y_test"], preset, source)
+    test = (x_te, np.asarray(d["y_test"]))
+    return _finish("mnist1d", (x_tr, y_tr), (x_val, y_val), test, preset, source)
 
 
 def _breast_cancer(preset: str) -> Split:
@@ -125,7 +156,10 @@ def _news20(preset: str, data_dir: pathlib.Path) -> Split:
         )
     else:
         y_tr, y_te = tr.target, te.target
-    return _finish("news20", x_tr, y_tr, x_te, y_te, preset, f"{home} + TF-IDF(2000)")
+    x_tr, y_tr, x_val, y_val = _carve_val("news20", x_tr, np.asarray(y_tr))
+    source = f"{home} + TF-IDF(2000)"
+    test = (x_te, np.asarray(y_te))
+    return _finish("news20", (x_tr, y_tr), (x_val, y_val), test, preset, source)
 
 
 def _mice_protein(preset: str, data_dir: pathlib.Path) -> Split:
@@ -165,7 +199,14 @@ def load(benchmark: str, preset: str, data_dir: str | pathlib.Path | None = None
 @functools.lru_cache(maxsize=8)
 def _load(benchmark: str, preset: str, data_dir: str) -> Split:
     split = _build(benchmark, preset, data_dir)
-    for array in (split.x_train, split.y_train, split.x_test, split.y_test):
+    for array in (
+        split.x_train,
+        split.y_train,
+        split.x_val,
+        split.y_val,
+        split.x_test,
+        split.y_test,
+    ):
         array.setflags(write=False)
     return split
 

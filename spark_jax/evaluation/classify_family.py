@@ -2,8 +2,10 @@
 
 Implements `spark_jax.families.TaskFamily`: seeds under `assets/families/classify/` (LR, MLP,
 CNN, GRU), the classifier contract, a semantic check (logits shape [B, C], float dtype,
-finite), and training (full-batch Adam on softmax cross-entropy, fixed seed) scored by test
-accuracy, with test loss, MACs of one example and parameter count.
+finite), and training (full-batch Adam on softmax cross-entropy, fixed seed, on the train
+part) scored on one part of the split: 'val' (the search's selection: metrics `val_accuracy`,
+`val_loss`) or 'test' (the final programs: `accuracy`, `loss`, the paper's metrics), with MACs
+of one example and parameter count. One evaluation never reads the other part.
 """
 
 from __future__ import annotations
@@ -68,10 +70,15 @@ def check_program(source: str, features: int, num_classes: int, hidden: int = 16
     return None
 
 
+# The metric names of each scored part: the paper's names mean the test part.
+METRIC_NAMES = {"val": ("val_accuracy", "val_loss"), "test": ("accuracy", "loss")}
+
+
 def evaluate(
-    source: str, split: classify_data.Split, preset: str, seed: int
+    source: str, split: classify_data.Split, preset: str, seed: int, part: str = "test"
 ) -> families.Evaluation:
-    """Trains the classifier on `split` (seed `seed`) and scores it on the test part."""
+    """Trains the classifier on `split`'s train part (seed `seed`) and scores it on `part`
+    ('val' or 'test') only."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -82,7 +89,8 @@ def evaluate(
     cfg = PRESETS[preset]
     model = _build(source, split.num_classes, cfg.hidden)
     x_tr, y_tr = jnp.asarray(split.x_train), jnp.asarray(split.y_train)  # [N, F], [N]
-    x_te, y_te = jnp.asarray(split.x_test), jnp.asarray(split.y_test)  # [M, F], [M]
+    x_part, y_part = split.part(part)
+    x_te, y_te = jnp.asarray(x_part), jnp.asarray(y_part)  # [M, F], [M] of the scored part
     variables = model.init(jax.random.PRNGKey(seed), x_tr[:1])
     opt = optax.adam(cfg.learning_rate)
 
@@ -106,9 +114,9 @@ def evaluate(
     params = int(sum(np.prod(p.shape) for p in jax.tree_util.tree_leaves(variables)))
     macs = macs_lib.count_macs(lambda v, x: model.apply(v, x), variables, x_tr[:1])
     score = accuracy if np.isfinite(loss) else 0.0
-    return families.Evaluation(
-        score, {"accuracy": accuracy, "loss": loss}, int(macs), params, seconds
-    )
+    acc_name, loss_name = METRIC_NAMES[part]
+    metrics = {acc_name: accuracy, loss_name: loss}
+    return families.Evaluation(score, metrics, int(macs), params, seconds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,8 +139,11 @@ class ClassifyFamily:
         split = classify_data.load(benchmark, preset, self.data_dir)
         return check_program(source, split.x_train.shape[1], split.num_classes)
 
-    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
-        return evaluate(source, classify_data.load(benchmark, preset, self.data_dir), preset, seed)
+    def evaluate(
+        self, source: str, benchmark: str, preset: str, seed: int, split: str = "test"
+    ) -> families.Evaluation:
+        data = classify_data.load(benchmark, preset, self.data_dir)
+        return evaluate(source, data, preset, seed, split)
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         return dict(classify_data.load(benchmark, preset, self.data_dir).record)

@@ -47,10 +47,17 @@ class ClrsFamily:
         report = checker.check_program(source, options=options)
         return None if report.feasible else f"{report.failure_type}: {report.reason}"
 
-    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> families.Evaluation:
+    def evaluate(
+        self, source: str, benchmark: str, preset: str, seed: int, split: str = "test"
+    ) -> families.Evaluation:
+        """'test': the official OOD test set; 'val': the OOD validation set a search selects
+        on by default (`FitnessConfig.ood_val_seed`)."""
+        from spark_jax.config.sections import FitnessConfig
         from spark_jax.evaluation import evaluate
 
         cfg = protocol_lib.get_preset(preset)
+        if split == "val":
+            cfg = FitnessConfig().selection_protocol(cfg)
         ev = evaluate.evaluate_program(program_lib.Program(source=source), benchmark, cfg, seed)
         metrics = {"ood_score": ev.ood_score, "val_score": ev.val_score}
         return families.Evaluation(ev.ood_score, metrics, ev.macs, ev.params, ev.train_seconds)

@@ -64,7 +64,8 @@ class EvalJob:
         evaluation then carries per-seed scores and their mean.
       family, benchmark, family_preset: the task family ('clrs': `task` under `protocol`);
         another family's job trains `benchmark` at its preset `family_preset` through the
-        family's `evaluate` (`family_jobs.run_family_job`).
+        family's `evaluate` (`family_jobs.run_family_job`); family_split: the part it scores,
+        'val' (a search's selection) or 'test' (a search's final programs).
     """
 
     job_id: str
@@ -80,6 +81,7 @@ class EvalJob:
     family: str = "clrs"
     benchmark: str = ""
     family_preset: str = ""
+    family_split: str = "test"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -98,12 +98,16 @@ def data_record(family: str, benchmark: str, preset: str) -> dict[str, Any]:
 
 
 def run_family_job(job: dict[str, Any]) -> Evaluation:
-    """Trains and scores one `EvalJob.to_dict()` of a non-CLRS family (all its seeds)."""
+    """Trains and scores one `EvalJob.to_dict()` of a non-CLRS family (all its seeds) on the
+    job's `family_split` only ('val' or 'test')."""
     fam = get(job["family"])
     benchmark, preset = job["benchmark"], job["family_preset"]
+    split = job.get("family_split") or "test"
+    if split not in families.SPLITS:
+        raise ValueError(f"unknown family split {split!r}; known: {', '.join(families.SPLITS)}")
     k = int(job.get("seeds") or 1)
     seeds = tuple(int(job["seed"]) + i for i in range(k))
-    results = [fam.evaluate(job["source"], benchmark, preset, s) for s in seeds]
+    results = [fam.evaluate(job["source"], benchmark, preset, s, split) for s in seeds]
     first = results[0]
     scores = tuple(float(r.score) for r in results)
     mean = math.fsum(scores) / len(scores)
@@ -130,7 +134,7 @@ def run_family_job(job: dict[str, Any]) -> Evaluation:
         compile_seconds=0.0,
         init_seconds=0.0,
         steps=0,
-        final_loss=float(metrics.get("loss", float("nan"))),
+        final_loss=float(metrics.get("loss", metrics.get("val_loss", float("nan")))),
         steps_per_second=0.0,
         peak_rss_mb=None,
         device_peak_mb=None,

@@ -14,9 +14,12 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
 - `contract_text()`: the candidate contract pasted into the operator's prompts.
 - `check(source, benchmark, preset)`: the semantic feasibility check (output shapes, dtypes,
   finiteness, family invariants); returns `None` when feasible, else a one-line reason.
-- `evaluate(source, benchmark, preset, seed)`: data, training and scoring in one call; returns an
-  `Evaluation` whose `score` is the number the archive ranks by (higher is better) plus named
-  `metrics` (e.g. accuracy, loss, train_return, test_return), MACs and params.
+- `evaluate(source, benchmark, preset, seed, split)`: data, training and scoring in one call,
+  scored on one part only: `split` 'val' (a validation part disjoint from the training and
+  test data: what a search selects on) or 'test' (what is reported: a search scores it for
+  its final programs only). Returns an `Evaluation` whose `score` is the number the archive
+  ranks by (higher is better) plus named `metrics` (e.g. val_accuracy, accuracy, loss,
+  train_return, val_return, test_return), MACs and params.
 - `data_record(benchmark, preset)`: the fixed data split and seeds, as a flat JSON-able dict,
   stored in the run database so a run can be reproduced.
 - `presets`: at least `tiny` (CI, seconds) and `smoke` (minutes on CPU).
@@ -30,7 +33,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Evaluation", "TaskFamily", "get", "names", "register"]
+__all__ = ["SPLITS", "Evaluation", "TaskFamily", "get", "names", "register"]
+
+SPLITS = ("val", "test")  # What `TaskFamily.evaluate` scores: selection or reporting.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +64,9 @@ class TaskFamily(Protocol):
 
     def check(self, source: str, benchmark: str, preset: str) -> str | None: ...
 
-    def evaluate(self, source: str, benchmark: str, preset: str, seed: int) -> Evaluation: ...
+    def evaluate(
+        self, source: str, benchmark: str, preset: str, seed: int, split: str = "test"
+    ) -> Evaluation: ...
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]: ...
 

@@ -1,9 +1,12 @@
 """The run report's section for a non-CLRS task family: paper metrics and reference rows.
 
-A family run stores its family and data record in `run_meta` and each evaluation's paper
-metrics (accuracy and loss, or train and test return) in its evaluation record. This section
-prints them for the seed and the best evaluated program, then the paper's rows for the same
-benchmark from `reference/extra_benchmarks.csv`, labelled with the paper's protocol.
+A family run stores its family and data record in `run_meta` and each evaluation's metrics in
+its evaluation record: on the validation part when the search selected on it (`val_accuracy`,
+`val_loss`, `val_return`; `fitness.source: ood_val`, the default), else on the test part (the
+paper's names: `accuracy`, `loss`, `test_return`). The test part of the final programs (seed
+and best) is in `run_meta['final_test']`. This section prints both, labelled by part, for the
+seed and the best evaluated program, then the paper's rows for the same benchmark from
+`reference/extra_benchmarks.csv`, labelled with the paper's protocol.
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ PAPER_KEYS = {
     "mice_protein": "mice_protein",
     "cartpole_v1": "cartpole_v1",
 }
-_METRIC_COLUMNS = {"accuracy": "accuracy (%)", "loss": "loss"}
+_METRIC_COLUMNS = {
+    "val_accuracy": "validation accuracy (%)",
+    "val_loss": "validation loss",
+    "val_return": "validation return",
+    "accuracy": "test accuracy (%)",
+    "loss": "test loss",
+    "test_return": "test return",
+    "train_return": "train return",
+}
+_ORDER = ("val_accuracy", "val_loss", "val_return", "accuracy", "loss", "test_return")
 
 
 def paper_key(benchmark: str, seed_program: str | None) -> str | None:
@@ -41,10 +53,35 @@ def _metrics(row: Mapping[str, Any] | None) -> dict[str, float]:
     return dict(json.loads(row["evaluation_json"]).get("metrics") or {})
 
 
+def _final_metrics(meta: Mapping[str, Any], program_id: str) -> dict[str, float]:
+    """The test-part metrics of a final program (flattened `final_test` meta; {} if none)."""
+    prefix = f"final_test.programs.{program_id}.evaluation.metrics."
+    return {k[len(prefix) :]: v for k, v in meta.items() if k.startswith(prefix)}
+
+
 def _cell(name: str, value: float | None) -> str:
     if value is None:
         return "—"
-    return f"{100 * value:.2f}" if name == "accuracy" else f"{value:.4g}"
+    return f"{100 * value:.2f}" if name.endswith("accuracy") else f"{value:.4g}"
+
+
+def _selection_text(meta: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+    """Which part the search selected on, and where the test part was scored."""
+    source = meta.get("fitness_source") or meta.get("config.fitness.source") or "ood_test"
+    if source != "ood_val":
+        return (
+            "Selection: on the **test** part (`fitness.source: ood_test`, the paper's "
+            "protocol); the scores below chose the best program."
+        )
+    if "val_seed" in data:
+        part = f"the validation episodes (`val_seed` {data['val_seed']})"
+    else:
+        n = data.get("n_val", "?")
+        part = f"the validation split ({n} examples, {data.get('val_split', 'from train')})"
+    return (
+        f"Selection: on {part}, disjoint from the training data and the test part; the "
+        "test part was scored only for the final programs (seed and best), after the search."
+    )
 
 
 def family_lines(
@@ -67,17 +104,25 @@ def family_lines(
         + (", ".join(f"{k}={v}" for k, v in data.items()) or "not recorded")
         + ".",
         "",
+        _selection_text(meta, data),
+        "",
     ]
     pair = [("seed", seed), ("best evaluated candidate", best)]
-    names = sorted({k for _, row in pair for k in _metrics(row)})
-    header = ["program", "id", "score"] + [_METRIC_COLUMNS.get(n, n) for n in names]
+    found = {
+        label: {**_metrics(row), **_final_metrics(meta, row["program_id"])}
+        for label, row in pair
+        if row is not None
+    }
+    names = {k for m in found.values() for k in m}
+    names = sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+    header = ["program", "id", "selection score"] + [_METRIC_COLUMNS.get(n, n) for n in names]
     header += ["MACs (K, one example)", "params", "train (s)"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, row in pair:
         if row is None:
             lines.append(f"| {label} |" + " — |" * (len(header) - 1))
             continue
-        m = _metrics(row)
+        m = found[label]
         cells = [label, f"`{row['program_id']}`", f"{row['ood_score']:.4f}"]
         cells += [_cell(n, m.get(n)) for n in names]
         macs = row.get("macs")

@@ -47,8 +47,13 @@ class SmokeRow:
     note: str = ""
 
 
-def _row(benchmark: str, label: str, row: dict[str, Any], cand: int, wall_s: float) -> SmokeRow:
+def _row(
+    benchmark: str, label: str, row: dict[str, Any], cand: int, wall_s: float, final: dict
+) -> SmokeRow:
+    """One row: the search's (validation) metrics merged with the program's test-part
+    metrics from `final` (the run's `final_test` programs)."""
     record = json.loads(row["evaluation_json"])
+    tested = ((final.get(row["program_id"]) or {}).get("evaluation") or {}).get("metrics")
     return SmokeRow(
         benchmark,
         label,
@@ -56,7 +61,7 @@ def _row(benchmark: str, label: str, row: dict[str, Any], cand: int, wall_s: flo
         wall_s / 3600,
         float(row["train_seconds"]),
         int(row["macs"]),
-        dict(record.get("metrics") or {}),
+        {**(record.get("metrics") or {}), **(tested or {})},
     )
 
 
@@ -84,12 +89,31 @@ def run_benchmark(
     wall = time.time() - start
     with RunDB.open(run_dir / loop.DB_NAME) as db:
         evals = [e for e in db.evaluations() if e["status"] == "ok"]
+        final = (db.get_meta("final_test") or {}).get("programs") or {}
     seed_row = next(e for e in evals if e["proposal_attempt"] is None)
     best = next(e for e in evals if e["program_id"] == result.best_program_id)
+    seed_wall = float(seed_row["wall_seconds"] or 0.0)
     return [
-        _row(benchmark, f"{seed} (seed)", seed_row, 1, float(seed_row["wall_seconds"] or 0.0)),
-        _row(benchmark, f"{seed} best of search", best, result.attempts, wall),
+        _row(benchmark, f"{seed} (seed)", seed_row, 1, seed_wall, final),
+        _row(benchmark, f"{seed} best of search", best, result.attempts, wall, final),
     ]
+
+
+def _fmt(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
+    return "—" if value is None else f"{scale * value:.{digits}f}"
+
+
+def _metric_cells(m: dict[str, float]) -> str:
+    """Validation, test and third cells: accuracy (%) and loss, or returns."""
+    if "accuracy" in m or "val_accuracy" in m:
+        cells = (
+            _fmt(m.get("val_accuracy"), 100, 2),
+            _fmt(m.get("accuracy"), 100, 2),
+            _fmt(m.get("loss"), digits=4),
+        )
+    else:
+        cells = (_fmt(m.get("val_return")), _fmt(m.get("test_return")), _fmt(m.get("train_return")))
+    return " | ".join(cells)
 
 
 def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:
@@ -101,23 +125,19 @@ def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> st
         f"training seed 0); search: offline editor, not an LLM, budget {budget} evaluated "
         f"programs (seed included). Machine: {labels.measured_on()}. Command: `{command}`.",
         "Cand. counts every proposal (feasible or not); Wall-h is the whole search "
-        "(the seed row: its evaluation); accuracy in %.",
+        "(the seed row: its evaluation); accuracy in %. Val: the validation part the search "
+        "selected on; test: the test part, scored only for these final programs.",
         "",
-        "| Benchmark | Program | Cand. | Wall-h | Train(s) | MACs(K) | Acc / test return "
-        "| Loss / train return | Note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Benchmark | Program | Cand. | Wall-h | Train(s) | MACs(K) | Val acc / val return "
+        "| Test acc / test return | Test loss / train return | Note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.note:
-            lines.append(f"| {r.benchmark} | {r.program} | — | — | — | — | — | — | {r.note} |")
+            lines.append(f"| {r.benchmark} | {r.program} |" + " — |" * 7 + f" {r.note} |")
             continue
-        m = r.metrics or {}
-        if "accuracy" in m:
-            first, second = f"{100 * m['accuracy']:.2f}", f"{m['loss']:.4f}"
-        else:
-            first, second = f"{m.get('test_return', 0):.1f}", f"{m.get('train_return', 0):.1f}"
         lines.append(
             f"| {r.benchmark} | {r.program} | {r.candidates} | {r.wall_hours:.4f} | "
-            f"{r.train_seconds:.1f} | {r.macs / 1e3:.2f} | {first} | {second} | |"
+            f"{r.train_seconds:.1f} | {r.macs / 1e3:.2f} | {_metric_cells(r.metrics or {})} | |"
         )
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from spark_jax.operator.step import Proposal
-from spark_jax.report import family, llm_usage, reference, spread
+from spark_jax.report import family, llm_usage, reference, selection, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search.rundb import RunDB, RunDBError
@@ -148,6 +148,7 @@ def _markdown(
     )
     lines += ["", *family.family_lines(meta, acc.seed, acc.best_candidate)]
     lines += ["", spread.verdict_line(acc, view, protocol), ""]
+    lines += selection.selection_lines(meta)
     lines += spread.spread_lines(acc, view, protocol)
     lines += ["", f"## Search accounting (paper metric definitions; {protocol})", ""]
     if acc.best_ood is None:

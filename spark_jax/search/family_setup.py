@@ -4,7 +4,8 @@
 `SearchUsageError`s naming the key, before anything is written) and returns the family's
 data record for the run database. `check_options` gives the sandbox check's options (the
 CLRS protocol sizes, or the family's shapes), `job_fields` the `EvalJob` fields that route an
-evaluation to the family, and `contract` the contract text for the prompts ('' for CLRS,
+evaluation to the family (and the part it scores: the validation part under
+`fitness.source: ood_val`, the default; the test part under 'ood_test'), and `contract` the contract text for the prompts ('' for CLRS,
 whose contract template the prompts fill per parent).
 """
 
@@ -68,11 +69,16 @@ def check_options(cfg: SearchConfig):
     return feasibility.CheckOptions.from_config(cfg.protocol, cfg.feasibility, **extra)
 
 
-def job_fields(cfg: SearchConfig) -> dict[str, Any]:
-    """The `EvalJob` fields that send an evaluation to the run's family."""
+def job_fields(cfg: SearchConfig, split: str | None = None) -> dict[str, Any]:
+    """The `EvalJob` fields that send an evaluation to the run's family, scored on `split`
+    (default: the selection part, 'val' under `fitness.source: ood_val`, else 'test')."""
     if cfg.family == "clrs":
         return {}
-    return dict(family=cfg.family, benchmark=cfg.target, family_preset=cfg.preset)
+    if split is None:
+        split = "val" if cfg.fitness.source == "ood_val" else "test"
+    return dict(
+        family=cfg.family, benchmark=cfg.target, family_preset=cfg.preset, family_split=split
+    )
 
 
 def contract(cfg: SearchConfig) -> str:

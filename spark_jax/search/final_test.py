@@ -1,6 +1,7 @@
-"""The official OOD test set under `fitness.source: ood_val`: scored for the final programs only.
+"""The test set under `fitness.source: ood_val`: scored for the final programs only.
 
-The search selected on a separate OOD-size validation set. At its end the final programs
+The search selected on a separate OOD-size validation set (another task family: on its
+validation split, and its test split is scored here). At its end the final programs
 (the seed, the best evaluated candidate, and the archive's best if it is neither) are
 trained again under the official protocol (same seeds and data, so the same parameters) and
 scored on the official OOD test set, once each. `run_meta['final_test']` keeps every result
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob
+from spark_jax.search import family_setup
 from spark_jax.search.archive import Candidate
 from spark_jax.search.rundb import RunDB
 
@@ -61,6 +63,7 @@ async def score_final_programs(
         seeds=cfg.fitness.seeds,
         selection_source=cfg.fitness.source,
         ood_val_seed=cfg.fitness.ood_val_seed,
+        family=cfg.family,
     )
     for program_id, roles in final_programs(db, archive_best).items():
         if program_id in programs:  # scored before a resume: never again
@@ -70,12 +73,13 @@ async def score_final_programs(
             job_id=f"final-test-{program_id}",
             source=db.program_source(program_id),
             program_name=f"final-test-{roles[0]}",
-            task=cfg.task,
+            task=cfg.target,
             protocol=cfg.protocol.to_dict(),  # the official OOD test set
             seed=cfg.seed,
             timeout_s=cfg.executor.timeout_s,
             memory_mb=cfg.executor.memory_mb,
             seeds=cfg.fitness.seeds,
+            **family_setup.job_fields(cfg, split="test"),  # another family: its test split
         )
         # One at a time, each stored as it lands: a resume redoes only what never landed.
         result = await asyncio.wrap_future(executor.submit(job))
