@@ -44,10 +44,7 @@ DEFAULT_OUTPUTS = "The task's outputs are decoded from the processor's node and 
 
 def noise_sentence(seeds: int) -> str:
     """The contract's sentence on score noise for `seeds` training seeds per candidate."""
-    tail = (
-        "so a small difference between two programs is not evidence that one is better "
-        '(inspiration labels call a difference under 0.02 "within seed noise").'
-    )
+    tail = "so a small difference between two programs is not evidence that one is better."
     if seeds <= 1:
         return (
             "every score comes from one training run with one seed; retraining the same "
