@@ -146,8 +146,9 @@ def test_every_role_prompt_states_the_rules(seed):
         )
         assert "### p9: a child of the parent; ood_score=0.3000; OOD -0.1000, worse" in text
         assert "### p1: the parent's own parent" in text
-        # The contract, the parent, two whole programs and the regions of the third.
-        assert text.count("# SPARK:BEGIN OPERATOR") == 5
+        # The task description and SPARK's contract, the parent, two whole programs and the
+        # regions of the third.
+        assert text.count("# SPARK:BEGIN OPERATOR") == 6
         assert "# grandparent" in text and "# top" in text
         p9 = text.split("### p9")[1].split("###")[0]
         assert (

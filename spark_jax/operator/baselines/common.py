@@ -57,6 +57,20 @@ class Member:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScaleEntry:
+    """One scale parameter of a baseline: the value this run uses, the original's default,
+    and the rule that relates them (for the report: the stats helper renders it)."""
+
+    parameter: str
+    ours: str
+    original: str
+    rule: str
+
+    def to_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
 class Child:
     """What a baseline's proposal step produced: the parent it is checked against, the child
     (None: nothing usable, `outcome` says why), its calls and an optional idea text."""
@@ -171,6 +185,11 @@ class BaselineOperator(abc.ABC):
     def admit(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
         """Puts an evaluated program into the method's own population (if it has one)."""
 
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        """The method's scale parameters against its original's defaults (recorded with the
+        operator's state as `scale_note`)."""
+        return ()
+
     def population_state(self) -> dict[str, Any]:
         return {}
 
@@ -182,6 +201,7 @@ class BaselineOperator(abc.ABC):
             rng=rngstate.dump(self._rng),
             population=self.population_state(),
             known=sorted(self.known),
+            scale_note=[e.to_dict() for e in self.scale_note()],
         )
 
     def load_rng_state(self, state: Any) -> None:

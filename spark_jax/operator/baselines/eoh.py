@@ -36,6 +36,7 @@ from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
     Member,
+    ScaleEntry,
     crossover,
     mutate,
     offline_call,
@@ -92,6 +93,28 @@ class EoHOperator(BaselineOperator):
         self.generation = 0
         self.thoughts: dict[str, str] = {}  # attempt -> the child's idea, until evaluated
         self.template = ""  # EoH's template program: the seed
+
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        c = self.config
+        return (
+            ScaleEntry(
+                "population size", str(c.eoh_pop_size), "5 (paper: 20 for large budgets)",
+                "operator key eoh_pop_size; also the offspring per generation, as in EoH",
+            ),
+            ScaleEntry("parents of E1/E2", str(c.eoh_parents), "2", "EoH's default (eoh_parents)"),
+            ScaleEntry(
+                "operators", "/".join(s.upper() for s in self.strategies), "E1/E2/M1/M2",
+                "EoH's default operators with equal weights; M3 is not scheduled by default",
+            ),
+            ScaleEntry(
+                "retries", f"{EXTRACT_RETRIES} on extraction, {DUPLICATE_RETRIES} on duplicates",
+                "4 on extraction (v0.1); 2 on duplicates (v0.1: 1)", "EoH's own",
+            ),
+            ScaleEntry(
+                "initial population", "the seed program", "2 x pop programs from I1",
+                "every method starts from the same seed",
+            ),
+        )  # fmt: skip
 
     def population_state(self) -> dict[str, Any]:
         return dict(

@@ -40,6 +40,7 @@ from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
     Member,
+    ScaleEntry,
     mutate,
     offline_call,
     score_of,
@@ -155,6 +156,31 @@ class FunSearchOperator(BaselineOperator):
         self.registered = 0
         self.last_reset = 0
         self.queued: dict[str, Any] | None = None  # the open prompt: island, versions, left
+
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        c = self.config
+        return (
+            ScaleEntry(
+                "islands", str(c.funsearch_islands), "10",
+                "scaled to the budget: FunSearch spreads ~10^6 samples over 10 islands; at a "
+                "budget B near 100 evaluations the default 4 islands each receive about B/4 = "
+                "25 programs (operator key funsearch_islands)",
+            ),
+            ScaleEntry(
+                "reset period", f"every {c.funsearch_reset_every} evaluated programs",
+                "every 4 hours of wall time",
+                "counted, not timed, so that runs are reproducible; default 2 x islands, so "
+                "each island gains about 2 programs between resets (funsearch_reset_every)",
+            ),
+            ScaleEntry(
+                "functions per prompt", str(c.funsearch_functions_per_prompt), "2",
+                "FunSearch's default (funsearch_functions_per_prompt)",
+            ),
+            ScaleEntry(
+                "samples per prompt", str(SAMPLES_PER_PROMPT), "4",
+                "FunSearch's default; each sample is one attempt",
+            ),
+        )  # fmt: skip
 
     # -- population -------------------------------------------------------------------------
     def population_state(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from spark_jax.operator.baselines import openevolve_prompt as oe
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
+    ScaleEntry,
     mutate,
     offline_call,
     tags_outcome,
@@ -48,6 +49,28 @@ class OpenEvolveOperator(BaselineOperator):
         # parent's metrics (for "Previous Attempts"); by attempt until the child is evaluated.
         self.pending: dict[str, dict[str, Any]] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        return (
+            ScaleEntry(
+                "top programs / diverse programs per prompt",
+                f"{oe.NUM_TOP_PROGRAMS} / {oe.NUM_DIVERSE_PROGRAMS}", "3 / 2",
+                "OpenEvolve's defaults (PromptConfig)",
+            ),
+            ScaleEntry(
+                "previous attempts", f"island's top {oe.NUM_TOP_PROGRAMS}", "island's top 3",
+                "as OpenEvolve's process_parallel.py",
+            ),
+            ScaleEntry(
+                "islands, migration, population",
+                "the search's archive section (defaults: 5 islands, migration every 10 "
+                "generations, 100 members per island)",
+                "5 islands, migration every 50 generations, population 1000",
+                "the shared island archive (archive.num_islands, archive.migration_interval, "
+                "archive.population_size), OpenEvolve's scheme",
+            ),
+            ScaleEntry("samples per prompt", "1", "1", "OpenEvolve asks once per iteration"),
+        )  # fmt: skip
 
     # -- population -------------------------------------------------------------------------
     def population_state(self) -> dict[str, Any]:
