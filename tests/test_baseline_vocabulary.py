@@ -105,5 +105,7 @@ def test_spark_prompts_do_carry_it(seed_paths):
     route = lib.render("route", **fields)
     edit = lib.render("edit", factor="ACTION", other_factor="OPERATOR", directive="d", **fields)
     for text in (route, edit):
-        assert "Factor-scoped" in text and "an OPERATOR edit" in text and "## Program contract" in text
+        assert (
+            "Factor-scoped" in text and "an OPERATOR edit" in text and "## Program contract" in text
+        )
     assert "FACTOR:" in route

@@ -168,7 +168,9 @@ def _versions(op, island):
 def _body_from_prompt(prompt: str, version: int) -> str:
     """What a model writes for `Processor_v{version+1}` from the prompt alone: the body of the
     last version shown (after its docstring), as the prompt shows it."""
-    shown = prompt.split(f"class Processor_v{version}(")[1].split(f"class Processor_v{version + 1}(")[0]
+    shown = prompt.split(f"class Processor_v{version}(")[1].split(
+        f"class Processor_v{version + 1}("
+    )[0]
     lines = shown.split("\n")[2:]  # the header's rest and the one-line docstring
     return "\n".join(lines).rstrip() + "\n"
 
@@ -270,7 +272,10 @@ def _eoh_prep(plan):
 
 def test_eoh_thoughts_and_strategies(seed, sandbox_worker, check_options):
     thought = "{Add the hidden state to the node update as a residual input.}"
-    answers = [f"{thought}\n{_fenced(seed.replace(OLD, NEW))}", f"{{Gate it all.}}\n{_fenced(seed.replace(OLD, NEW2))}"]
+    answers = [
+        f"{thought}\n{_fenced(seed.replace(OLD, NEW))}",
+        f"{{Gate it all.}}\n{_fenced(seed.replace(OLD, NEW2))}",
+    ]
     with LoopbackServer() as server:
         op, (good, other), prompts = _run(
             "eoh", server, sandbox_worker, check_options, [("s", seed, 0.5)], answers,
@@ -299,7 +304,11 @@ def test_eoh_retries_as_eoh(seed, sandbox_worker, check_options):
     """Extraction failures are asked again up to 4 times; a duplicated child is generated
     again (new parents, new prompt) up to 2 times; every call stays with the proposal."""
     code = _fenced(seed.replace(OLD, NEW))
-    answers = ["no code here", "{An idea without code at all.}", f"{{Residual hidden input.}}\n{code}"]
+    answers = [
+        "no code here",
+        "{An idea without code at all.}",
+        f"{{Residual hidden input.}}\n{code}",
+    ]
     answers += ["nothing"] * (1 + eoh_lib.EXTRACT_RETRIES)
     dup = f"{{The seed again, unchanged.}}\n{_fenced(seed)}"
     answers += [dup] * (1 + eoh_lib.DUPLICATE_RETRIES)

@@ -51,7 +51,9 @@ def numeric_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
 
 
 def feature_coords(metrics: Mapping[str, Any]) -> str:
-    parts = [f"{d}={float(metrics[d]):.2f}" for d in FEATURE_DIMENSIONS if d in numeric_metrics(metrics)]
+    parts = [
+        f"{d}={float(metrics[d]):.2f}" for d in FEATURE_DIMENSIONS if d in numeric_metrics(metrics)
+    ]
     return ", ".join(parts)
 
 
@@ -124,7 +126,9 @@ def top_programs(ranked: Sequence[ProgramView], rng: random.Random) -> tuple[str
         _program(
             str(k),
             v,
-            ", ".join(f"Performs well on {n} ({_value(x)})" for n, x in numeric_metrics(v.metrics).items()),
+            ", ".join(
+                f"Performs well on {n} ({_value(x)})" for n, x in numeric_metrics(v.metrics).items()
+            ),
         )
         for k, v in enumerate(top, 1)
     ]
@@ -203,7 +207,11 @@ def focus_areas(parent: ProgramView, best: Sequence[ProgramView]) -> str:
         else:
             areas.append(f"Fitness unchanged at {current:.4f}")
     coords = feature_coords(parent.metrics)
-    areas.append(f"Exploring {coords} region of solution space" if coords else "No feature coordinates")
+    areas.append(
+        f"Exploring {coords} region of solution space" if coords else "No feature coordinates"
+    )
     if len(parent.source) > SIMPLIFY_AFTER_CHARS:
-        areas.append(f"Consider simplifying - code length exceeds {SIMPLIFY_AFTER_CHARS} characters")
+        areas.append(
+            f"Consider simplifying - code length exceeds {SIMPLIFY_AFTER_CHARS} characters"
+        )
     return "\n".join(f"- {a}" for a in areas)
