@@ -109,3 +109,33 @@ def test_spark_prompts_do_carry_it(seed_paths):
             "Factor-scoped" in text and "an OPERATOR edit" in text and "## Program contract" in text
         )
     assert "FACTOR:" in route
+
+
+@pytest.mark.parametrize("family", ["cartpole", "classify"])
+def test_family_contracts_split_the_same_way(family, seed_paths):
+    """A task family's contract: its text before SPARK's section is the task description a
+    baseline gets; SPARK's prompts get all of it."""
+    from spark_jax.operator.prompts import SPARK_SECTION, PromptLibrary, task_part
+    from spark_jax.util import resources
+
+    contract = (resources.asset_dir("families") / family / "contract.md").read_text()
+    assert SPARK_SECTION in contract and "# SPARK:END ACTION" in task_part(contract)
+    seed = seed_paths["mpnn"].read_text()
+    ctx = StepContext(
+        task="t", parent=ProgramView("s", seed, {"ood_score": 0.5}), contract=contract
+    )
+    for mode in ("openevolve", "evoprompting"):
+        with LoopbackServer(default_reply="no answer") as srv:
+            backend = OpenAIBackend(srv.base_url, "loopback", api_key_env=None, max_retries=1)
+            op = make_operator(LLMEditor(backend), None, OperatorConfig(mode=mode))
+            op.observe("s", seed, _ev(0.5), None)
+            asyncio.run(op.step(ctx, 0))
+            sent = "\n".join(_messages(srv))
+        assert task_part(contract) in sent and SPARK_SECTION not in sent
+        assert "OPERATOR edit" not in sent and "ACTION edit" not in sent
+    edit = PromptLibrary.load().render(
+        "edit", factor="ACTION", other_factor="OPERATOR", directive="d", task="t",
+        masking_rule="", parent_metrics="", parent_provenance="", parent_source=seed,
+        top_inspirations="", diverse_inspirations="", recent_outcomes="", contract_text=contract,
+    )  # fmt: skip
+    assert contract.strip() in edit

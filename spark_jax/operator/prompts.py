@@ -14,7 +14,8 @@ from the same fields:
                        (regions, factor-scoped edits, routing, SPARK's archive), in SPARK's
                        role prompts only.
 
-A task family other than CLRS passes its own contract (`contract_text`), which then fills both.
+A task family other than CLRS passes its own contract (`contract_text`): all of it fills
+`${contract}`, and its text before the heading `SPARK_SECTION` fills `${task_description}`.
 A template file may open with an HTML comment (`<!-- ... -->`, e.g. naming the original prompt a
 baseline follows); it is dropped when the file is read and never reaches a model.
 """
@@ -55,6 +56,14 @@ def noise_sentence(seeds: int) -> str:
         "`ood_score` often moves by several points between seeds and the mean damps that "
         "without removing it, " + tail
     )
+
+
+SPARK_SECTION = "## SPARK's regions and edits"  # where a family contract's SPARK-only part starts
+
+
+def task_part(family_contract: str) -> str:
+    """A family contract's task description: its text before `SPARK_SECTION`."""
+    return family_contract.split(SPARK_SECTION, 1)[0].strip()
 
 
 class PromptError(ValueError):
@@ -108,10 +117,13 @@ class PromptLibrary:
         values.setdefault("score_noise", noise_sentence(1))
         family_contract = values.pop("contract_text", "")  # another task family's contract
         try:
-            task = string.Template(self.task_description).substitute(values)
-            spark = string.Template(self.contract).substitute(values)
-            values["task_description"] = family_contract or task
-            values["contract"] = family_contract or f"{task}\n\n{spark}"
+            if family_contract:
+                values["task_description"] = task_part(family_contract)
+                values["contract"] = family_contract
+            else:
+                task = string.Template(self.task_description).substitute(values)
+                spark = string.Template(self.contract).substitute(values)
+                values["task_description"], values["contract"] = task, f"{task}\n\n{spark}"
             return string.Template(self.templates[role]).substitute(values)
         except KeyError as e:
             raise PromptError(f"prompt {role!r} needs field {e.args[0]!r}") from None
