@@ -1,6 +1,9 @@
 """The baselines against a real OpenAI-compatible server on 127.0.0.1: each prompt carries
-what its method needs (parents, scores, `_vN` versions, thoughts, SEARCH/REPLACE rules) and
-each answer is parsed; a malformed answer is a counted parse failure with its call kept."""
+what its original's prompt carries (OpenEvolve's island top programs and focus areas,
+FunSearch's unscored `_vN` versions after the specification preamble, EoH's thoughts and code
+without objective values) and each answer is read as the original reads it (OpenEvolve skips
+unmatched SEARCH blocks, EoH asks again); a malformed answer is a counted failure with its
+calls kept."""
 
 from __future__ import annotations
 
@@ -12,7 +15,10 @@ import pytest
 from spark_jax.config.sections import OperatorConfig
 from spark_jax.feasibility import checker as feasibility
 from spark_jax.operator.baselines import OFFLINE_ANALOGUE, make_operator
+from spark_jax.operator.baselines import eoh as eoh_lib
 from spark_jax.operator.baselines import funsearch as fs
+from spark_jax.operator.baselines import openevolve_prompt as oe_prompt
+from spark_jax.operator.baselines.diffs import DiffError, apply_diff
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
@@ -20,6 +26,7 @@ from spark_jax.operator.offline import OfflineEditor
 
 OLD = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]"
 NEW = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o2(hidden))  # [B, N, H]"
+NEW2 = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o1(z))  # [B, N, H]"
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +38,9 @@ def _ev(ood, macs=1000.0):
     return types.SimpleNamespace(ood_score=ood, macs=macs)
 
 
-def _run(mode, server, sandbox_worker, check_options, members, answers, prep=None):
-    """Steps of `mode` answered by `answers` in order; returns proposals and the prompts."""
+def _run(mode, server, sandbox_worker, check_options, members, answers, prep=None, per_step=None):
+    """Steps of `mode` answered by `answers` in order (`per_step[k]` answers queued for step
+    k, default 1); returns the operator, proposals and the prompts."""
     backend = OpenAIBackend(server.base_url, "loopback", api_key_env=None, max_retries=1)
 
     def checker(child, parent, factor):
@@ -54,12 +62,35 @@ def _run(mode, server, sandbox_worker, check_options, members, answers, prep=Non
         diverse=(ProgramView("div1", members[0][1], {"ood_score": 0.33}),),
         recent_outcomes="- attempt 0: changed ACTION region -> infeasible (locality)",
     )
-    out = []
-    for k, answer in enumerate(answers):
-        server.push(Reply(answer))
+    out, queue = [], list(answers)
+    for k, n in enumerate(per_step or [1] * len(answers)):
+        server.push(*(Reply(a) for a in queue[:n]))
+        del queue[:n]
         out.append(asyncio.run(op.step(ctx, k)))
     prompts = [r.body["messages"][-1]["content"] for r in server.requests if r.body]
     return op, out, prompts
+
+
+def _block(old, new):
+    return f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE"
+
+
+def test_diffs_apply_as_openevolve():
+    program = "a\nb\nc\nb"
+    one = apply_diff(program, "Reasoning.\n" + _block("b", "B") + "\n")
+    assert one.program == "a\nB\nc\nb" and one.skipped == () and one.note() == "ok"
+    # An unmatched block is skipped; the others still apply, in order.
+    two = apply_diff(program, _block("zzz", "y") + "\n" + _block("c", "C"))
+    assert two.program == "a\nb\nC\nb" and two.skipped == (1,) and two.blocks == 2
+    assert two.note().startswith("skipped_blocks: 1 of 2 SEARCH blocks matched nothing")
+    # Trailing whitespace of either text is dropped (OpenEvolve's rstrip()).
+    assert apply_diff(program, _block("c   ", "D  ")).program == "a\nb\nD\nb"
+    # Nothing matches: the program comes back unchanged (the caller reports it apart).
+    none = apply_diff(program, _block("zzz", "y"))
+    assert none.program == program and none.skipped == (1,)
+    with pytest.raises(DiffError) as e:
+        apply_diff(program, "no blocks at all")
+    assert e.value.outcome == "no_diff"
 
 
 def _fenced(src):
@@ -67,24 +98,37 @@ def _fenced(src):
 
 
 def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
-    block = f"<<<<<<< SEARCH\n{OLD}\n=======\n{NEW}\n>>>>>>> REPLACE"
-    missing = "<<<<<<< SEARCH\n        no_such_line()\n=======\n        x = 1\n>>>>>>> REPLACE"
+    block = _block(OLD, NEW)
+    missing = _block("        no_such_line()", "        x = 1")
+    partial = missing + "\n" + _block(OLD, NEW2)
     with LoopbackServer() as server:
-        _, (good, bad, again), prompts = _run(
+        _, (good, unchanged, half, again), prompts = _run(
             "openevolve", server, sandbox_worker, check_options, [("s", seed, 0.5)],
-            [f"Reasoning first.\n{block}\n", missing, block],
+            [f"Reasoning first.\n{block}\n", missing, partial, block],
         )  # fmt: skip
+        system = server.requests[-1].body["messages"][0]["content"]
     p = prompts[0]
-    for needed in ("<<<<<<< SEARCH", ">>>>>>> REPLACE", "## Previous Attempts", "infeasible"):
+    for needed in ("<<<<<<< SEARCH", ">>>>>>> REPLACE", "## Previous Attempts", "### Attempt 1"):
         assert needed in p
-    assert "Top Performing Programs" in p and "top1" in p and "ood_score=0.6100" in p
-    assert "Inspiration Programs" in p and "div1" in p and "ood_score=0.5000" in p
+    # OpenEvolve's history: the island's top programs, never the latest failures.
+    assert "infeasible" not in p and "locality" not in p
+    assert "### Program 1 (Score: 0.6100)" in p and "Key features: Performs well on" in p
+    assert "## Inspiration Programs" in p and "### Inspiration 1 (Score: 0.3300" in p
+    assert "- Fitness: 0.5000" in p and "Consider simplifying - code length exceeds 500" in p
+    # The task description is OpenEvolve's system message.
+    assert "## Program contract" in system and "## Program contract" not in p
     assert good.status == "feasible", good.reason
     assert good.child_source == seed.replace(OLD, NEW) and good.mode == "openevolve"
     assert good.entanglement == "action" and good.calls[0].is_llm
-    assert bad.status == "failed" and bad.failure_type == "diff_no_match"
-    assert bad.calls[0].response == missing  # the answer is kept with the proposal
+    # A block matching nothing leaves the parent as it was: a duplicate, reported apart.
+    assert unchanged.status == "failed" and unchanged.failure_type == "duplicate"
+    assert unchanged.reason.startswith("unchanged: the answer leaves the parent as it was")
+    assert unchanged.calls[0].response == missing  # the answer is kept with the proposal
+    # One block matches, one does not: the matching one applies, as in OpenEvolve.
+    assert half.status == "feasible" and half.child_source == seed.replace(OLD, NEW2)
+    assert half.calls[0].parse_outcome.startswith("skipped_blocks: 1 of 2")
     assert again.status == "failed" and again.failure_type == "duplicate"  # proposed before
+    assert again.reason == "the program was proposed before"
     with LoopbackServer() as server:
         _, (full, none), prompts = _run(
             "openevolve-full", server, sandbox_worker, check_options, [("s", seed, 0.5)],
@@ -95,10 +139,25 @@ def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
     assert none.failure_type == "no_program"
 
 
-def _class_body(source):
-    lines = source.split("\n")
-    _, doc_end, end = fs._class_span(source)
-    return "\n".join(lines[doc_end + 1 : end + 1])
+def test_openevolve_previous_attempts_carry_changes_and_outcome(seed):
+    """An evaluated child keeps the diff summary that made it and its parent's metrics, and
+    shows them under "Previous Attempts" when it ranks among the island's top 3."""
+    op = make_operator(OfflineEditor(0), None, OperatorConfig(mode="openevolve"))
+    op.observe("s", seed, _ev(0.5), None)
+    parent = ProgramView("s", seed, {"ood_score": 0.5, "macs": 10.0})
+    child = asyncio.run(op.propose(StepContext(task="bfs", parent=parent), 0))
+    assert op.pending["0"]["changes"].startswith("Change 1:")
+    proposal = types.SimpleNamespace(attempt=0)
+    op.observe("c", child.child, _ev(0.7), proposal)
+    view = ProgramView("c", child.child, {"ood_score": 0.7, "macs": 12.0})
+    text = oe_prompt.previous_attempts([view, parent], op.meta)
+    assert text.index("### Attempt 2") < text.index("### Attempt 1")  # OpenEvolve's order
+    attempt_1 = text.split("### Attempt 1")[1]
+    assert "- Changes: Change 1:" in attempt_1 and "Improvement in all metrics" in attempt_1
+    assert "- Changes: Unknown changes" in text.split("### Attempt 1")[0]
+    state = op.rng_state()
+    op.load_rng_state(state)
+    assert op.meta["c"]["parent_metrics"] == {"ood_score": 0.5, "macs": 10.0}
 
 
 def _versions(op, island):
@@ -106,39 +165,52 @@ def _versions(op, island):
     return sorted(op.islands[0], key=lambda m: m.score)
 
 
-def test_funsearch_cluster_sampling(seed):
-    op = make_operator(OfflineEditor(0), None, OperatorConfig(mode="funsearch"))
-    short, long = seed, seed + "\n# " + "x" * 4000 + "\n"
-    op.islands[0] = [fs.Member("lo", seed, 0.1), fs.Member("a", long, 0.9)]
-    op.islands[0].append(fs.Member("b", short, 0.9))
-    draws = [op.sample(0) for _ in range(300)]
-    assert all([m.score for m in d] == sorted(m.score for m in d) for d in draws)
-    ids = [m.id for d in draws for m in d]
-    assert ids.count("lo") < 0.02 * len(ids)  # softmax at T=0.1 over scores 0.1 vs 0.9
-    assert ids.count("b") > ids.count("a")  # shorter programs preferred within a cluster
+def _body_from_prompt(prompt: str, version: int) -> str:
+    """What a model writes for `Processor_v{version+1}` from the prompt alone: the body of the
+    last version shown (after its docstring), as the prompt shows it."""
+    shown = prompt.split(f"class Processor_v{version}(")[1].split(
+        f"class Processor_v{version + 1}("
+    )[0]
+    lines = shown.split("\n")[2:]  # the header's rest and the one-line docstring
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def test_funsearch_versions_and_body(seed, sandbox_worker, check_options):
     worse = seed.replace("    use_ln: bool = True\n", "    use_ln: bool = True  # v\n")
     members = [("s", seed, 0.5), ("w", worse, 0.2)]
-    answer = _class_body(seed.replace(OLD, NEW))
     with LoopbackServer() as server:
-        op, (good, bad), prompts = _run(
-            "funsearch", server, sandbox_worker, check_options, members,
-            [_fenced(answer + "\n"), "```python\n    def broken(:\n```"],
+        op, (first,), prompts = _run(
+            "funsearch", server, sandbox_worker, check_options, members, ["no code at all"],
             prep=lambda op: setattr(op, "sample", lambda island: _versions(op, island)),
         )  # fmt: skip
     p = prompts[0]
-    # Two versions sorted by score ascending, the next header last.
+    # The preamble (task description, then the module text before the class), two versions
+    # sorted by score ascending without their scores, the next header last.
+    assert p.startswith('"""## Program contract') and "import flax.linen as nn" in p
+    assert p.index("import flax.linen as nn") < p.index("class Processor_v0")
     assert (
         p.index("class Processor_v0")
         < p.index("class Processor_v1")
         < p.index("class Processor_v2")
     )
-    assert "# Processor_v0: ood_score=0.2000" in p and "# Processor_v1: ood_score=0.5000" in p
+    assert "ood_score=0." not in p and "0.2000" not in p and "0.5000" not in p
     assert "Improved version of `Processor_v1`" in p and p.rstrip().endswith('v1`."""')
+    # Every version shown keeps its closing tag (the class's AST span stops at `return`).
+    assert p.count("        # SPARK:END ACTION") == 2
+    assert first.failure_type == "no_body"
+    # The answer a model writes from that prompt: v1's body with one line changed, the tag
+    # line included as shown. It splices into v1's program as exactly that program.
+    answer = _body_from_prompt(p, 1).replace(OLD, NEW)
+    assert answer.count("# SPARK:END ACTION") == 1
+    with LoopbackServer() as server:
+        op, (good, bad), _ = _run(
+            "funsearch", server, sandbox_worker, check_options, members,
+            [_fenced(answer), "```python\n    def broken(:\n```"],
+            prep=lambda op: setattr(op, "sample", lambda island: _versions(op, island)),
+        )  # fmt: skip
     assert good.status == "feasible", good.reason
     assert good.child_source == seed.replace(OLD, NEW) and good.parent_id == "s"
+    assert good.child_source.count("# SPARK:END ACTION") == 1
     assert bad.status == "failed" and bad.failure_type == "no_body"
     # Islands: the child joins the island it was prompted from; resets keep the stronger half.
     island = op.pending["0"]
@@ -148,6 +220,33 @@ def test_funsearch_versions_and_body(seed, sandbox_worker, check_options):
     op.reset_islands()
     best = {m.id for isl in op.islands for m in isl}
     assert best <= {"i2", "i3"} and [m.id for m in op.islands[3]] == ["i3"]
+
+
+def test_funsearch_class_span_keeps_the_closing_tag(seed_paths):
+    for path in seed_paths.values():
+        source = path.read_text()
+        shown = fs.versioned(source, 0)
+        assert shown.rstrip().endswith("# SPARK:END ACTION"), path.name
+        assert "def make_processor" not in shown
+        # The body a model returns unchanged splices back into the same program.
+        body = shown.split('"""', 2)[2] if '"""' in shown else shown
+        assert fs.splice_body(source, body.split("\n", 1)[1], 1) == source, path.name
+
+
+def test_funsearch_samples_per_prompt(seed):
+    """One prompt (island and versions) serves FunSearch's 4 samples, then a new one is drawn."""
+    op = make_operator(OfflineEditor(0), None, OperatorConfig(mode="funsearch"))
+    op.observe("s", seed, _ev(0.5), None)
+    for i in range(op.config.funsearch_islands):
+        op.islands[i].append(fs.Member(f"m{i}", seed + f"# {i}\n", 0.1 * i))
+    draws = [op.next_prompt() for _ in range(3 * fs.SAMPLES_PER_PROMPT)]
+    keys = [(island, tuple(m.id for m in versions)) for island, versions in draws]
+    for k in range(0, len(keys), fs.SAMPLES_PER_PROMPT):
+        assert len(set(keys[k : k + fs.SAMPLES_PER_PROMPT])) == 1
+    assert len(set(keys)) > 1  # later prompts are drawn anew
+    state = op.rng_state()
+    assert state["population"]["queued"]["left"] == 0
+    assert {e["parameter"] for e in state["scale_note"]} >= {"islands", "samples per prompt"}
 
 
 def test_evoprompting_few_shot_crossover(seed, sandbox_worker, check_options):
@@ -167,27 +266,68 @@ def test_evoprompting_few_shot_crossover(seed, sandbox_worker, check_options):
     assert bad.status == "failed" and bad.failure_type == "no_program"
 
 
+def _eoh_prep(plan):
+    return lambda op: setattr(op, "plan", list(plan)) or setattr(op, "generation", 1)
+
+
 def test_eoh_thoughts_and_strategies(seed, sandbox_worker, check_options):
     thought = "{Add the hidden state to the node update as a residual input.}"
-    answers = [f"{thought}\n{_fenced(seed.replace(OLD, NEW))}", _fenced(seed), "{too}"]
+    answers = [
+        f"{thought}\n{_fenced(seed.replace(OLD, NEW))}",
+        f"{{Gate it all.}}\n{_fenced(seed.replace(OLD, NEW2))}",
+    ]
     with LoopbackServer() as server:
-        op, (good, bad, empty), prompts = _run(
+        op, (good, other), prompts = _run(
             "eoh", server, sandbox_worker, check_options, [("s", seed, 0.5)], answers,
-            prep=lambda op: setattr(op, "plan", ["e2", "m1", "m2"]) or setattr(op, "generation", 1),
+            prep=_eoh_prep(["e2", "m1"]),
         )  # fmt: skip
     p = prompts[0]
+    assert p.startswith("## Program contract")  # the task description comes first
     assert "I have 2 existing algorithms" in p and "common backbone idea" in p
-    assert "{The hand-written seed processor of this search.}" in p and "inside a brace" in p
+    assert "No.1 algorithm and the corresponding code are:\nThe hand-written seed" in p
+    assert "inside a brace" in p and "implement the following Python class:\n```python" in p
+    assert "ood_score" not in p.split("## Masking rule")[1]  # no objective values
+    assert "Algorithm description: The hand-written seed" in prompts[1]
     assert "different form but can be a modified version" in prompts[1]
-    assert "different parameter settings" in prompts[2]
     assert good.status == "feasible" and good.directive.startswith("Add the hidden state")
-    assert bad.status == "failed" and bad.failure_type == "no_thought"
-    assert empty.failure_type == "no_program"
+    assert other.status == "feasible" and len(other.calls) == 1
     op.observe("c", good.child_source, _ev(0.6), good)
     assert op.offspring[-1].thought.startswith("Add the hidden state")
     op.plan = []
     asyncio.run(op.propose(StepContext(task="bfs", parent=ProgramView("s", seed)), 9))
     assert [m.id for m in op.population] == ["c", "s"] and op.generation == 2
+    # M3 exists but is not scheduled by default (neither EoH version does).
+    assert "m3" not in op.strategies and all(s != "m3" for s in op.plan)
+
+
+def test_eoh_retries_as_eoh(seed, sandbox_worker, check_options):
+    """Extraction failures are asked again up to 4 times; a duplicated child is generated
+    again (new parents, new prompt) up to 2 times; every call stays with the proposal."""
+    code = _fenced(seed.replace(OLD, NEW))
+    answers = [
+        "no code here",
+        "{An idea without code at all.}",
+        f"{{Residual hidden input.}}\n{code}",
+    ]
+    answers += ["nothing"] * (1 + eoh_lib.EXTRACT_RETRIES)
+    dup = f"{{The seed again, unchanged.}}\n{_fenced(seed)}"
+    answers += [dup] * (1 + eoh_lib.DUPLICATE_RETRIES)
+    answers += [dup, f"{{Another gate.}}\n{_fenced(seed.replace(OLD, NEW2))}"]
+    with LoopbackServer() as server:
+        _, (late, lost, dupe, fresh), prompts = _run(
+            "eoh", server, sandbox_worker, check_options, [("s", seed, 0.5)], answers,
+            prep=_eoh_prep(["m1", "m2", "m1", "e1"]),
+            per_step=[3, 1 + eoh_lib.EXTRACT_RETRIES, 1 + eoh_lib.DUPLICATE_RETRIES, 2],
+        )  # fmt: skip
+    assert late.status == "feasible" and len(late.calls) == 3
+    assert [c.parse_outcome.split(":")[0] for c in late.calls] == ["no_program", "no_program", "ok"]
+    assert late.directive == "Residual hidden input."
+    assert lost.status == "failed" and lost.failure_type == "no_program"
+    assert len(lost.calls) == 1 + eoh_lib.EXTRACT_RETRIES
+    assert dupe.status == "failed" and dupe.failure_type == "duplicate"
+    assert len(dupe.calls) == 1 + eoh_lib.DUPLICATE_RETRIES
+    assert fresh.status == "feasible" and len(fresh.calls) == 2
+    assert len(prompts) == sum([3, 1 + eoh_lib.EXTRACT_RETRIES, 1 + eoh_lib.DUPLICATE_RETRIES, 2])
 
 
 def test_offline_analogues_are_labelled(seed):

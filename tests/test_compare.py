@@ -162,7 +162,10 @@ def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
         recorded = tmp_path / "recorded"
         statuses = compare.run_comparison(recorded, plan)
         asked = len(server.requests)
+        sent = [m["content"] for r in server.requests if r.body for m in r.body["messages"]]
     assert statuses == {("openevolve", 0): "finished"} and asked >= 2
+    for word in ("factor-scoped", "Factor-scoped", "an OPERATOR edit", "an ACTION edit", "FACTOR:"):
+        assert not any(word in text for text in sent), word  # no SPARK vocabulary (issue 24)
     method = compare.METHODS["openevolve"]
     cassette = compare.runner.cassette_of(recorded, method, 0)
     assert len(cassette.read_text().splitlines()) == asked  # every call recorded
@@ -179,7 +182,8 @@ def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
     first, again = proposals(recorded), proposals(replayed)
     assert first == again and len(first) >= 2
     failures = [json.loads(p)["failure_type"] for p in first]
-    assert failures == ["diff_no_match", "no_diff"]  # parse failures, counted and kept
+    # An unmatched block leaves the parent unchanged (a duplicate); no block is a parse failure.
+    assert failures == ["duplicate", "no_diff"]
     reports = [compare.write_compare_report(d, p).read_text() for d, p in
                ((recorded, plan), (replayed, replay))]  # fmt: skip
     assert _rows(reports[0]) == _rows(reports[1]) and len(_rows(reports[0])) >= 2

@@ -3,7 +3,7 @@
 An attempt's edit is classified by the feasibility check's region diff against its parent:
 OPERATOR only, ACTION only, both regions (mixed factors), the scaffolding (tag lines or frozen
 code; an answer whose tag lines are broken is checked and lands here), nothing; attempts with
-no program to check (an LLM error, no code, a SEARCH block that matches nothing) are counted
+no program to check (an LLM error, no code, no SEARCH block, a duplicate) are counted
 apart. The entanglement rate is (both regions + scaffolding) / attempts, as in the method
 table. Factor-scoped methods get one row per factor their step chose; holistic methods (the
 rewrite and the baselines: no factor) one 'holistic' row.

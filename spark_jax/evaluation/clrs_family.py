@@ -2,7 +2,7 @@
 
 Implements `spark_jax.families.TaskFamily` by delegation, with no behaviour of its own: seeds
 are the shipped processor ports (`assets/processors/`), the contract is the processor
-contract of the prompts (`assets/prompts/contract.md`, a template the operator fills per
+contract of the prompts (`assets/prompts/task.md` + `contract.md`, templates the operator fills per
 parent), the check is `feasibility.check_program` at the preset's processor sizes, and the
 evaluation is `evaluate.evaluate_program` (score: OOD score; metrics: OOD and validation
 scores). Benchmarks are the CLRS task names; presets the protocol presets. The search's CLRS
@@ -37,7 +37,9 @@ class ClrsFamily:
         return resources.seed_programs()
 
     def contract_text(self) -> str:
-        return (resources.asset_dir("prompts") / "contract.md").read_text("utf-8").strip()
+        prompts = resources.asset_dir("prompts")  # the task description, then SPARK's part
+        parts = [(prompts / f"{n}.md").read_text("utf-8").strip() for n in ("task", "contract")]
+        return "\n\n".join(parts)
 
     def check(self, source: str, benchmark: str, preset: str) -> str | None:
         from spark_jax.feasibility import checker

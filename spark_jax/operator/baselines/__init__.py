@@ -1,11 +1,16 @@
 """The paper's baselines as operators on SPARK's backbone (same seed program, feasibility,
-training, archive and budget accounting), each with its own prompts in `prompts/`:
+training, archive and budget accounting), each with its own prompts in `prompts/` following
+its original's (each template names the original file in a leading comment):
 
-  openevolve        OpenEvolve, diff-based (SEARCH/REPLACE) holistic editing (its default)
+  openevolve        OpenEvolve v0.3.2, diff-based (SEARCH/REPLACE) holistic editing (its default)
   openevolve-full   OpenEvolve, full-rewrite holistic editing
   evoprompting      EvoPrompting's few-shot crossover/mutation generations (API variant)
   funsearch         FunSearch's best-shot `_vN` prompting over islands with resets
-  eoh               EoH's thought + code with strategies E1, E2, M1, M2, M3
+  eoh               EoH's thought + code with strategies E1, E2, M1, M2 (M3 available)
+
+Every baseline is given the task description every method shares (`prompts/task.md`), never
+SPARK's region contract, and its children are checked without a factor (tag lines only).
+Each states its scale parameters against its original's defaults (`scale_note()`).
 
 `make_operator` picks the operator an `operator.mode` names (SPARK's own for 'spark' and
 'rewrite'). Without an LLM editor each runs its offline analogue: NOT an LLM.

@@ -25,7 +25,7 @@ from spark_jax.config.sections import OperatorConfig
 from spark_jax.operator.editors import CallRecord, Editor, LLMEditor, StepContext, make_call_record
 from spark_jax.operator.llm import LLMError, LLMResponse
 from spark_jax.operator.offline import CATALOGUE, TransformNotApplicable
-from spark_jax.operator.prompts import PROMPTS_DIR, PromptLibrary
+from spark_jax.operator.prompts import PROMPTS_DIR, PromptLibrary, read_template
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.program import regions
@@ -33,6 +33,9 @@ from spark_jax.util import rngstate
 
 OFFLINE_ANALOGUE = "offline-analogue"  # editor / backend name of every offline-analogue record
 OFFLINE_NOTE = "offline analogue (NOT an LLM): rule-based catalogue transforms"
+# SPARK's contract in a baseline's library: a placeholder that names itself, so that a baseline
+# template asking for `${contract}` shows it at once (tests assert no baseline prompt holds it).
+SPARK_ONLY = "(SPARK's contract is not part of a baseline's prompt)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +57,20 @@ class Member:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScaleEntry:
+    """One scale parameter of a baseline: the value this run uses, the original's default,
+    and the rule that relates them (for the report: the stats helper renders it)."""
+
+    parameter: str
+    ours: str
+    original: str
+    rule: str
+
+    def to_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
 class Child:
     """What a baseline's proposal step produced: the parent it is checked against, the child
     (None: nothing usable, `outcome` says why), its calls and an optional idea text."""
@@ -68,15 +85,14 @@ class Child:
 
 
 def load_templates(names: Sequence[str]) -> PromptLibrary:
-    """The baseline's templates (`prompts/NAME.md`) with the shared system prompt and contract."""
+    """The baseline's templates (`prompts/NAME.md`) with the shared system prompt and task
+    description (`${task_description}`). SPARK's own contract (regions, factor-scoped edits)
+    is left out: `${contract}` in a baseline's template would render a placeholder saying so."""
     base = PromptLibrary.load()
-    templates = {}
-    for name in names:
-        path = PROMPTS_DIR / f"{name}.md"
-        if not path.is_file():
-            raise FileNotFoundError(f"baseline prompt template not found: {path}")
-        templates[name] = path.read_text(encoding="utf-8")
-    return PromptLibrary(templates, base.system, base.contract, str(PROMPTS_DIR))
+    templates = {name: read_template(PROMPTS_DIR / f"{name}.md") for name in names}
+    return PromptLibrary(
+        templates, base.system, SPARK_ONLY, base.task_description, directory=str(PROMPTS_DIR)
+    )
 
 
 def offline_call(role: str, prompt: str, response: str, what: str, outcome: str = "ok"):
@@ -169,6 +185,11 @@ class BaselineOperator(abc.ABC):
     def admit(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
         """Puts an evaluated program into the method's own population (if it has one)."""
 
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        """The method's scale parameters against its original's defaults (recorded with the
+        operator's state as `scale_note`)."""
+        return ()
+
     def population_state(self) -> dict[str, Any]:
         return {}
 
@@ -180,6 +201,7 @@ class BaselineOperator(abc.ABC):
             rng=rngstate.dump(self._rng),
             population=self.population_state(),
             known=sorted(self.known),
+            scale_note=[e.to_dict() for e in self.scale_note()],
         )
 
     def load_rng_state(self, state: Any) -> None:
@@ -188,11 +210,14 @@ class BaselineOperator(abc.ABC):
         self.known = set(state.get("known", ()))
 
     # -- calls ------------------------------------------------------------------------------
-    async def ask(self, role: str, prompt: str, parse) -> tuple[Any, CallRecord]:
-        """One LLM call parsed by `parse(text) -> (value, outcome)`; never raises."""
+    async def ask(
+        self, role: str, prompt: str, parse, system: str | None = None
+    ) -> tuple[Any, CallRecord]:
+        """One LLM call parsed by `parse(text) -> (value, outcome)`; never raises. `system`
+        defaults to the shared system prompt."""
         try:
             response: LLMResponse = await self.backend.complete(
-                role, prompt, system=self.prompts.system
+                role, prompt, system=self.prompts.system if system is None else system
             )
         except LLMError as e:
             rec = make_call_record(
@@ -213,9 +238,12 @@ class BaselineOperator(abc.ABC):
         out = await self.propose(ctx, attempt)
         if out.child is not None:
             if sha(out.child) in self.known:  # evaluated or proposed before: not again
-                out = dataclasses.replace(
-                    out, child=None, outcome="duplicate", error="the program was proposed before"
+                error = (
+                    "unchanged: the answer leaves the parent as it was"
+                    if out.child == out.parent_source
+                    else "the program was proposed before"
                 )
+                out = dataclasses.replace(out, child=None, outcome="duplicate", error=error)
             else:
                 self.known.add(sha(out.child))
         base = dict(

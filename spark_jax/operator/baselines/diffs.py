@@ -1,13 +1,23 @@
-"""OpenEvolve's SEARCH/REPLACE diff format: extract the blocks, apply them line-exactly.
+"""OpenEvolve's SEARCH/REPLACE diff format, applied as OpenEvolve v0.3.2 applies it
+(`openevolve/utils/code_utils.py`: `extract_diffs`, `apply_diff`; `process_parallel.py`).
 
-A block is `<<<<<<< SEARCH\n...\n=======\n...\n>>>>>>> REPLACE`; its SEARCH lines must
-match a run of the current program's lines exactly (OpenEvolve's rule). Unlike OpenEvolve,
-which skips a block that matches nothing, a non-matching block here makes the whole answer a
-parse failure ('diff_no_match'), so the miss is counted rather than silently dropped.
+A block is `<<<<<<< SEARCH\n...\n=======\n...\n>>>>>>> REPLACE`; both texts lose trailing
+whitespace (`rstrip()`). Blocks apply in order, each at the first run of the current program's
+lines that its SEARCH lines match exactly. As in OpenEvolve:
+
+  - an answer without any block is a failure ('no_diff': OpenEvolve's "No valid diffs found in
+    response"), the only diff failure OpenEvolve has;
+  - a block whose SEARCH text matches nothing is skipped and the others still apply; the
+    skipped blocks are counted in the result (`AppliedDiff.skipped`), not dropped silently;
+  - when every block is skipped, or the replacements change nothing, the result is the
+    program unchanged. OpenEvolve then evaluates it like any child. Here the caller reports it
+    apart (see `openevolve.py`): it is the parent itself, so it falls under the one duplicate
+    rule every method shares (not retrained, recorded as a duplicate of an evaluated program).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 DIFF_BLOCK = re.compile(r"<<<<<<< SEARCH\n(.*?)=======\n(.*?)>>>>>>> REPLACE", re.DOTALL)
@@ -21,29 +31,48 @@ class DiffError(ValueError):
         self.outcome = outcome
 
 
+@dataclasses.dataclass(frozen=True)
+class AppliedDiff:
+    """The program after an answer's blocks, with how many blocks there were and which
+    matched nothing (1-based block numbers)."""
+
+    program: str
+    blocks: int
+    skipped: tuple[int, ...] = ()
+
+    def note(self) -> str:
+        """'ok', or 'skipped_blocks: ...' naming the blocks that matched nothing."""
+        if not self.skipped:
+            return "ok"
+        which = ", ".join(map(str, self.skipped))
+        return (
+            f"skipped_blocks: {len(self.skipped)} of {self.blocks} SEARCH blocks matched "
+            f"nothing (block {which}; skipped, as OpenEvolve does)"
+        )
+
+
 def extract_diffs(text: str) -> list[tuple[str, str]]:
-    """The (search, replace) pairs of an answer, in order (trailing newline dropped)."""
-    return [(s.rstrip("\n"), r.rstrip("\n")) for s, r in DIFF_BLOCK.findall(text or "")]
+    """The (search, replace) pairs of an answer, in order, trailing whitespace dropped."""
+    return [(s.rstrip(), r.rstrip()) for s, r in DIFF_BLOCK.findall(text or "")]
 
 
-def apply_diff(program: str, text: str) -> str:
-    """`program` with every block of `text` applied in order; raises DiffError."""
+def apply_diff(program: str, text: str) -> AppliedDiff:
+    """`program` with every block of `text` that matches applied in order; raises DiffError
+    only when `text` holds no block."""
     blocks = extract_diffs(text)
     if not blocks:
         raise DiffError("no_diff", "the answer holds no SEARCH/REPLACE block")
     lines = program.split("\n")
+    skipped = []
     for k, (search, replace) in enumerate(blocks, 1):
         want = search.split("\n")
         for i in range(len(lines) - len(want) + 1):
             if lines[i : i + len(want)] == want:
-                lines[i : i + len(want)] = replace.split("\n") if replace else []
+                lines[i : i + len(want)] = replace.split("\n")
                 break
         else:
-            first = want[0].strip()[:60] if want else ""
-            raise DiffError(
-                "diff_no_match", f"SEARCH block {k} matches no lines of the program ({first!r})"
-            )
-    return "\n".join(lines)
+            skipped.append(k)
+    return AppliedDiff("\n".join(lines), len(blocks), tuple(skipped))
 
 
 def as_diff(parent: str, child: str) -> str:

@@ -1,20 +1,30 @@
 """Evolution of Heuristics (EoH) as a baseline: thoughts and code evolved together.
 
-Every individual is an idea (one sentence, in braces) and its code. A generation draws
-`eoh_pop_size` (operator key, default 4) prompt strategies uniformly from E1, E2, M1, M2, M3 (EoH's `random.choices` over
-operators with equal weights) and runs them in order; E1 (a totally different algorithm) and
-E2 (a new one motivated by the parents' common backbone idea) show `eoh_parents` (2) parents, M1
-(a modified version), M2 (different parameter settings) and M3 (simplify components that may
-overfit, for OOD generalisation) show one. Parents are drawn by EoH's rank selection
-(weights 1 / (rank + 1 + |pop|), with replacement) from the population sorted best first.
-After a generation, population management keeps the `eoh_pop_size` best distinct-score
-individuals of population plus offspring.
+As EoH (FeiLiu36/EoH: v0.1 `methods/eoh/eoh_evolution.py`, `eoh_interface_EC.py`; the current
+`eoh/src/eoh/eoh/evolution.py`, `eoh.py`, `config.py`). Every individual is an idea (one
+sentence, in braces) and its code. A generation draws `eoh_pop_size` (operator key) prompt
+strategies uniformly from `strategies` (EoH's default operators E1, E2, M1, M2; M3 exists,
+`ALL_STRATEGIES`, but neither EoH version schedules it by default) and runs them in order;
+E1 (a totally different algorithm) and E2 (a new one motivated by the parents' common backbone
+idea) show `eoh_parents` (2) parents, M1 (a modified version) and M2 (different parameter
+settings) one. A prompt shows each parent's idea and code, never its objective value, then
+the template program (EoH's `template_program`: here the seed) to implement. Parents are drawn
+by EoH's rank selection (weights 1 / (rank + 1 + |pop|), with replacement) from the
+population sorted best first. After a generation, population management keeps the
+`eoh_pop_size` best distinct-score individuals of population plus offspring.
+
+Retries as EoH's: an answer from which no code or no idea can be read is asked again, up to
+`EXTRACT_RETRIES` (4) more times (v0.1's `_get_alg`); a child equal to a program proposed or
+evaluated before is generated again, with newly selected parents, up to `DUPLICATE_RETRIES`
+(2; v0.1 retried once) times (`get_offspring`). Every call is kept with the proposal. A child
+still duplicated after that is not evaluated again (EoH evaluates it): the duplicate rule
+every method shares.
 
 Not as EoH: the initial population is the shared seed program (EoH samples 2N programs with
-its I1 prompt from scratch) so every method starts from the same backbone; an M3 answer
-(EoH asks for code only) keeps its parent's idea. Offline analogue (NOT an LLM): E1 a large
-catalogue transform, E2 two parents' regions combined plus a transform, M1 any transform,
-M2 a small transform, M3 a small transform; the idea is the transform's description.
+its I1 prompt from scratch) so every method starts from the same backbone. Offline analogue
+(NOT an LLM): E1 a large catalogue transform, E2 two parents' regions combined plus a
+transform, M1 any transform, M2 a small transform, M3 a small transform; the idea is the
+transform's description.
 """
 
 from __future__ import annotations
@@ -26,25 +36,30 @@ from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
     Member,
+    ScaleEntry,
     crossover,
-    metrics_line,
     mutate,
     offline_call,
     score_of,
+    sha,
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.offline import TransformNotApplicable, get_transform
 
-STRATEGIES = ("e1", "e2", "m1", "m2", "m3")
+ALL_STRATEGIES = ("e1", "e2", "m1", "m2", "m3")
+STRATEGIES = ("e1", "e2", "m1", "m2")  # EoH's default operators (config.py / getParas.py)
+EXTRACT_RETRIES = 4  # re-asks after an answer without code or idea (v0.1 `_get_alg`)
+DUPLICATE_RETRIES = 2  # new generations after a duplicated child (`get_offspring`)
 SEED_THOUGHT = "The hand-written seed processor of this search."
 _THOUGHT = re.compile(r"\{([^{}]{8,})\}", re.DOTALL)
 
 
-def parse_answer(text: str, needs_thought: bool) -> tuple[Any, str]:
-    """((thought, code), 'ok') or (None, failure outcome), as EoH reads an answer: the code
-    block, and the idea in braces before it (else the prose before the code)."""
+def parse_answer(text: str) -> tuple[Any, str]:
+    """((thought, code), outcome) or (None, failure outcome), as EoH reads an answer: the code
+    block, and the idea in braces before it, else the prose before the code; an answer
+    without either is an extraction failure (EoH asks again)."""
     code = extract_program(text)
     if code is None:
         return None, "no_program"
@@ -56,14 +71,19 @@ def parse_answer(text: str, needs_thought: bool) -> tuple[Any, str]:
         pre = answer[:at] if at > 0 else ""
     found = _THOUGHT.findall(pre)
     thought = found[0].strip() if found else pre.strip()
-    if needs_thought and not thought:
+    if not thought:
         return None, "no_thought: no idea in braces before the code"
     return (" ".join(thought.split()), code), tags_outcome(code)
 
 
+def _extracted(outcome: str) -> bool:
+    return not outcome.startswith(("no_program", "no_thought"))
+
+
 class EoHOperator(BaselineOperator):
     method = "eoh"
-    templates = tuple(f"eoh_{s}" for s in STRATEGIES)
+    templates = tuple(f"eoh_{s}" for s in ALL_STRATEGIES)
+    strategies: tuple[str, ...] = STRATEGIES
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -72,6 +92,29 @@ class EoHOperator(BaselineOperator):
         self.plan: list[str] = []
         self.generation = 0
         self.thoughts: dict[str, str] = {}  # attempt -> the child's idea, until evaluated
+        self.template = ""  # EoH's template program: the seed
+
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        c = self.config
+        return (
+            ScaleEntry(
+                "population size", str(c.eoh_pop_size), "5 (paper: 20 for large budgets)",
+                "operator key eoh_pop_size; also the offspring per generation, as in EoH",
+            ),
+            ScaleEntry("parents of E1/E2", str(c.eoh_parents), "2", "EoH's default (eoh_parents)"),
+            ScaleEntry(
+                "operators", "/".join(s.upper() for s in self.strategies), "E1/E2/M1/M2",
+                "EoH's default operators with equal weights; M3 is not scheduled by default",
+            ),
+            ScaleEntry(
+                "retries", f"{EXTRACT_RETRIES} on extraction, {DUPLICATE_RETRIES} on duplicates",
+                "4 on extraction (v0.1); 2 on duplicates (v0.1: 1)", "EoH's own",
+            ),
+            ScaleEntry(
+                "initial population", "the seed program", "2 x pop programs from I1",
+                "every method starts from the same seed",
+            ),
+        )  # fmt: skip
 
     def population_state(self) -> dict[str, Any]:
         return dict(
@@ -80,6 +123,7 @@ class EoHOperator(BaselineOperator):
             plan=list(self.plan),
             generation=self.generation,
             thoughts=dict(self.thoughts),
+            template=self.template,
         )
 
     def load_population_state(self, state: dict[str, Any]) -> None:
@@ -87,10 +131,12 @@ class EoHOperator(BaselineOperator):
         self.offspring = [Member.from_dict(m) for m in state["offspring"]]
         self.plan, self.generation = list(state["plan"]), state["generation"]
         self.thoughts = dict(state["thoughts"])
+        self.template = state.get("template", "")
 
     def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
         if proposal is None:
+            self.template = self.template or source
             self.population.append(Member(program_id, source, score, macs, SEED_THOUGHT))
             return
         thought = self.thoughts.pop(str(proposal.attempt), proposal.directive)
@@ -112,40 +158,67 @@ class EoHOperator(BaselineOperator):
         return self._rng.choices(pop, weights=weights, k=m)
 
     def prompt(self, ctx: StepContext, strategy: str, parents: list[Member]) -> str:
-        block = "\n".join(
-            f"No.{i + 1} algorithm ({metrics_line(p)}) and the corresponding code are:\n"
-            f"{{{p.thought}}}\n```python\n{p.source.rstrip()}\n```"
-            for i, p in enumerate(parents)
-        )
+        if strategy in ("e1", "e2"):
+            block = "\n".join(
+                f"No.{i + 1} algorithm and the corresponding code are:\n{p.thought}\n"
+                f"{p.source.rstrip()}"
+                for i, p in enumerate(parents)
+            )
+        else:
+            p = parents[0]
+            block = f"Algorithm description: {p.thought}\nCode:\n{p.source.rstrip()}"
+        template = (self.template or parents[0].source).rstrip()
         return self.prompts.render(
-            f"eoh_{strategy}", n_parents=len(parents), parents=block, **role_fields(ctx)
+            f"eoh_{strategy}",
+            n_parents=len(parents),
+            parents=block,
+            parent_code=parents[0].source.rstrip(),
+            template=template,
+            **role_fields(ctx),
         )
 
-    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+    def _plan_next(self) -> str:
         if not self.plan:
             if self.generation > 0 or self.offspring:
                 self._manage()
             else:
                 self.generation = 1
-            self.plan = self._rng.choices(STRATEGIES, k=self.config.eoh_pop_size)
-        strategy = self.plan.pop(0)
+            self.plan = self._rng.choices(self.strategies, k=self.config.eoh_pop_size)
+        return self.plan.pop(0)
+
+    async def _generate(self, ctx: StepContext, strategy: str, role: str):
+        """EoH's `_generate`: parents, prompt, and up to 1 + EXTRACT_RETRIES calls until an
+        answer yields code and an idea. Returns (parents, (thought, code) or None, calls)."""
         parents = self.select(self.config.eoh_parents if strategy in ("e1", "e2") else 1)
-        parent = max(parents, key=lambda p: p.score)
+        prompt = self.prompt(ctx, strategy, parents)
+        calls = []
+        for _ in range(1 + EXTRACT_RETRIES):
+            value, call = await self.ask(role, prompt, parse_answer)
+            calls.append(call)
+            if value is not None or _extracted(call.parse_outcome):
+                break  # read, or an LLM error / a cut-off answer (the backend retries those)
+        return parents, value, calls
+
+    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+        strategy = self._plan_next()
         role = f"eoh-{strategy}"
         if not self.is_llm:
+            parents = self.select(self.config.eoh_parents if strategy in ("e1", "e2") else 1)
             out = self._offline(strategy, parents, role)
         else:
-            value, call = await self.ask(
-                role,
-                self.prompt(ctx, strategy, parents),
-                lambda text: parse_answer(text, strategy != "m3"),
-            )
+            calls: list = []
+            for _ in range(1 + DUPLICATE_RETRIES):
+                parents, value, more = await self._generate(ctx, strategy, role)
+                calls.extend(more)
+                if value is None or sha(value[1]) not in self.known:
+                    break
             thought, child = value if value is not None else ("", None)
-            if strategy == "m3" and not thought:
-                thought = parents[0].thought
+            parent = max(parents, key=lambda p: p.score)
+            last = calls[-1]
             out = Child(
-                parent.id, parent.source, child, (call,), call.parse_outcome, call.error, thought
-            )
+                parent.id, parent.source, child, tuple(calls), last.parse_outcome, last.error,
+                thought,
+            )  # fmt: skip
         if out.child is not None:
             self.thoughts[str(attempt)] = out.thought
         return out

@@ -1,22 +1,31 @@
 """FunSearch as a baseline: best-shot prompting over islands of evaluated programs.
 
-As FunSearch's programs database: the seed is registered on every island; a prompt draws an
+As FunSearch's programs database (google-deepmind/funsearch, `implementation/
+programs_database.py`, `config.py`): the seed is registered on every island; a prompt draws an
 island uniformly, then `k` (functions_per_prompt = 2) programs by cluster-based sampling
 within it (clusters are programs of equal score; a cluster is drawn by softmax of its score
 with temperature T0 * (1 - (n % period) / period); within a cluster shorter programs are
 preferred, softmax of minus the normalized length), sorts them by score ascending and shows
-them as `Processor_v0`, `Processor_v1`, ... (later versions documented as "Improved version
-of `Processor_v{i-1}`"), ending with the header of the next version, whose body the model
-writes. Only that body is kept and put into the best shown version's program (the class
-header and docstring stay the parent's, as FunSearch keeps the template's function
-signature). The child joins the island it was prompted from. Every `reset_every` evaluated
-programs the weaker half of the islands (by best score, ties broken by tiny noise) is reset,
-each re-seeded with the best program of a random surviving island.
+them, without their scores, as `Processor_v0`, `Processor_v1`, ... (later versions documented
+as "Improved version of `Processor_v{i-1}`"), after the specification's preamble and ending
+with the header of the next version, whose body the model writes (`_generate_prompt`). The
+preamble is the task description as the specification's docstring, then the best shown
+version's module text before its class (docstring, imports, helpers), as FunSearch keeps the
+specification's preface. Only the body is kept and put into the best shown version's program
+(the class header and docstring stay the parent's, as FunSearch keeps the template's function
+signature). One prompt serves `SAMPLES_PER_PROMPT` (FunSearch's samples_per_prompt = 4)
+consecutive attempts, one sample each. The child joins the island it was prompted from.
+Every `reset_every` evaluated programs the weaker half of the islands (by best score, ties
+broken by tiny noise) is reset, each re-seeded with the best program of a random surviving
+island.
 
-Scaled down for small budgets by default (operator keys `funsearch_islands`,
-`funsearch_functions_per_prompt`, `funsearch_reset_every`): 4 islands (FunSearch: 10), reset by
-evaluated count, every 8 (FunSearch: every 4 hours of wall time). Offline analogue (NOT an LLM): one catalogue transform on the
-best shown version.
+A class's span runs to its last indented line, so the `# SPARK:END ACTION` tag line after the
+final `return` belongs to the versions shown and to the body the answer replaces.
+
+Scaled for small budgets (operator keys `funsearch_islands`, `funsearch_reset_every`; the rule
+is `scale_note()`, recorded with the operator's state): FunSearch's 10 islands and resets every
+4 hours of wall time. Offline analogue (NOT an LLM): one catalogue transform on the best shown
+version.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
     Member,
+    ScaleEntry,
     mutate,
     offline_call,
     score_of,
@@ -40,8 +50,9 @@ from spark_jax.operator.editors import StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
-TEMPERATURE_INIT = 0.1
-TEMPERATURE_PERIOD = 30_000
+TEMPERATURE_INIT = 0.1  # ProgramsDatabaseConfig.cluster_sampling_temperature_init
+TEMPERATURE_PERIOD = 30_000  # ProgramsDatabaseConfig.cluster_sampling_temperature_period
+SAMPLES_PER_PROMPT = 4  # Config.samples_per_prompt
 CLASS = "Processor"
 
 
@@ -52,8 +63,11 @@ def _softmax(logits: list[float], temperature: float) -> list[float]:
 
 
 def _class_span(source: str) -> tuple[int, int, int]:
-    """(first line, docstring end line, last line) of `class Processor`, 0-based inclusive."""
+    """(first line, docstring end line, last line) of `class Processor`, 0-based inclusive.
+    The last line is the class's last indented line: the AST's span stops at the last
+    statement, which would leave out trailing comment lines such as `# SPARK:END ACTION`."""
     tree = ast.parse(source)
+    lines = source.split("\n")
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == CLASS:
             first = node.body[0]
@@ -61,8 +75,20 @@ def _class_span(source: str) -> tuple[int, int, int]:
                 getattr(first, "value", None), ast.Constant
             )
             doc_end = first.end_lineno - 1 if doc else node.lineno - 1
-            return node.lineno - 1, doc_end, node.end_lineno - 1
+            end = node.end_lineno - 1
+            for k in range(end + 1, len(lines)):
+                if lines[k].strip() and not lines[k][0].isspace():
+                    break
+                if lines[k].strip():
+                    end = k
+            return node.lineno - 1, doc_end, end
     raise ValueError(f"no class {CLASS!r}")
+
+
+def preamble(source: str) -> str:
+    """The program's module text before its class (docstring, imports, constants, helpers)."""
+    start, _, _ = _class_span(source)
+    return "\n".join(source.split("\n")[:start]).rstrip()
 
 
 def versioned(source: str, version: int) -> str:
@@ -129,6 +155,32 @@ class FunSearchOperator(BaselineOperator):
         self.pending: dict[str, int] = {}  # attempt -> island prompted from
         self.registered = 0
         self.last_reset = 0
+        self.queued: dict[str, Any] | None = None  # the open prompt: island, versions, left
+
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        c = self.config
+        return (
+            ScaleEntry(
+                "islands", str(c.funsearch_islands), "10",
+                "scaled to the budget: FunSearch spreads ~10^6 samples over 10 islands; at a "
+                "budget B near 100 evaluations the default 4 islands each receive about B/4 = "
+                "25 programs (operator key funsearch_islands)",
+            ),
+            ScaleEntry(
+                "reset period", f"every {c.funsearch_reset_every} evaluated programs",
+                "every 4 hours of wall time",
+                "counted, not timed, so that runs are reproducible; default 2 x islands, so "
+                "each island gains about 2 programs between resets (funsearch_reset_every)",
+            ),
+            ScaleEntry(
+                "functions per prompt", str(c.funsearch_functions_per_prompt), "2",
+                "FunSearch's default (funsearch_functions_per_prompt)",
+            ),
+            ScaleEntry(
+                "samples per prompt", str(SAMPLES_PER_PROMPT), "4",
+                "FunSearch's default; each sample is one attempt",
+            ),
+        )  # fmt: skip
 
     # -- population -------------------------------------------------------------------------
     def population_state(self) -> dict[str, Any]:
@@ -137,12 +189,14 @@ class FunSearchOperator(BaselineOperator):
             pending=dict(self.pending),
             registered=self.registered,
             last_reset=self.last_reset,
+            queued=self.queued,
         )
 
     def load_population_state(self, state: dict[str, Any]) -> None:
         self.islands = [[Member.from_dict(m) for m in isl] for isl in state["islands"]]
         self.pending = dict(state["pending"])
         self.registered, self.last_reset = state["registered"], state["last_reset"]
+        self.queued = state.get("queued")
 
     def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
@@ -190,22 +244,32 @@ class FunSearchOperator(BaselineOperator):
 
     # -- proposals --------------------------------------------------------------------------
     def prompt(self, ctx: StepContext, versions: list[Member]) -> str:
-        shown = "\n\n\n".join(
-            f"# {CLASS}_v{i}: ood_score={m.score:.4f}\n{versioned(m.source, i)}"
-            for i, m in enumerate(versions)
-        )
+        shown = "\n\n\n".join(versioned(m.source, i) for i, m in enumerate(versions))
         return self.prompts.render(
             "funsearch",
+            preamble=preamble(versions[-1].source),
             versions=shown,
             next_header=header(versions[-1].source, len(versions)),
-            next_version=len(versions),
             **role_fields(ctx),
         )
 
-    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+    def next_prompt(self) -> tuple[int, list[Member]]:
+        """(island, versions) of this attempt's prompt: the open prompt while it has samples
+        left, else a new one (a uniformly drawn island and its cluster-sampled versions)."""
+        queued = self.queued
+        if queued and queued["left"] > 0:
+            queued["left"] -= 1
+            return queued["island"], [Member.from_dict(m) for m in queued["versions"]]
         island = self._rng.randrange(len(self.islands))
-        self.pending[str(attempt)] = island
         versions = self.sample(island)
+        self.queued = dict(
+            island=island, versions=[m.to_dict() for m in versions], left=SAMPLES_PER_PROMPT - 1
+        )
+        return island, versions
+
+    async def propose(self, ctx: StepContext, attempt: int) -> Child:
+        island, versions = self.next_prompt()
+        self.pending[str(attempt)] = island
         parent = versions[-1]
         k = len(versions)
         if not self.is_llm:

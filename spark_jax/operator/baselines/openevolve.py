@@ -1,9 +1,17 @@
-"""OpenEvolve as a baseline: holistic editing of the evolvable code (both regions, tags as
-OpenEvolve's EVOLVE-BLOCK markers), diff-based (SEARCH/REPLACE, OpenEvolve's default) or full
-rewrite, with the prompt context OpenEvolve builds from its island database: the current
-program with its metrics, previous attempts with their outcomes, top programs (the absolute
-best first when it lives on another island) and diverse inspirations. Parent and
-inspirations come from the loop's island MAP-Elites archive, which is OpenEvolve's scheme.
+"""OpenEvolve as a baseline: holistic editing of the evolvable code, diff-based
+(SEARCH/REPLACE, OpenEvolve's default) or full rewrite, with the prompt OpenEvolve v0.3.2 builds
+(`openevolve/prompt/sampler.py`; templates `prompts/openevolve_*.md`, parts in
+`openevolve_prompt.py`). Parent and inspirations come from the loop's island MAP-Elites archive,
+which is OpenEvolve's scheme.
+
+Answers are read as OpenEvolve reads them (`process_parallel.py: _run_iteration_worker`):
+diff mode applies the blocks that match and skips the others (`diffs.py`); an answer without
+any block is a failure; full mode takes the first fenced block. An answer that leaves the
+program unchanged (every block skipped, or replacements equal to what they replace) is the
+parent itself. OpenEvolve evaluates it again; here it is reported apart, as a `duplicate` of
+an evaluated program under the one duplicate rule every method shares: retraining a program
+whose score is known spends a training run to draw a second noisy score of the parent, and a
+method would otherwise be credited with a "valid" child that is no child at all.
 
 Offline analogue (NOT an LLM): diff mode applies one catalogue transform to either region;
 full mode rewrites both regions (one transform each).
@@ -11,68 +19,131 @@ full mode rewrites both regions (one transform each).
 
 from __future__ import annotations
 
+from typing import Any
+
+from spark_jax.operator.baselines import openevolve_prompt as oe
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
+    ScaleEntry,
     mutate,
     offline_call,
     tags_outcome,
 )
-from spark_jax.operator.baselines.diffs import DiffError, apply_diff, as_diff
+from spark_jax.operator.baselines.diffs import DiffError, apply_diff, as_diff, extract_diffs
 from spark_jax.operator.editors import ProgramView, StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
 
-def _programs(views: tuple[ProgramView, ...], label: str) -> str:
-    blocks = [
-        f"### {label} {k} (id {v.id}; {v.metrics_text()})\n```python\n{v.source.rstrip()}\n```"
-        for k, v in enumerate(views, 1)
-    ]
-    return "\n\n".join(blocks) or "(none yet)"
-
-
 class OpenEvolveOperator(BaselineOperator):
     """OpenEvolve's diff-based (`full=False`) or full-rewrite (`full=True`) editing."""
 
-    templates = ("openevolve_diff", "openevolve_full")
+    templates = ("openevolve_system", "openevolve_diff", "openevolve_full")
 
     def __init__(self, *args, full: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.full = full
         self.method = "openevolve-full" if full else "openevolve"
+        # What OpenEvolve keeps in a program's metadata: the diff summary that made it and its
+        # parent's metrics (for "Previous Attempts"); by attempt until the child is evaluated.
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
 
-    def prompt(self, ctx: StepContext) -> str:
+    def scale_note(self) -> tuple[ScaleEntry, ...]:
+        return (
+            ScaleEntry(
+                "top programs / diverse programs per prompt",
+                f"{oe.NUM_TOP_PROGRAMS} / {oe.NUM_DIVERSE_PROGRAMS}", "3 / 2",
+                "OpenEvolve's defaults (PromptConfig)",
+            ),
+            ScaleEntry(
+                "previous attempts", f"island's top {oe.NUM_TOP_PROGRAMS}", "island's top 3",
+                "as OpenEvolve's process_parallel.py",
+            ),
+            ScaleEntry(
+                "islands, migration, population",
+                "the search's archive section (defaults: 5 islands, migration every 10 "
+                "generations, 100 members per island)",
+                "5 islands, migration every 50 generations, population 1000",
+                "the shared island archive (archive.num_islands, archive.migration_interval, "
+                "archive.population_size), OpenEvolve's scheme",
+            ),
+            ScaleEntry("samples per prompt", "1", "1", "OpenEvolve asks once per iteration"),
+        )  # fmt: skip
+
+    # -- population -------------------------------------------------------------------------
+    def population_state(self) -> dict[str, Any]:
+        return dict(pending=dict(self.pending), meta=dict(self.meta))
+
+    def load_population_state(self, state: dict[str, Any]) -> None:
+        self.pending = dict(state.get("pending", {}))
+        self.meta = dict(state.get("meta", {}))
+
+    def admit(self, program_id, source, evaluation, proposal) -> None:
+        if proposal is not None:
+            info = self.pending.pop(str(proposal.attempt), None)
+            if info is not None:
+                self.meta[program_id] = info
+
+    # -- prompts ----------------------------------------------------------------------------
+    def prompt(self, ctx: StepContext) -> tuple[str, str]:
+        """(system message, user message) as OpenEvolve's `build_prompt` returns them."""
         fields = role_fields(ctx)
+        ranked = oe.island_programs(ctx.parent, ctx.top)
+        best = ranked[: oe.NUM_TOP_PROGRAMS]
+        top_text, shown = oe.top_programs(ranked, self._rng)
         fields.update(
-            previous_attempts=ctx.recent_outcomes,
-            top_programs=_programs(ctx.top, "Program"),
-            inspiration_programs=_programs(ctx.diverse, "Inspiration"),
+            fitness=f"{oe.fitness(ctx.parent.metrics):.4f}",
+            feature_coords=oe.feature_coords(ctx.parent.metrics),
+            feature_dimensions=", ".join(oe.FEATURE_DIMENSIONS),
+            focus_areas=oe.focus_areas(ctx.parent, best),
+            artifacts="",
+            previous_attempts=oe.previous_attempts(best, self.meta),
+            top_programs=top_text,
+            inspirations_section=oe.inspirations(ctx.diverse, shown),
         )
-        return self.prompts.render("openevolve_full" if self.full else "openevolve_diff", **fields)
+        user = self.prompts.render("openevolve_full" if self.full else "openevolve_diff", **fields)
+        system = self.prompts.render("openevolve_system", system=self.prompts.system, **fields)
+        return system, user
 
+    # -- proposals --------------------------------------------------------------------------
     async def propose(self, ctx: StepContext, attempt: int) -> Child:
         parent = ctx.parent
         role = "openevolve-full" if self.full else "openevolve-diff"
         if not self.is_llm:
-            return self._offline(parent, role)
-        prompt = self.prompt(ctx)
+            out = self._offline(parent, role)
+        else:
+            system, prompt = self.prompt(ctx)
+            child, call = await self.ask(role, prompt, self._parse(parent), system=system)
+            out = Child(parent.id, parent.source, child, (call,), call.parse_outcome, call.error)
+        if out.child is not None:
+            response = out.calls[0].response
+            changes = "Full rewrite" if self.full else oe.diff_summary(extract_diffs(response))
+            self.pending[str(attempt)] = dict(
+                changes=changes, parent_metrics=oe.numeric_metrics(parent.metrics)
+            )
+        return out
 
+    async def step(self, ctx: StepContext, attempt: int):
+        proposal = await super().step(ctx, attempt)
+        if not proposal.feasible:  # only a program that will be evaluated keeps its metadata
+            self.pending.pop(str(attempt), None)
+        return proposal
+
+    def _parse(self, parent: ProgramView):
         def parse(text: str):
             if self.full:
                 program = extract_program(text)
                 return (program, tags_outcome(program)) if program else (None, "no_program")
             try:
-                program = apply_diff(parent.source, text)
+                applied = apply_diff(parent.source, text)
             except DiffError as e:
                 return None, f"{e.outcome}: {e}"
-            if program == parent.source:
-                return None, "no_change: the diff leaves the program as it was"
-            return program, tags_outcome(program)
+            tags = tags_outcome(applied.program)
+            return applied.program, applied.note() if tags == "ok" else tags
 
-        child, call = await self.ask(role, prompt, parse)
-        outcome = call.parse_outcome
-        return Child(parent.id, parent.source, child, (call,), outcome, call.error)
+        return parse
 
     def _offline(self, parent: ProgramView, role: str) -> Child:
         prompt = f"{role} offline analogue on {parent.id} ({parent.metrics_text()})"
