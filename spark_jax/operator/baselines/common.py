@@ -211,13 +211,8 @@ class BaselineOperator(abc.ABC):
 
     async def step(self, ctx: StepContext, attempt: int) -> Proposal:
         out = await self.propose(ctx, attempt)
-        if out.child is not None:
-            if sha(out.child) in self.known:  # evaluated or proposed before: not again
-                out = dataclasses.replace(
-                    out, child=None, outcome="duplicate", error="the program was proposed before"
-                )
-            else:
-                self.known.add(sha(out.child))
+        if out.child is not None:  # a repeat of a trained program: the loop's duplicate rule
+            self.known.add(sha(out.child))
         base = dict(
             attempt=attempt,
             parent_id=out.parent_id,
