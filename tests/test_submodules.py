@@ -29,7 +29,9 @@ def _add_gate(source: str) -> str:
 def _wire_gate(source: str) -> str:
     """Step 2 (ACTION): the gate scales the aggregated messages."""
     assert MAX_LINE in source
-    return source.replace(MAX_LINE, MAX_LINE + "        msgs = msgs * jax.nn.sigmoid(self.gate(z))\n")
+    return source.replace(
+        MAX_LINE, MAX_LINE + "        msgs = msgs * jax.nn.sigmoid(self.gate(z))\n"
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)

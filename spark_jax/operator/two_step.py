@@ -53,7 +53,6 @@ def submodule_note(parent_source: str, factor: str | None) -> str:
             "`setup` that nothing calls yet (e.g. a gate `self.gate = ...`); it is feasible "
             "and trains as the parent does (Flax creates its parameters only once it is "
             "called), and a later ACTION edit, whose prompt lists it, wires it in. Keep every "
-            "`self.*` name the ACTION region uses, its call signature and output width."
-            + waiting
+            "`self.*` name the ACTION region uses, its call signature and output width." + waiting
         )
     return ""
