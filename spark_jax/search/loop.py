@@ -62,6 +62,8 @@ class SearchResult:
     best_ood: float
     best_program_id: str
     best_path: str
+    # Best at budget: the best evaluated candidate's OOD, the seed excluded (None: none scored).
+    best_candidate_ood: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -345,6 +347,7 @@ def _write_outputs(run: _Run) -> SearchResult:
         for attempt, _, r in run.db.evaluation_results()
         if attempt is None and r.ok
     )
+    candidate = run.db.best_candidate()
     return SearchResult(
         run_dir=str(run.run_dir),
         attempts=run.db.attempt_count(),
@@ -353,6 +356,7 @@ def _write_outputs(run: _Run) -> SearchResult:
         best_ood=best.ood_acc,
         best_program_id=best.id,
         best_path=str(best_path),
+        best_candidate_ood=None if candidate is None else candidate["ood_score"],
     )
 
 
