@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import pathlib
+import re
 
 import pytest
 import records  # tests/records.py: record builders
@@ -34,7 +35,8 @@ SCORES = {"seed": 0.9, "a": 0.4, "b": "training_diverged", "c": 0.6, "d": 0.7}
 
 
 def _name(source: str) -> str:
-    return next((n for n in SCORES if n != "seed" and f"# {n}\n" in source), "seed")
+    names = [n for n in SCORES if n != "seed" and re.search(rf"# {n}\s*$", source, re.M)]
+    return names[0] if names else "seed"
 
 
 class _Executor:
