@@ -159,7 +159,8 @@ def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
 
     def fake_run_search(cfg, run_dir, *, resume, command, on_progress):
         seen.update(cfg=cfg, run_dir=run_dir, resume=resume, command=command)
-        return loop.SearchResult(str(run_dir), 3, 2, 0.5, 0.6, "p", f"{run_dir}/best.py")
+        # The best program is the seed's better; the best evaluated candidate falls below it.
+        return loop.SearchResult(str(run_dir), 3, 2, 0.5, 0.6, "p", f"{run_dir}/best.py", 0.4)
 
     monkeypatch.setattr(loop, "run_search", fake_run_search)
     monkeypatch.setattr(tables, "write_report", lambda run_dir: None)
@@ -168,4 +169,5 @@ def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
     assert seen["cfg"] == search_config.with_seed(search_config.default_config(), 7)
     assert seen["command"] == ["spark-jax", *argv] and seen["resume"] is False
     out = capsys.readouterr().out
-    assert "scores above the seed; see report.md's verdict" in out and "beats" not in out
+    assert "best evaluated candidate OOD 0.4000 (is below the seed; see report.md's" in out
+    assert "best program (OOD 0.6000)" in out and "beats" not in out

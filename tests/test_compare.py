@@ -56,11 +56,23 @@ def test_every_method_gives_a_valid_search_config():
     for method, seed in plan.runs():
         values = plan.run_config(method, seed)
         cfg = search_config.from_dict(values)
-        assert cfg.seed == seed and cfg.budget == 3 and cfg.operator.asr_retries == 2
-        assert cfg.max_attempts == (1 if method.name == "ours-1it" else 5)
+        attempts = 1 if method.name == "ours-1it" else 5  # the same for every other method
+        assert cfg.seed == seed and cfg.operator.asr_retries == 2
+        # The attempts stop the run: its budget (seed included) can never be reached first.
+        assert cfg.max_attempts == attempts and cfg.budget == attempts + 1
         for key, value in method.operator.items():
             assert getattr(cfg.operator, key) == value
     assert compare.ComparePlan.from_dict(plan.to_dict()) == plan
+
+
+def test_a_comparison_needs_one_attempt_count(tmp_path):
+    plan = compare.ComparePlan({"task": "bfs"}, ("spark",), (0,), budget=3, max_attempts=None)
+    with pytest.raises(compare.CompareError, match="same number of attempts"):
+        compare.run_comparison(tmp_path / "a", plan)
+    plan = compare.ComparePlan({"task": "bfs"}, ("spark",), (0,), budget=0, max_attempts=4)
+    with pytest.raises(compare.CompareError, match="at least 1"):
+        compare.run_comparison(tmp_path / "b", plan)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 def test_usage_errors(tmp_path, capsys):

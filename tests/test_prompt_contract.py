@@ -25,7 +25,8 @@ SEED_FILES = sorted((pathlib.Path(__file__).resolve().parents[1] / "processors")
 RULES = (
     "`__call__` is NOT `@nn.compact`",
     "an ACTION edit cannot create layers",
-    "an OPERATOR edit leaves the ACTION region frozen, so a new submodule would be dead code",
+    "an OPERATOR edit leaves the ACTION region frozen",
+    "the first step of a two-step edit",
     "keeping every `self.*` name the ACTION region uses, its call signature and its output width",
     "An ACTION edit may call only the attributes the parent's `setup` defines",
     "A holistic rewrite (both regions editable together) may add a submodule",

@@ -295,15 +295,22 @@ def test_pass_enters_the_window_at_feasibility():
 
 def _render_all(prompts: PromptLibrary, ctx: StepContext) -> dict[str, str]:
     from spark_jax.operator.editors import role_fields
+    from spark_jax.operator.two_step import submodule_note, unused_line
 
     fields = role_fields(ctx)
     return {
-        "route": prompts.render("route", feasibility_summary=ctx.feasibility_summary, **fields),
+        "route": prompts.render(
+            "route",
+            feasibility_summary=ctx.feasibility_summary,
+            unused_submodules=unused_line(ctx.parent.source),
+            **fields,
+        ),
         "edit": prompts.render(
             "edit",
             factor="ACTION",
             other_factor="OPERATOR",
             directive="Add a mean-context term.",
+            submodule_note=submodule_note(ctx.parent.source, "ACTION"),
             **fields,
         ),
     }

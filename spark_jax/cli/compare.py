@@ -1,8 +1,9 @@
 """`spark-jax compare --methods M[,M...] --seeds K [--preset P] [--budget B] [--out DIR]`:
 every method x search seed as a normal search run directory under DIR (run one after another;
 finished runs are kept, unfinished ones resumed, so re-running the command after a crash or
-kill -9 finishes the comparison), then DIR/report.md with the per-method table (best OOD at
-the budget, evaluated candidates to a threshold and the ratio to the first method, valid and
+kill -9 finishes the comparison), then DIR/report.md with the per-method table (every method
+runs the same --max-attempts proposal attempts; best OOD at the budget B of evaluated
+candidates, the seed excluded, evaluated candidates to a threshold and the ratio to the first method, valid and
 entanglement rates, LLM calls and tokens per evaluated candidate, wall and device hours) and
 band plots. `--report-only DIR` rewrites the report from what has run. An LLM editor records
 every call to `DIR/METHOD/seed-S.cassette.jsonl`; `--replay DIR` re-runs that comparison from
@@ -33,8 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--config", help="base search config (default: the embedded default)")
     p.add_argument("--task", help="override the config's task")
     p.add_argument("--preset", help="override the config's protocol preset")
-    p.add_argument("--budget", type=int, help="evaluated candidates per search (seed included)")
-    p.add_argument("--max-attempts", type=int, help="attempt cap per search")
+    p.add_argument(
+        "--budget", type=int, help="B: evaluated candidates at which best at budget is read"
+    )
+    p.add_argument(
+        "--max-attempts",
+        type=int,
+        help="proposal attempts every method runs (default: the config's; the paper: 100)",
+    )
     p.add_argument("--threshold", type=float, help="OOD fraction for the sample-efficiency column")
     p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
     p.add_argument("--replay", metavar="DIR", help="replay DIR's recorded LLM calls (no LLM)")
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs `compare`; returns the exit code."""
     from spark_jax import compare
     from spark_jax.config.protocol import ConfigError
+    from spark_jax.config.search import SearchConfig
 
     log = lambda line: print(f"[compare] {line}", file=sys.stderr, flush=True)  # noqa: E731
     try:
@@ -84,9 +92,8 @@ def run(args: argparse.Namespace) -> int:
         methods = compare.resolve_methods(args.methods)
         base = _base(args)
         budget = args.budget if args.budget is not None else int(base.get("budget", 4))
-        cap = args.max_attempts if args.max_attempts is not None else base.get("max_attempts")
-        if budget < 1 or (cap is not None and int(cap) < 1):
-            return fail("--budget and --max-attempts must be at least 1")
+        cap = args.max_attempts  # else the config's, or a config's default when it has none
+        cap = cap if cap is not None else base.get("max_attempts", SearchConfig.max_attempts)
         plan = compare.ComparePlan(
             base=base,
             methods=tuple(m.name for m in methods),

@@ -95,18 +95,23 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
+    cand = result.best_candidate_ood  # best at budget: the seed is its own row
     verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
-        "scores above"
-        if result.best_ood > result.seed_ood
+        "no candidate scored"
+        if cand is None
+        else "scores above"
+        if cand > result.seed_ood
         else "equals"
-        if result.best_ood == result.seed_ood
+        if cand == result.seed_ood
         else "is below"
     )
     print(
-        f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated}\n"
-        f"seed OOD {result.seed_ood:.4f}; best OOD {result.best_ood:.4f} ({verdict} the seed; "
-        "see report.md's verdict for the seed's spread)\n"
-        f"best program: {result.best_path}"
+        f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated} "
+        "(the seed included)\n"
+        f"seed OOD {result.seed_ood:.4f}; best evaluated candidate OOD "
+        f"{'—' if cand is None else f'{cand:.4f}'} ({verdict} the seed; see report.md's "
+        "verdict for the seed's spread)\n"
+        f"best program (OOD {result.best_ood:.4f}): {result.best_path}"
     )
     tables.write_report(run_dir)
     print(f"report: {pathlib.Path(run_dir) / 'report.md'}")

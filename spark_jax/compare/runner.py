@@ -6,6 +6,13 @@ The plan (base config, methods, seeds, budget, attempt cap) is written once to
 so each has its own lock, database and crash recovery: a finished run (its database records
 `finished_at`) is never redone, an unfinished one is resumed, a missing one is started.
 Re-running the same command after a kill -9 therefore finishes the comparison.
+
+Equal terms (the paper's Figs. 4-5): every method runs the same number of proposal attempts
+(`max_attempts`); the evaluated budget B never stops a run early (a run's own `budget` is
+set out of reach), so a method whose proposals fail more often evaluates fewer candidates in
+the same attempts. The report reads each run's evaluated count and its best at budget (the
+best of its first B evaluated candidates, the seed excluded; `report.accounting.best_within`)
+beside the attempts.
 """
 
 from __future__ import annotations
@@ -50,8 +57,10 @@ class ComparePlan:
       base: the base search config as a plain mapping (YAML keys), before per-method keys.
       methods: method names, in table order (the first is the reference of ratios).
       seeds: search seeds (each run's top-level `seed`).
-      budget: evaluated candidates per search (the seed included), the same for every method.
-      max_attempts: the attempt cap of every search (a method may fix a smaller one).
+      budget: B, the evaluated candidates at which best at budget is read (the seed
+        excluded); it does not stop a run.
+      max_attempts: the proposal attempts every search runs, the same for every method
+        (a method defined by its attempt count, Ours-1it, fixes its own).
       replay: a recorded comparison directory: every LLM run replays its cassette
         (`DIR/METHOD/seed-S.cassette.jsonl`) instead of calling an LLM.
     """
@@ -84,8 +93,10 @@ class ComparePlan:
     def run_config(self, method: Method, seed: int) -> dict[str, Any]:
         """The search config (YAML keys) of one run; validated by the caller."""
         values = copy.deepcopy(dict(self.base))
-        values.update(seed=seed, budget=self.budget)
-        values["max_attempts"] = method.max_attempts or self.max_attempts
+        attempts = method.max_attempts or self.max_attempts
+        # The attempts stop every run: a budget above every possible evaluated count (the
+        # seed included) never does.
+        values.update(seed=seed, budget=attempts + 1, max_attempts=attempts)
         values["operator"] = {**(values.get("operator") or {}), **method.operator}
         return values
 
@@ -140,6 +151,17 @@ def _with_cassette(values: dict, out: pathlib.Path, plan: ComparePlan, method, s
     values["editor"] = editor
 
 
+def _check_terms(plan: ComparePlan) -> None:
+    """Every method needs the same attempt count; B and it are positive."""
+    if plan.max_attempts is None:
+        raise CompareError(
+            "a comparison runs every method for the same number of attempts: give "
+            "--max-attempts (or max_attempts in the config; the paper uses 100)"
+        )
+    if plan.budget < 1 or plan.max_attempts < 1:
+        raise CompareError("--budget and --max-attempts must be at least 1")
+
+
 def _validated_configs(
     plan: ComparePlan, out: pathlib.Path
 ) -> dict[tuple[str, int], dict[str, Any]]:
@@ -174,6 +196,7 @@ def run_comparison(
     a search that exits non-zero is reported and the comparison goes on with the others.
     """
     out = pathlib.Path(out_dir)
+    _check_terms(plan)
     configs = _validated_configs(plan, out)
     _write_plan(out, plan)
     command = list(search_command or [sys.executable, "-m", "spark_jax.cli", "search"])

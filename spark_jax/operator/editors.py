@@ -23,6 +23,7 @@ from spark_jax.operator.prompts import (
     noise_sentence,
 )
 from spark_jax.operator.signals import StepSignals
+from spark_jax.operator.two_step import submodule_note, unused_line
 from spark_jax.program import regions
 
 
@@ -345,7 +346,10 @@ class LLMEditor(Editor):
 
     async def route(self, ctx: StepContext) -> RoleOutput:
         prompt = self.prompts.render(
-            "route", feasibility_summary=ctx.feasibility_summary, **role_fields(ctx)
+            "route",
+            feasibility_summary=ctx.feasibility_summary,
+            unused_submodules=unused_line(ctx.parent.source),
+            **role_fields(ctx),
         )
 
         def parse(r: LLMResponse):
@@ -362,6 +366,7 @@ class LLMEditor(Editor):
             directive_max_words=self.directive_max_chars // 6,
             stagnation_window=signals.stagnation_window,
             failure_window=signals.failure_window,
+            submodule_note=submodule_note(ctx.parent.source, factor),
             **signals.describe(),
             **role_fields(ctx),
         )
@@ -383,6 +388,7 @@ class LLMEditor(Editor):
                 factor=factor,
                 other_factor=other,
                 directive=directive or "(no directive)",
+                submodule_note=submodule_note(ctx.parent.source, factor),
                 **common,
             )
 

@@ -2,6 +2,7 @@
 
   regions   tag template, normalization, replacing a region body
   locality  region diffs (parent -> child), the locality check, entanglement
+  submodules  submodules `setup` defines that nothing calls yet (two-step edits)
   source   the immutable `Program` record; reading files; loading into a fresh namespace
   macs     MACs of one processor step on the reference input (imports JAX when used)
 

@@ -2,7 +2,11 @@
 
 Counting follows the paper's metric definitions: an *attempt* is every proposal; an
 *evaluated candidate* is a proposal whose evaluation finished with status 'ok' (the seed's
-baseline evaluation is not a candidate); the valid rate is feasible proposals / attempts; the
+baseline evaluation is not a candidate); the budget's count (`evaluated_budget`, the
+paper's "evaluated": feasible and entered training, whatever training gave) adds the
+evaluation errors; a *duplicate* repeats a program that entered training before and is
+neither trained nor a failure (`search.budget`); *best at budget* is the best evaluated
+candidate, the seed excluded (it is its own row); the valid rate is feasible proposals / attempts; the
 entanglement rate is proposals whose entanglement is 'entangled' or 'scaffold' / attempts (a
 child whose tag lines are broken is 'scaffold': tags are scaffolding). Training failures of
 feasible proposals are evaluation errors, counted apart from feasibility failures. Routing:
@@ -20,9 +24,18 @@ import sqlite3
 from typing import Any, Mapping
 
 from spark_jax.operator.step import Proposal
+from spark_jax.search.budget import DUPLICATE
 from spark_jax.search.rundb import RunDB
 
-__all__ = ["ENTANGLED_KINDS", "RunAccounting", "find_meta", "is_scored", "read_meta", "summarize"]
+__all__ = [
+    "ENTANGLED_KINDS",
+    "RunAccounting",
+    "best_within",
+    "find_meta",
+    "is_scored",
+    "read_meta",
+    "summarize",
+]
 
 ENTANGLED_KINDS = ("entangled", "scaffold")
 
@@ -32,7 +45,15 @@ class RunAccounting:
     """A run's numbers. Rates are None with zero attempts; `*_attempt` fields are 1-based
     positions among attempts (`best_attempt_index` is the stored 0-based index), None when
     the seed holds the best-so-far; `verdict` is 'beats'/'equals'/'below' (best evaluated
-    candidate vs seed on OOD) or None when either is missing."""
+    candidate vs seed on OOD) or None when either is missing.
+
+    `failed` counts editor failures only; `duplicates` the proposals that repeated a trained
+    program (attempts = feasible + infeasible + failed + duplicates). `evaluated_budget`:
+    candidates counted toward the budget B (feasible and entered training, errors and NaN
+    included; = evaluated + eval_errors). `best_at_budget`: the best evaluated candidate's
+    OOD, the seed excluded (None when none scored). Curve `best_at_evaluated`: its value
+    after each of the budget's evaluated candidates, in storage order (NaN until one
+    scored); `best_within(acc, B)` reads it at B."""
 
     attempts: int
     feasible: int
@@ -63,6 +84,9 @@ class RunAccounting:
     truncated_calls: int = 0
     truncated: int = 0
     tag_breaks: int = 0
+    duplicates: int = 0
+    evaluated_budget: int = 0
+    best_at_budget: float | None = None
 
 
 def _better(e: Mapping[str, Any], inc: Mapping[str, Any] | None) -> bool:
@@ -77,6 +101,32 @@ def _better(e: Mapping[str, Any], inc: Mapping[str, Any] | None) -> bool:
 def is_scored(e: Mapping[str, Any]) -> bool:
     """An evaluation that finished ('ok') with an OOD score."""
     return e["status"] == "ok" and e["ood_score"] is not None
+
+
+def _budget_curve(evals: list[Mapping[str, Any]]) -> tuple[float, ...]:
+    """Best at budget after each evaluated candidate (budget sense: every evaluation of a
+    proposal, in storage order), the seed excluded; NaN until a candidate scored."""
+    best, curve = None, []
+    for e in evals:
+        if e["proposal_attempt"] is None:
+            continue
+        if is_scored(e) and e["ood_score"] == e["ood_score"] and _better(e, best):  # not NaN
+            best = e
+        curve.append(best["ood_score"] if best else float("nan"))
+    return tuple(curve)
+
+
+def best_within(acc: RunAccounting, budget: int) -> float | None:
+    """Best at budget B: the best of the run's first `budget` evaluated candidates (all of
+    them when it evaluated fewer), the seed excluded; None when none of them scored."""
+    return _at(acc.curves.get("best_at_evaluated", ()), budget)
+
+
+def _at(curve: tuple[float, ...], budget: int) -> float | None:
+    if budget < 1 or not curve:
+        return None
+    value = curve[min(budget, len(curve)) - 1]
+    return None if value != value else value  # NaN: nothing scored yet
 
 
 def _raw_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
@@ -188,6 +238,8 @@ def summarize(
         for e in evals
     )
     n = len(props)
+    budget_curve = _budget_curve(evals)
+    n_duplicates = sum(p.failure_type == DUPLICATE for p in props)
     route_calls = collections.Counter(
         p.attempt for p in props for c in p.calls if c.role == "route"
     )
@@ -195,7 +247,7 @@ def summarize(
         attempts=n,
         feasible=n_feasible,
         infeasible=sum(p.status == "infeasible" for p in props),
-        failed=sum(p.status == "failed" for p in props),
+        failed=sum(p.status == "failed" for p in props) - n_duplicates,
         evaluated=len(cands),
         eval_errors=sum(e["status"] != "ok" for e in by_attempt.values()),
         not_evaluated=sum(p.status == "feasible" and p.attempt not in by_attempt for p in props),
@@ -221,6 +273,7 @@ def summarize(
             "valid": tuple(valid),
             "entangled": tuple(entangled),
             "best_eval": tuple(eval_curve),
+            "best_at_evaluated": budget_curve,
         },
         routed=sum(p.factor_source == "asr" for p in props),
         route_retried=sum(route_calls[p.attempt] > 1 for p in props),
@@ -230,4 +283,7 @@ def summarize(
         tag_breaks=sum(
             p.failure_stage == "template" and p.entanglement == "scaffold" for p in props
         ),
+        duplicates=n_duplicates,
+        evaluated_budget=len(budget_curve),
+        best_at_budget=_at(budget_curve, len(budget_curve)),
     )

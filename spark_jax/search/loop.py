@@ -2,8 +2,13 @@
 
     seed -> evaluate -> archive
     until `budget` evaluated candidates (seed included) or `max_attempts` proposals:
-        island -> parent + inspirations -> SPARK step (or an ablation) -> feasibility
+        island -> parent + inspirations -> SPARK step (or a baseline's) -> feasibility
+        a program that entered training before -> `duplicate` (not trained again)
         feasible -> evaluate on an executor (up to `in_flight` at once) -> archive
+
+Budget and duplicates follow `search.budget`, the same rules for every method: a candidate
+counts toward `budget` once it is feasible and enters training, whatever training gives;
+rejected proposals and duplicates count as attempts only.
 
 Every proposal is committed to the run database together with a snapshot of the whole
 search state (archive with its RNG, signal history, operator and editor state); every
@@ -30,7 +35,7 @@ from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import family_setup, final_test, prompt_context, startup
+from spark_jax.search import budget, family_setup, final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -57,6 +62,8 @@ class SearchResult:
     best_ood: float
     best_program_id: str
     best_path: str
+    # Best at budget: the best evaluated candidate's OOD, the seed excluded (None: none scored).
+    best_candidate_ood: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,7 +279,7 @@ class _Run:
         island = self.archive.next_island()
         ctx = self.context(island)
         self.progress(f"proposing attempt {attempt} (island {island})")
-        proposal = await self.operator.step(ctx, attempt)
+        proposal = self.unless_duplicate(await self.operator.step(ctx, attempt))
         with self.db.transaction():
             # Algorithm 1: the feasibility verdict (PASS included) enters the window now.
             self.history.record(
@@ -295,7 +302,17 @@ class _Run:
             f"attempt {attempt}: {proposal.status}"
             + (f" ({proposal.failure_type})" if proposal.failure_type else "")
         )
-        self.streak.note(proposal.status, proposal.reason or "", str(self.run_dir))
+        # A duplicate is a program, not an editor failure: it does not extend the streak.
+        streak_status = "duplicate" if budget.is_duplicate(proposal) else proposal.status
+        self.streak.note(streak_status, proposal.reason or "", str(self.run_dir))
+
+    def unless_duplicate(self, proposal: Proposal) -> Proposal:
+        """The duplicate rule (`search.budget`): a child that entered training before is
+        recorded as a duplicate, not trained again."""
+        twin = None
+        if proposal.child_source is not None:
+            twin = self.db.entered_training(proposal.child_source)
+        return proposal if twin is None else budget.as_duplicate(proposal, twin)
 
     async def loop(self) -> None:
         cfg = self.cfg
@@ -330,6 +347,7 @@ def _write_outputs(run: _Run) -> SearchResult:
         for attempt, _, r in run.db.evaluation_results()
         if attempt is None and r.ok
     )
+    candidate = run.db.best_candidate()
     return SearchResult(
         run_dir=str(run.run_dir),
         attempts=run.db.attempt_count(),
@@ -338,6 +356,7 @@ def _write_outputs(run: _Run) -> SearchResult:
         best_ood=best.ood_acc,
         best_program_id=best.id,
         best_path=str(best_path),
+        best_candidate_ood=None if candidate is None else candidate["ood_score"],
     )
 
 

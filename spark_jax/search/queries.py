@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sqlite3
 from typing import Any
 
@@ -12,7 +13,7 @@ from spark_jax.evaluation.executors import EvalResult
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
-from spark_jax.search.schema import RunDBError
+from spark_jax.search.schema import RunDBError, program_sha256
 
 __all__ = ["CALL_FIELDS", "PROPOSAL_COLUMNS", "RunQueries"]
 
@@ -76,11 +77,56 @@ class RunQueries:
         return self._query("SELECT COUNT(*) FROM proposals")[0][0]
 
     def evaluated_count(self, include_baseline: bool = True) -> int:
-        """Evaluations with status 'ok' (the budget's evaluated candidates)."""
+        """Evaluated candidates as the budget counts them (the paper's rule): every stored
+        evaluation, whatever training gave (an error or a NaN counts as much as a score); a
+        feasible proposal enters training, so its evaluation counts once stored.
+        `include_baseline`: count the seed's (and any baseline's) evaluation too."""
+        sql = "SELECT COUNT(*) FROM evaluations"
+        if not include_baseline:
+            sql += " WHERE proposal_attempt IS NOT NULL"
+        return self._query(sql)[0][0]
+
+    def scored_count(self, include_baseline: bool = True) -> int:
+        """Evaluations that finished with a score (status 'ok'): a subset of the evaluated."""
         sql = "SELECT COUNT(*) FROM evaluations WHERE status = 'ok'"
         if not include_baseline:
             sql += " AND proposal_attempt IS NOT NULL"
         return self._query(sql)[0][0]
+
+    def entered_training(self, source: str) -> str | None:
+        """The id of the stored program with this normalized source when it has entered
+        training (the seed, or a feasible proposal's child, evaluated or in flight), else
+        None: a proposal of it is a duplicate, not retrained."""
+        rows = self._query(
+            "SELECT g.id FROM programs g WHERE g.sha256 = ? AND (EXISTS (SELECT 1 FROM "
+            "evaluations e WHERE e.program_id = g.id) OR EXISTS (SELECT 1 FROM proposals p "
+            "WHERE p.child_program_id = g.id AND p.status = 'feasible'))",
+            (program_sha256(source),),
+        )
+        return rows[0][0] if rows else None
+
+    def best_candidate(self, within: int | None = None) -> dict[str, Any] | None:
+        """Best at budget: the best scored evaluation among the first `within` evaluated
+        candidates (all when None), in the order they were stored; the seed is never one
+        (it is its own row). Higher OOD wins, then fewer MACs; None when none scored."""
+        if within is not None and within < 0:
+            raise ValueError(f"within must be at least 0 (got {within})")
+        rows = self._query(
+            "SELECT * FROM evaluations WHERE proposal_attempt IS NOT NULL ORDER BY id"
+            + ("" if within is None else " LIMIT ?"),
+            () if within is None else (within,),
+        )
+        best = None
+        for r in rows:
+            score = r["ood_score"]
+            if r["status"] != "ok" or score is None or math.isnan(score):
+                continue
+            macs = math.inf if r["macs"] is None else r["macs"]
+            if best is None or (score, -macs) > (best["ood_score"], -best["_macs"]):
+                best = {**dict(r), "_macs": macs}
+        if best is not None:
+            del best["_macs"]
+        return best
 
     def pending_evaluations(self) -> list[Proposal]:
         """Feasible proposals without an evaluation (to redo on resume), by attempt."""

@@ -237,14 +237,10 @@ class BaselineOperator(abc.ABC):
     async def step(self, ctx: StepContext, attempt: int) -> Proposal:
         out = await self.propose(ctx, attempt)
         if out.child is not None:
-            if sha(out.child) in self.known:  # evaluated or proposed before: not again
-                error = (
-                    "unchanged: the answer leaves the parent as it was"
-                    if out.child == out.parent_source
-                    else "the program was proposed before"
-                )
+            if out.child == out.parent_source:  # OpenEvolve's no-op: reported apart, not retrained
+                error = "unchanged: the answer leaves the parent as it was"
                 out = dataclasses.replace(out, child=None, outcome="duplicate", error=error)
-            else:
+            else:  # a repeat of a trained program: the search loop's duplicate rule
                 self.known.add(sha(out.child))
         base = dict(
             attempt=attempt,

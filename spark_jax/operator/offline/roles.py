@@ -148,6 +148,11 @@ FAILURE_RULES: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
         frozenset(),
         frozenset(),
     ),
+    "duplicate": (
+        "Make a change that gives a program not trained before (repeats are not retrained).",
+        frozenset(),
+        frozenset(),
+    ),
     "shape_mismatch": (
         "Keep tensor shapes: node output [B, N, H], edge output per node pair or none.",
         frozenset(),

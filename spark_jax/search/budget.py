@@ -1,0 +1,42 @@
+"""The budget and duplicate rules, one for every method (the paper's, Sec. Budget Accounting).
+
+  attempt     every proposal, whatever became of it
+  evaluated   a proposal that is feasible and enters training, whatever training gives (an
+              error or a NaN counts as much as a score): it counts toward the budget B
+  duplicate   a proposal whose child equals (normalized source) a program that entered
+              training before, the seed included: not trained again; an attempt, not
+              evaluated, recorded with status 'failed' and failure stage and type 'duplicate'
+  best at budget
+              the best scored candidate among the first B evaluated ones; the seed is never
+              one (it is its own row), so best at budget can fall below the seed
+
+The run database counts (`RunQueries.evaluated_count`, `entered_training`,
+`best_candidate`); this module says what a duplicate proposal becomes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from spark_jax.operator.step import Proposal
+
+__all__ = ["DUPLICATE", "as_duplicate", "is_duplicate"]
+
+DUPLICATE = "duplicate"  # failure stage and type of a proposal that repeats a trained program
+
+
+def as_duplicate(proposal: Proposal, twin_id: str) -> Proposal:
+    """`proposal` recorded as a duplicate of program `twin_id` (its feasibility report, diff
+    and entanglement kept, so the metrics still see what the edit touched)."""
+    return dataclasses.replace(
+        proposal,
+        status="failed",
+        failure_stage=DUPLICATE,
+        failure_type=DUPLICATE,
+        reason=f"equal to program {twin_id}, which entered training already: not retrained",
+    )
+
+
+def is_duplicate(proposal: Proposal) -> bool:
+    """Whether a recorded proposal is a duplicate (not an editor or feasibility failure)."""
+    return proposal.failure_type == DUPLICATE
