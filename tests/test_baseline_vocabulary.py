@@ -100,7 +100,7 @@ def test_spark_prompts_do_carry_it(seed_paths):
     fields = dict(
         task="bfs", masking_rule="", macs_nodes=16, parent_metrics="", parent_provenance="",
         parent_source=seed, top_inspirations="", diverse_inspirations="", recent_outcomes="",
-        search_signals="", feasibility_summary="",
+        search_signals="", feasibility_summary="", unused_submodules="none", submodule_note="",
     )  # fmt: skip
     route = lib.render("route", **fields)
     edit = lib.render("edit", factor="ACTION", other_factor="OPERATOR", directive="d", **fields)
@@ -137,5 +137,6 @@ def test_family_contracts_split_the_same_way(family, seed_paths):
         "edit", factor="ACTION", other_factor="OPERATOR", directive="d", task="t",
         masking_rule="", parent_metrics="", parent_provenance="", parent_source=seed,
         top_inspirations="", diverse_inspirations="", recent_outcomes="", contract_text=contract,
+        submodule_note="",
     )  # fmt: skip
     assert contract.strip() in edit

@@ -49,7 +49,8 @@ class _Executor:
 
     def submit(self, job):
         name = _name(job.source)
-        self.trained.append(name)
+        if not job.job_id.startswith("final-test-"):  # the search's trainings, not the test
+            self.trained.append(name)
         score = SCORES[name]
         ok = not isinstance(score, str)
         future = concurrent.futures.Future()
