@@ -33,12 +33,15 @@ def test_best_at_budget_excludes_the_seed_which_has_its_own_row(tmp_path):
     rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith("| `")}
     fixed = rows["| `fixed-act-sar` (Fixed-ACT SAR)"]
     # Best evaluated candidate 30 and 35, mean 32.50: below the seed, never lifted to 40.
-    assert "| 2 | 32.50 ± 3.54 | 1.5 ± 0.7 | 1.0 ± 0.0 |" in fixed
+    assert "| 2 | 32.50 ± 3.54 | — | 1.5 ± 0.7 | 1.0 ± 0.0 |" in fixed  # no final test
     spark = rows["| `spark` (Full SPARK)"]
-    assert "| 2 | 65.00 ± 7.07 | 2.5 ± 0.7 | 2.0 ± 0.0 |" in spark  # attempts, evaluated
+    assert "| 2 | 65.00 ± 7.07 | — | 2.5 ± 0.7 | 2.0 ± 0.0 |" in spark  # attempts, evaluated
     seed = rows["| `seed` (seed program, no search)"]
     assert "| 4 | 40.00 ± 0.00 |" in seed
-    assert "best evaluated candidate OOD % (seed excluded) | attempts | evaluated |" in md
+    assert (
+        "best at budget B=4: selection OOD % (seed excluded) | best candidate: test OOD % | "
+        "attempts | evaluated |"
+    ) in md
     assert "budget 4 evaluated candidates," in md and "(seed included)" not in md
 
 
@@ -76,3 +79,34 @@ def test_dfs_reference_rows_name_their_true_source(tmp_path):
     ) in ref
     assert "| SPARK | SPARK paper, DFS ablation table | DeepSeek-R1 | 83.74 |" in ref
     assert "- Ibarz et al. 2022: the hand-designed Triplet-GMPNN" in ref
+
+
+def _final_test(run_dir: pathlib.Path, best: float, seed: float) -> None:
+    """Stores a run's final test as search/final_test.py does: the seed and the best."""
+    from spark_jax.search.rundb import RunDB
+
+    def entry(role, ood):
+        return dict(roles=[role], ok=True, evaluation=dict(ood_score=ood))
+
+    with RunDB.open(run_dir / "run.db") as db:
+        programs = {"p-best": entry("best", best), "p-seed": entry("seed", seed)}
+        db.set_meta("final_test", dict(selection_source="ood_val", programs=programs))
+
+
+def test_selected_on_validation_reported_on_test(tmp_path):
+    members = {("spark", 0): [0.9], ("spark", 1): [0.8], ("fixed-act-sar", 0): [0.5]}
+    members[("fixed-act-sar", 1)] = [0.45]
+    out = serve_fixtures.make_comparison(tmp_path / "cmp", members)
+    tests = {("spark", 0): 0.70, ("spark", 1): 0.60, ("fixed-act-sar", 0): 0.50}
+    tests[("fixed-act-sar", 1)] = 0.40
+    for (method, seed), best in tests.items():
+        _final_test(out / method / f"seed-{seed}", best, 0.30)
+    plan = ComparePlan.from_dict(json.loads((out / PLAN_FILE).read_text()))
+    md = tables.write_compare_report(out, plan).read_text()
+    rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith("| `")}
+    # Selection score (validation) beside the test score of the same best candidate.
+    assert "| 2 | 85.00 ± 7.07 | 65.00 ± 7.07 |" in rows["| `spark` (Full SPARK)"]
+    assert "| 4 | 40.00 ± 0.00 | 30.00 ± 0.00 |" in rows["| `seed` (seed program, no search)"]
+    section = md.split("## Methods against `spark`")[1].split("\n## ")[0]
+    assert "Score: the test OOD % of each search seed's best evaluated candidate" in section
+    assert "| `fixed-act-sar` | 2 / 2 | exact sign-flip | -20.00 |" in section

@@ -231,7 +231,8 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     assert "| `command` | spark-jax search --seed 0 |" in md
     assert "| `budget.evaluated` | 6 |" in md and "| `versions.jax` | 0.10.0 |" in md
     assert "Attempts (every proposal" in md and ": 12 (8 feasible, 3 infeasible, 1 editor" in md
-    assert "status ok; the budget): 6 (1 evaluation errors, 1 feasible not evaluated" in md
+    assert "the budget's count): 7 (6 scored, 1 evaluation errors or NaN" in md
+    assert "1 feasible not evaluated" in md
     assert "Valid rate (feasible / attempts): 0.667." in md
     assert (
         "Entanglement rate (entangled or scaffold, tag breaks included / attempts): "
@@ -351,10 +352,10 @@ def test_zero_feasible_proposals(tmp_path: pathlib.Path):
         _proposal(db, 1, "failed", seed_id, calls=[records.call("sar", ok=False)])
     paths = report.write_report(tmp_path)
     md = paths.report.read_text()
-    assert ": 2 (0 feasible, 1 infeasible, 1 editor failures)" in md
+    assert ": 2 (0 feasible, 1 infeasible, 1 editor failures, 0 duplicates" in md
     assert "Valid rate (feasible / attempts): 0.000." in md
     assert "tag breaks included / attempts): 0.500 (1 of 2)." in md
-    assert "status ok; the budget): 0 (" in md
+    assert "the budget's count): 0 (0 scored" in md
     assert "no candidate was evaluated" in md
     assert "| syntax | SyntaxError | 1 |" in md and "| editor | failed | 1 |" in md
     _check_pngs(paths, tmp_path)

@@ -273,11 +273,11 @@ def test_comparison_rows_and_bands_are_the_reports(compared, tmp_path):
     plan = compare.ComparePlan.from_dict(json.loads((copy / compare.PLAN_FILE).read_text()))
     report = compare.write_compare_report(copy, plan).read_text()
     spark_row = (
-        "| `spark` (Full SPARK) | 2 | 65.00 ± 7.07 | 2.5 ± 0.7 | 2.0 ± 0.0 | 1 (2/2 reached) |"
+        "| `spark` (Full SPARK) | 2 | 65.00 ± 7.07 | — | 2.5 ± 0.7 | 2.0 ± 0.0 | 1 (2/2 reached) |"
     )
     assert spark_row in report
     fixed_row = (
-        "| `fixed-act-sar` (Fixed-ACT SAR) | 1 | 45.00 | 2.0 | 1.0 | 1 (1/1 reached) | 1.00x |"
+        "| `fixed-act-sar` (Fixed-ACT SAR) | 1 | 45.00 | — | 2.0 | 1.0 | 1 (1/1 reached) | 1.00x |"
     )
     assert fixed_row in report
 

@@ -30,7 +30,8 @@ from spark_jax.compare.plots import Band, band
 from spark_jax.compare.runner import ComparePlan, run_dir_of
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
-from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
+from spark_jax.report.accounting import RunAccounting, best_within, find_meta, read_meta, summarize
+from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
 from spark_jax.search.queries import RunQueries
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import labels
@@ -70,19 +71,44 @@ class RunFigures:
     llm_calls: int
     tokens: int
     machine: str = ""  # where it ran ('' when the run predates the record)
+    # The run's best evaluated candidate scored on the official test set after the search
+    # (`fitness.source: ood_val`; None under `ood_test`, where selection scored the test set).
+    test_best: float | None = None
+    test_seed: float | None = None  # the seed program on the same test set
+    selection: str = ""  # the run's fitness source ('' when not recorded)
+
+
+def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None:
+    """Test OOD of the final program with `role` ('best', 'seed') from run_meta's
+    `final_test`; None when the run scored none."""
+    for entry in ((final_test or {}).get("programs") or {}).values():
+        if role in entry.get("roles", ()) and entry.get("ok") and entry.get("evaluation"):
+            return entry["evaluation"].get("ood_score")
+    return None
 
 
 def run_figures(
-    method: str, seed: int, db: RunQueries, meta: Mapping[str, Any], created_at: float | None
+    method: str,
+    seed: int,
+    db: RunQueries,
+    meta: Mapping[str, Any],
+    created_at: float | None,
+    final_test: Mapping[str, Any] | None = None,
 ) -> RunFigures:
-    """The figures of one run from its open database (any reader) and flattened metadata."""
+    """The figures of one run from its open database (any reader), flattened metadata and
+    the raw `final_test` record."""
     acc = summarize(db, meta, created_at)
     calls = db.llm_calls()
     editor = str(find_meta(meta, "editor.kind") or find_meta(meta, "kind") or "?")
     tokens = sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls)
     n_llm = sum(1 for c in calls if c["is_llm"])
     machine = str(find_meta(meta, "machine") or "")
-    return RunFigures(method, seed, acc, editor, n_llm, tokens, machine)
+    return RunFigures(
+        method, seed, acc, editor, n_llm, tokens, machine,
+        test_best=_final_test(final_test, "best"),
+        test_seed=_final_test(final_test, "seed"),
+        selection=str((final_test or {}).get("selection_source") or ""),
+    )  # fmt: skip
 
 
 def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
@@ -94,7 +120,8 @@ def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
             continue
         with RunDB.open(path) as db:
             meta, created = read_meta(db)
-            figures.append(run_figures(method.name, seed, db, meta, created))
+            final_test = db.get_meta(FINAL_TEST_KEY)
+            figures.append(run_figures(method.name, seed, db, meta, created, final_test))
     return figures
 
 
@@ -170,7 +197,10 @@ class MethodRow:
     """One method's row of the comparison table (percent where the report shows percent).
 
     Attributes:
-      best_ood_pct: best evaluated candidate at budget, seed excluded, over the runs.
+      best_ood_pct: best at budget B (the run's selection score: validation under ood_val),
+        seed excluded, over the runs.
+      test_best_pct: the run's best evaluated candidate scored on the test set after the
+        search (ood_val runs only).
       attempts, evaluated: proposal attempts and evaluated candidates (counted toward the
         budget) per run.
       to_threshold: median evaluated candidates to reach the threshold over the runs that
@@ -182,6 +212,7 @@ class MethodRow:
     method: Method
     runs: int
     best_ood_pct: Spread
+    test_best_pct: Spread
     attempts: Spread
     evaluated: Spread
     evaluated_total: int
@@ -201,8 +232,17 @@ class MethodRow:
         return self.editors == ("offline",)
 
 
+def best_at_budget(acc: RunAccounting, budget: int | None) -> float | None:
+    """Best at budget B (the best of the run's first B evaluated candidates, the seed
+    excluded); the run's best evaluated candidate when no budget is given."""
+    return best_candidate_ood(acc) if budget is None else best_within(acc, budget)
+
+
 def method_rows(
-    methods: Sequence[Method], grouped: Mapping[str, Sequence[RunFigures]], threshold: float | None
+    methods: Sequence[Method],
+    grouped: Mapping[str, Sequence[RunFigures]],
+    threshold: float | None,
+    budget: int | None = None,
 ) -> list[MethodRow]:
     """The table's rows, one per method in order (the first is the reference of ratios)."""
     rows: list[MethodRow] = []
@@ -215,14 +255,15 @@ def method_rows(
         median = statistics.median(reached) if reached else None
         if i == 0:
             reference_median = median
-        evaluated = sum(a.evaluated for a in accs)
+        evaluated = sum(a.evaluated_budget for a in accs)
         rows.append(
             MethodRow(
                 method=m,
                 runs=len(runs),
-                best_ood_pct=spread([best_candidate_ood(a) for a in accs], 100.0),
+                best_ood_pct=spread([best_at_budget(a, budget) for a in accs], 100.0),
+                test_best_pct=spread([r.test_best for r in runs], 100.0),
                 attempts=spread([float(a.attempts) for a in accs]),
-                evaluated=spread([float(a.evaluated) for a in accs]),
+                evaluated=spread([float(a.evaluated_budget) for a in accs]),
                 evaluated_total=evaluated,
                 to_threshold=median,
                 reached=len(reached),
@@ -245,11 +286,12 @@ def _opt(value: float | None, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
 
-def _method_table(methods, grouped, threshold) -> list[str]:
+def _method_table(methods, grouped, threshold, budget) -> list[str]:
     head = [
         "method (paper name)",
         "runs",
-        "best evaluated candidate OOD % (seed excluded)",
+        f"best at budget B={budget}: selection OOD % (seed excluded)",
+        "best candidate: test OOD %",
         "attempts",
         "evaluated",
         f"evaluated to reach {100 * threshold:.2f}%" if threshold is not None else "to threshold",
@@ -262,7 +304,7 @@ def _method_table(methods, grouped, threshold) -> list[str]:
         "device h",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in method_rows(methods, grouped, threshold):
+    for r in method_rows(methods, grouped, threshold, budget):
         reach = f"{_opt(r.to_threshold, 'g')} ({r.reached}/{r.runs} reached)" if r.runs else "—"
         label = (
             f"; {OFFLINE_LABEL}" if r.offline and r.method.operator.get("mode") in BASELINES else ""
@@ -271,6 +313,7 @@ def _method_table(methods, grouped, threshold) -> list[str]:
             f"`{r.method.name}` ({r.method.paper_name}{label})",
             str(r.runs),
             r.best_ood_pct.text(),
+            r.test_best_pct.text(),
             r.attempts.text(1),
             r.evaluated.text(1),
             reach,
@@ -284,21 +327,34 @@ def _method_table(methods, grouped, threshold) -> list[str]:
         ]
         lines.append("| " + " | ".join(row) + " |")
     seeds = spread([seed_ood(r.acc) for runs in grouped.values() for r in runs], 100.0)
-    cells = ["`seed` (seed program, no search)", str(seeds.n), seeds.text(), "—", "—"]
+    tests = spread([r.test_seed for runs in grouped.values() for r in runs], 100.0)
+    cells = ["`seed` (seed program, no search)", str(seeds.n), seeds.text(), tests.text(), "—", "—"]
     lines.append("| " + " | ".join(cells + ["—"] * (len(head) - len(cells))) + " |")
     return lines
 
 
-def _verdicts(methods, grouped) -> list[str]:
+def _verdicts(methods, grouped, budget) -> list[str]:
+    """Every method against the first: on the test score of each run's best candidate when
+    every run has one (selected on validation, reported on test), else on best at budget."""
+    runs = [r for m in methods for r in grouped.get(m.name, [])]
+    on_test = bool(runs) and all(r.test_best is not None for r in runs)
+
+    def score(r: RunFigures) -> float | None:
+        return r.test_best if on_test else best_at_budget(r.acc, budget)
+
     scores = {
-        m.name: {
-            r.seed: 100.0 * best_candidate_ood(r.acc)
-            for r in grouped.get(m.name, [])
-            if best_candidate_ood(r.acc) is not None
-        }
+        m.name: {r.seed: 100.0 * score(r) for r in grouped.get(m.name, []) if score(r) is not None}
         for m in methods
     }
-    return verdicts.verdict_lines([m.name for m in methods], scores)
+    label = (
+        "the test OOD % of each search seed's best evaluated candidate (selected on the "
+        "validation set, scored on the test set after the search; the seed program excluded)"
+        if on_test
+        else f"best at budget B={budget} of each search seed, OOD % on the set the search "
+        "selected with (the seed program excluded; a run selected on the test set carries "
+        "the winner's curse)"
+    )
+    return verdicts.verdict_lines([m.name for m in methods], scores, score_label=label)
 
 
 def _reference_rows(task: str, preset: str) -> list[str]:
@@ -372,18 +428,22 @@ def write_compare_report(
         "",
         "## Methods at the same budget",
         "",
-        *_method_table(methods, grouped, threshold),
+        *_method_table(methods, grouped, threshold, plan.budget),
         "",
-        "Cells: mean ± sample std over search seeds. Best at budget: each run's best "
-        "evaluated candidate, the seed program excluded (it is the row `seed`, one "
-        "evaluation per run); attempts: every proposal; evaluated: the candidates counted "
-        "toward the budget. Entanglement rate: share of attempts whose edit mixed both "
+        "Cells: mean ± sample std over search seeds. Best at budget B: the best of each run's "
+        "first B evaluated candidates on the score the search selected with (the validation "
+        "set under `ood_val`), the seed program excluded (it is the row `seed`, one "
+        "evaluation per run); best candidate: test OOD %: the run's best evaluated candidate "
+        "(over all its attempts) scored once on the test set after the search (`ood_val` "
+        "runs only); attempts: every proposal, the same cap for every method; evaluated: the "
+        "candidates counted toward the budget (feasible and entered training, failed "
+        "trainings included; duplicates are not retrained and not counted). Entanglement rate: share of attempts whose edit mixed both "
         "factors or touched the scaffolding (broken tag lines included). Device hours: the "
         "runs' evaluations (compile + train).",
         "",
         f"## Methods against `{methods[0].name if methods else '?'}`",
         "",
-        *_verdicts(methods, grouped),
+        *_verdicts(methods, grouped, plan.budget),
         "",
         *(f"![{name}](plots/{name})" for name in PLOT_FILES),
         "",

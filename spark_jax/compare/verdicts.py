@@ -21,6 +21,8 @@ def verdict_lines(
     names: Sequence[str],
     scores: Mapping[str, Mapping[int, float]],
     alpha: float = significance.DEFAULT_ALPHA,
+    score_label: str = "the best evaluated candidate of each search seed (the seed program "
+    "excluded), OOD %",
 ) -> list[str]:
     """Markdown: each of `names[1:]` against `names[0]`.
 
@@ -29,6 +31,7 @@ def verdict_lines(
       scores: method -> search seed -> best evaluated candidate's OOD (%), for the runs that
         evaluated a candidate.
       alpha: family-wise error rate over the methods' tests.
+      score_label: what the scores are, for the table's note.
     """
     if len(names) < 2:
         return ["One method only: nothing to compare."]
@@ -66,8 +69,7 @@ def verdict_lines(
     floor = significance.floor_note(tests, alpha)
     return lines + [
         "",
-        f"- Score: the best evaluated candidate of each search seed (the seed program "
-        f"excluded), OOD %. Fewer than 2 search seeds on either side: "
+        f"- Score: {score_label}. Fewer than 2 search seeds on either side: "
         f"`{significance.CANNOT_TELL}`; up to {significance.EXACT_MAX_N} an exact "
         "permutation test (sign flips when both ran the same search seeds), Welch's t "
         f"beyond; Holm-Bonferroni over the {sum(t.tested for t in tests)} test(s) at "

@@ -163,10 +163,12 @@ def _markdown(
         )
     lines += [
         f"- Attempts (every proposal; the paper's *Cand.*): {acc.attempts} "
-        f"({acc.feasible} feasible, {acc.infeasible} infeasible, {acc.failed} editor failures).",
-        f"- Evaluated candidates (feasible and trained, status ok; the budget): {acc.evaluated}"
-        f" ({acc.eval_errors} evaluation errors, {acc.not_evaluated} feasible not evaluated; "
-        "the seed's baseline evaluation is not counted).",
+        f"({acc.feasible} feasible, {acc.infeasible} infeasible, {acc.failed} editor failures, "
+        f"{acc.duplicates} duplicates: repeats of a trained program, not retrained).",
+        f"- Evaluated candidates (feasible and entered training: the budget's count): "
+        f"{acc.evaluated_budget} ({acc.evaluated} scored, {acc.eval_errors} evaluation errors "
+        f"or NaN, counted all the same; {acc.not_evaluated} feasible not evaluated; the seed's "
+        "baseline evaluation is not counted).",
         f"- Valid rate (feasible / attempts): {_fmt(acc.valid_rate, 3)}.",
         f"- Entanglement rate (entangled or scaffold, tag breaks included / attempts): "
         f"{_fmt(acc.entanglement_rate, 3)} ({acc.entangled} of {acc.attempts}).",

@@ -175,7 +175,7 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
         "runs_with_db": len(figures),
         "expected": len(members),
         "status": _status(members),
-        "rows": [_row(r) for r in tables.method_rows(methods, grouped, used)],
+        "rows": [_row(r) for r in tables.method_rows(methods, grouped, used, plan.budget)],
         "members": members,
         "charts": {k: _chart(methods, grouped, c, s) for k, (c, s) in _CHARTS.items()},
     }
