@@ -8,7 +8,7 @@
 # the small text outputs to OUT/before/<name>/ and OUT/after/<name>/ (no .db, no XLA caches),
 # then runs scripts/trust_rules_table.py OUT (figures.csv and the README's generated table).
 # Environment: PYTHON (default: python3; must have spark-jax's dependencies installed).
-# CPU cost on a 2-core VM: about 1.5 hours per side (the two compares dominate).
+# CPU cost on a 2-core VM: roughly 30 to 60 minutes per side (the compares dominate).
 set -euo pipefail
 
 REPO=$(git rev-parse --show-toplevel)
