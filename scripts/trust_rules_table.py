@@ -136,68 +136,173 @@ def extract(out: pathlib.Path = DEFAULT_OUT) -> list[dict[str, str]]:
     # 1. One seed: cannot tell.
     s1b, s1a = _read(out, "before/stats-1seed/report.md"), _read(out, "after/stats-1seed/report.md")
     rule = "1 seed per side: `cannot tell`"
-    add(rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", _verdicts(s1b), _verdicts(s1a),
-        "tasks", "before/stats-1seed/report.md")
-    add(rule, "95% CI of the mean difference", _mean_ci(s1b)[1], _mean_ci(s1a)[1], "pp",
-        "before/stats-1seed/report.md")
+    add(
+        rule,
+        "mpnn vs official:triplet_gmpnn on bfs,dfs",
+        _verdicts(s1b),
+        _verdicts(s1a),
+        "tasks",
+        "before/stats-1seed/report.md",
+    )
+    add(
+        rule,
+        "95% CI of the mean difference",
+        _mean_ci(s1b)[1],
+        _mean_ci(s1a)[1],
+        "pp",
+        "before/stats-1seed/report.md",
+    )
 
     # 2. Two seeds: exact test + Holm.
-    s2b, s2a = _read(out, "before/stats-2seeds/report.md"), _read(out, "after/stats-2seeds/report.md")
+    s2b, s2a = (
+        _read(out, "before/stats-2seeds/report.md"),
+        _read(out, "after/stats-2seeds/report.md"),
+    )
     rule = "2 seeds: exact permutation test, Holm over tasks"
-    add(rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", _verdicts(s2b), _verdicts(s2a),
-        "tasks", "before/stats-2seeds/report.md")
-    add(rule, "per-task test", _task_tests(s2b), _task_tests(s2a), "",
-        "before/stats-2seeds/report.md")
-    add(rule, "95% CI of the mean difference ({} pp)".format(_mean_ci(s2a)[0]), _mean_ci(s2b)[1],
-        _mean_ci(s2a)[1], "pp", "before/stats-2seeds/report.md")
-    add(rule, "minimal detectable difference per task", _mdd(s2b), _mdd(s2a), "",
-        "before/stats-2seeds/report.md")
+    add(
+        rule,
+        "mpnn vs official:triplet_gmpnn on bfs,dfs",
+        _verdicts(s2b),
+        _verdicts(s2a),
+        "tasks",
+        "before/stats-2seeds/report.md",
+    )
+    add(
+        rule,
+        "per-task test",
+        _task_tests(s2b),
+        _task_tests(s2a),
+        "",
+        "before/stats-2seeds/report.md",
+    )
+    add(
+        rule,
+        "95% CI of the mean difference ({} pp)".format(_mean_ci(s2a)[0]),
+        _mean_ci(s2b)[1],
+        _mean_ci(s2a)[1],
+        "pp",
+        "before/stats-2seeds/report.md",
+    )
+    add(
+        rule,
+        "minimal detectable difference per task",
+        _mdd(s2b),
+        _mdd(s2a),
+        "",
+        "before/stats-2seeds/report.md",
+    )
 
     # 3. Benchmark of a finished run: seeds disjoint from the search's.
     bb, ba = _read(out, "before/bench-run/report.md"), _read(out, "after/bench-run/report.md")
     search_seeds = re.search(r"its search trained with seeds (\[[^\]]*\])", ba).group(1)
     rule = f"benchmark RUN_DIR: seeds disjoint from the search's {search_seeds}"
     sb, sa = _header_seeds(bb), _header_seeds(ba)
-    overlap = lambda s: sorted(_ints(s) & _ints(search_seeds)) or "none"  # noqa: E731
+
+    def overlap(seeds: str) -> str:
+        return str(sorted(_ints(seeds) & _ints(search_seeds)) or "none")
+
     add(rule, "training seeds", sb, sa, "seeds", "before/bench-run/report.md")
-    add(rule, "seeds shared with the search", str(overlap(sb)), str(overlap(sa)), "seeds",
-        "before/bench-run/report.md")
-    dfs = lambda t: _row(md_tables(t, "## OOD accuracy by task")[0], "program", "`run-dfs:best`")["dfs"]  # noqa: E731
-    add(rule, "dfs OOD of the run's best, mean ± std over 2 seeds", dfs(bb), dfs(ba), "%",
-        "before/bench-run/report.md")
+    add(
+        rule,
+        "seeds shared with the search",
+        str(overlap(sb)),
+        str(overlap(sa)),
+        "seeds",
+        "before/bench-run/report.md",
+    )
+
+    def dfs(report: str) -> str:
+        rows = md_tables(report, "## OOD accuracy by task")[0]
+        return _row(rows, "program", "`run-dfs:best`")["dfs"]
+
+    add(
+        rule,
+        "dfs OOD of the run's best, mean ± std over 2 seeds",
+        dfs(bb),
+        dfs(ba),
+        "%",
+        "before/bench-run/report.md",
+    )
     csv_b = _csv_rows(_read(out, "before/bench-run/results.csv"))
     shared = [r for r in csv_b if int(r["seed"]) in _ints(search_seeds)]
-    add(rule, "dfs OOD of the seed the search also trained with",
-        ", ".join(f"seed {r['seed']}: {_pct(r['ood_score'])}" for r in shared) or "none", "none",
-        "%", "before/bench-run/results.csv", "after/bench-run/results.csv")
+    add(
+        rule,
+        "dfs OOD of the seed the search also trained with",
+        ", ".join(f"seed {r['seed']}: {_pct(r['ood_score'])}" for r in shared) or "none",
+        "none",
+        "%",
+        "before/bench-run/results.csv",
+        "after/bench-run/results.csv",
+    )
 
     # 4. Classify selects on a validation split.
     cb, ca = _read(out, "before/classify-bc/report.md"), _read(out, "after/classify-bc/report.md")
-    yb, ya = _read(out, "before/classify-bc/config.yaml"), _read(out, "after/classify-bc/config.yaml")
+    yb, ya = (
+        _read(out, "before/classify-bc/config.yaml"),
+        _read(out, "after/classify-bc/config.yaml"),
+    )
     rule = "classify (breast_cancer): selection on a validation split"
-    add(rule, "fitness.source", _yaml_value(yb, "source"), _yaml_value(ya, "source"), "",
-        "before/classify-bc/config.yaml")
+    add(
+        rule,
+        "fitness.source",
+        _yaml_value(yb, "source"),
+        _yaml_value(ya, "source"),
+        "",
+        "before/classify-bc/config.yaml",
+    )
     nb = re.search(r"n_test=(\d+)", cb).group(1)
     na = re.search(r"n_val=(\d+)", ca).group(1)
-    add(rule, "split the search selected on", f"test ({nb} examples)",
-        f"validation ({na} examples)", "", "before/classify-bc/report.md")
+    add(
+        rule,
+        "split the search selected on",
+        f"test ({nb} examples)",
+        f"validation ({na} examples)",
+        "",
+        "before/classify-bc/report.md",
+    )
     best_b, best_a = _family_best(cb), _family_best(ca)
-    add(rule, "best program: score it was selected with", best_b["accuracy (%)"],
-        best_a["validation accuracy (%)"], "%", "before/classify-bc/report.md")
-    add(rule, "best program: test accuracy reported", best_b["accuracy (%)"],
-        best_a["test accuracy (%)"], "%", "before/classify-bc/report.md")
+    add(
+        rule,
+        "best program: score it was selected with",
+        best_b["accuracy (%)"],
+        best_a["validation accuracy (%)"],
+        "%",
+        "before/classify-bc/report.md",
+    )
+    add(
+        rule,
+        "best program: test accuracy reported",
+        best_b["accuracy (%)"],
+        best_a["test accuracy (%)"],
+        "%",
+        "before/classify-bc/report.md",
+    )
 
     # 5-6, 8. Scripted budget/duplicate scenario.
     db = _figures(_read(out, "before/dup-demo/output.txt"))
     da = _figures(_read(out, "after/dup-demo/output.txt"))
     src = "before/dup-demo/output.txt"
     rule = "budget counts failed trainings (scripted, B=3, first child NaN)"
-    add(rule, "attempts until B is reached", db["nan_attempts"], da["nan_attempts"], "attempts", src)
-    add(rule, "distinct candidates trained", db["nan_distinct_candidates_trained"],
-        da["nan_distinct_candidates_trained"], "programs", src)
+    add(
+        rule, "attempts until B is reached", db["nan_attempts"], da["nan_attempts"], "attempts", src
+    )
+    add(
+        rule,
+        "distinct candidates trained",
+        db["nan_distinct_candidates_trained"],
+        da["nan_distinct_candidates_trained"],
+        "programs",
+        src,
+    )
     rule = "duplicates not retrained (scripted: `a` proposed twice, the seed once)"
-    add(rule, "proposals recorded as `duplicate`", db["dup_recorded"], da["dup_recorded"],
-        "proposals", src)
+    add(
+        rule,
+        "proposals recorded as `duplicate`",
+        db["dup_recorded"],
+        da["dup_recorded"],
+        "proposals",
+        src,
+    )
     add(rule, "trainings of program `a`", db["a_trainings"], da["a_trainings"], "trainings", src)
     rule = f"best at budget excludes the seed (scripted, seed scores {da['seed_score']})"
     add(rule, "best candidate's score", db["best_candidate"], da["best_candidate"], "score", src)
@@ -207,32 +312,51 @@ def extract(out: pathlib.Path = DEFAULT_OUT) -> list[dict[str, str]]:
     rb, ra = _summary(ub), _summary(ua)
     rule = "compare: equal attempts (`--budget 2 --max-attempts 5`)"
     for method in ("spark", "openevolve"):
-        add(rule, f"{method}: attempts / trainings", f"{rb[method]['attempts']} / "
-            f"{rb[method]['evaluated(entered training)']}", f"{ra[method]['attempts']} / "
-            f"{ra[method]['evaluated(entered training)']}", "count", "before/budget/summary.txt")
+        add(
+            rule,
+            f"{method}: attempts / trainings",
+            f"{rb[method]['attempts']} / {rb[method]['evaluated(entered training)']}",
+            f"{ra[method]['attempts']} / {ra[method]['evaluated(entered training)']}",
+            "count",
+            "before/budget/summary.txt",
+        )
     cmp_b, cmp_a = _read(out, "before/budget/report.md"), _read(out, "after/budget/report.md")
     oe = "`openevolve` (OpenEvolve; offline analogue, not an LLM result)"
     heading = "## Methods at the same budget"
-    add("OpenEvolve diffs applied as OpenEvolve does (offline analogue)",
-        "openevolve valid rate", _report_table_row(cmp_b, heading, oe)["valid rate"],
-        _report_table_row(cmp_a, heading, oe)["valid rate"], "fraction",
-        "before/budget/report.md")
+    add(
+        "OpenEvolve diffs applied as OpenEvolve does (offline analogue)",
+        "openevolve valid rate",
+        _report_table_row(cmp_b, heading, oe)["valid rate"],
+        _report_table_row(cmp_a, heading, oe)["valid rate"],
+        "fraction",
+        "before/budget/report.md",
+    )
 
     # Baseline prompts without SPARK vocabulary.
     vb = _read(out, "before/vocab/output.txt")
     va = _read(out, "after/vocab/output.txt")
     pat = r"(\d+ of \d+) distinct baseline prompts carry"
-    add("baseline prompts without SPARK vocabulary",
+    add(
+        "baseline prompts without SPARK vocabulary",
         "prompts carrying `factor-scoped` / `an OPERATOR edit` / `an ACTION edit` / `FACTOR:`",
-        re.search(pat, vb).group(1), re.search(pat, va).group(1), "prompts",
-        "before/vocab/output.txt")
+        re.search(pat, vb).group(1),
+        re.search(pat, va).group(1),
+        "prompts",
+        "before/vocab/output.txt",
+    )
 
     # Reference rows labelled with their source.
     ref_sec = s1b.split("## Paper reference rows", 1)[1].strip().splitlines()[0]
     ref_b = "no source column; " + re.search(r"^([^;]*\))", ref_sec).group(1)
     clrs = _row(md_tables(s1a, "## Paper reference rows")[0], "paper row", "CLRS (OOD %)")
-    add("reference rows labelled with their true source", "source of the CLRS row", ref_b,
-        f"{clrs['source']}; comparable: {clrs['comparable']}", "", "before/stats-1seed/report.md")
+    add(
+        "reference rows labelled with their true source",
+        "source of the CLRS row",
+        ref_b,
+        f"{clrs['source']}; comparable: {clrs['comparable']}",
+        "",
+        "before/stats-1seed/report.md",
+    )
     return rows
 
 
