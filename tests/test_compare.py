@@ -205,11 +205,13 @@ def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
 def test_done_when_comparison_of_every_baseline(tmp_path):
     # The issue's command, `spark-jax compare --methods spark,openevolve,evoprompting,funsearch,eoh
     # --seeds 2 --preset tiny --budget 4` (ten offline searches), killed with kill -9 once the
-    # first search has finished, then re-run to the end.
+    # first search has finished, then re-run to the end. Since issue 24 the budget no longer
+    # stops a run (every method runs the same attempt cap): `--max-attempts 4` keeps the runs
+    # as long as the budget of 4 (seed included) made them, instead of the config's 12.
     out = tmp_path / "cmp"
     methods = "spark,openevolve,evoprompting,funsearch,eoh"
     first = run_dir_of(out, compare.METHODS["spark"], 0)
-    proc = _compare(out, methods, seeds=2, budget=4, cap=None, base=False)
+    proc = _compare(out, methods, seeds=2, budget=4, cap=4, base=False)
     while proc.poll() is None and run_status(first) != "finished":
         time.sleep(1)
     assert proc.poll() is None, proc.communicate()[1][-3000:]
@@ -217,7 +219,7 @@ def test_done_when_comparison_of_every_baseline(tmp_path):
     proc.wait()
     with RunDB.open(first / "run.db") as db:
         finished_at = db.get_meta("finished_at")
-    rerun = _compare(out, methods, seeds=2, budget=4, cap=None, base=False)
+    rerun = _compare(out, methods, seeds=2, budget=4, cap=4, base=False)
     _, err = rerun.communicate(timeout=7200)
     assert rerun.returncode == 0, err[-3000:]
     assert "spark seed 0: finished earlier, kept" in err
