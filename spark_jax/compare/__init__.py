@@ -2,7 +2,8 @@
 
   methods  the named methods (the paper's ablations and scope-control baselines, Ours-1it)
   runner   the plan, one run directory per (method, seed), run or resumed as child searches
-  tables   the comparison report from the runs' databases: per-method table, seed row
+  figures  each run's figures from its database (accounting, editor, calls, final test scores)
+  tables   the comparison report from the runs' figures: per-method table, seed row
   verdicts every method against the first (report.significance: cannot tell, Holm)
   plots    the band plots (best-so-far vs evaluated, valid rate vs attempt)
 

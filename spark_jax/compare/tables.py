@@ -25,15 +25,13 @@ from typing import Any, Mapping, Sequence
 
 from spark_jax.compare import entanglement, verdicts
 from spark_jax.compare import plots as plots_lib
+from spark_jax.compare.figures import RunFigures, by_method, collect, run_figures
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.compare.plots import Band, band
-from spark_jax.compare.runner import ComparePlan, run_dir_of
+from spark_jax.compare.runner import ComparePlan
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
-from spark_jax.report.accounting import RunAccounting, best_within, find_meta, read_meta, summarize
-from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
-from spark_jax.search.queries import RunQueries
-from spark_jax.search.rundb import RunDB
+from spark_jax.report.accounting import RunAccounting, best_within
 from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
@@ -58,79 +56,6 @@ __all__ = [
 PLOT_FILES = ("best_ood_vs_evaluated.png", "valid_rate_vs_attempt.png")
 # What a method's row says when its runs used the offline (rule-based) editor.
 OFFLINE_LABEL = "offline analogue, not an LLM result"
-
-
-@dataclasses.dataclass(frozen=True)
-class RunFigures:
-    """One finished search of a comparison."""
-
-    method: str
-    seed: int
-    acc: RunAccounting
-    editor: str
-    llm_calls: int
-    tokens: int
-    machine: str = ""  # where it ran ('' when the run predates the record)
-    # The run's best evaluated candidate scored on the official test set after the search
-    # (`fitness.source: ood_val`; None under `ood_test`, where selection scored the test set).
-    test_best: float | None = None
-    test_seed: float | None = None  # the seed program on the same test set
-    selection: str = ""  # the run's fitness source ('' when not recorded)
-
-
-def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None:
-    """Test OOD of the final program with `role` ('best', 'seed') from run_meta's
-    `final_test`; None when the run scored none."""
-    for entry in ((final_test or {}).get("programs") or {}).values():
-        if role in entry.get("roles", ()) and entry.get("ok") and entry.get("evaluation"):
-            return entry["evaluation"].get("ood_score")
-    return None
-
-
-def run_figures(
-    method: str,
-    seed: int,
-    db: RunQueries,
-    meta: Mapping[str, Any],
-    created_at: float | None,
-    final_test: Mapping[str, Any] | None = None,
-) -> RunFigures:
-    """The figures of one run from its open database (any reader), flattened metadata and
-    the raw `final_test` record."""
-    acc = summarize(db, meta, created_at)
-    calls = db.llm_calls()
-    editor = str(find_meta(meta, "editor.kind") or find_meta(meta, "kind") or "?")
-    tokens = sum((c["prompt_tokens"] or 0) + (c["completion_tokens"] or 0) for c in calls)
-    n_llm = sum(1 for c in calls if c["is_llm"])
-    machine = str(find_meta(meta, "machine") or "")
-    return RunFigures(
-        method, seed, acc, editor, n_llm, tokens, machine,
-        test_best=_final_test(final_test, "best"),
-        test_seed=_final_test(final_test, "seed"),
-        selection=str((final_test or {}).get("selection_source") or ""),
-    )  # fmt: skip
-
-
-def collect(out: pathlib.Path, plan: ComparePlan) -> list[RunFigures]:
-    """The figures of every run of `plan` that has a database (finished or not)."""
-    figures = []
-    for method, seed in plan.runs():
-        path = run_dir_of(out, method, seed) / "run.db"
-        if not path.is_file():
-            continue
-        with RunDB.open(path) as db:
-            meta, created = read_meta(db)
-            final_test = db.get_meta(FINAL_TEST_KEY)
-            figures.append(run_figures(method.name, seed, db, meta, created, final_test))
-    return figures
-
-
-def by_method(figures: Sequence[RunFigures]) -> dict[str, list[RunFigures]]:
-    """The runs grouped by method name, in the order given."""
-    out: dict[str, list[RunFigures]] = {}
-    for r in figures:
-        out.setdefault(r.method, []).append(r)
-    return out
 
 
 @dataclasses.dataclass(frozen=True)
