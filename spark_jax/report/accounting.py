@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from spark_jax.operator.step import Proposal
 from spark_jax.search.budget import DUPLICATE
+from spark_jax.search.budget import better_evaluation as _better
 from spark_jax.search.rundb import RunDB
 
 __all__ = [
@@ -87,15 +88,6 @@ class RunAccounting:
     duplicates: int = 0
     evaluated_budget: int = 0
     best_at_budget: float | None = None
-
-
-def _better(e: Mapping[str, Any], inc: Mapping[str, Any] | None) -> bool:
-    """Higher OOD wins; equal OOD: lower MACs (the archive's tie-break)."""
-    if inc is None:
-        return True
-    if e["ood_score"] != inc["ood_score"]:
-        return e["ood_score"] > inc["ood_score"]
-    return e["macs"] is not None and (inc["macs"] is None or e["macs"] < inc["macs"])
 
 
 def is_scored(e: Mapping[str, Any]) -> bool:

@@ -17,10 +17,11 @@ The run database counts (`RunQueries.evaluated_count`, `entered_training`,
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Mapping
 
 from spark_jax.operator.step import Proposal
 
-__all__ = ["DUPLICATE", "as_duplicate", "is_duplicate"]
+__all__ = ["DUPLICATE", "as_duplicate", "better_evaluation", "is_duplicate"]
 
 DUPLICATE = "duplicate"  # failure stage and type of a proposal that repeats a trained program
 
@@ -40,3 +41,14 @@ def as_duplicate(proposal: Proposal, twin_id: str) -> Proposal:
 def is_duplicate(proposal: Proposal) -> bool:
     """Whether a recorded proposal is a duplicate (not an editor or feasibility failure)."""
     return proposal.failure_type == DUPLICATE
+
+
+def better_evaluation(e: Mapping[str, Any], best: Mapping[str, Any] | None) -> bool:
+    """Whether evaluation record `e` beats `best` (None: nothing yet): higher OOD wins; equal
+    OOD: fewer MACs (a record without MACs never wins a tie); else the earlier record stays.
+    The one rule for best at budget, the report's incumbent and the final programs."""
+    if best is None:
+        return True
+    if e["ood_score"] != best["ood_score"]:
+        return e["ood_score"] > best["ood_score"]
+    return e["macs"] is not None and (best["macs"] is None or e["macs"] < best["macs"])

@@ -11,26 +11,18 @@ by program id, so a resumed or re-run finish scores only what is missing.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from typing import Any
 
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob
 from spark_jax.search import family_setup
 from spark_jax.search.archive import Candidate
+from spark_jax.search.budget import better_evaluation
 from spark_jax.search.rundb import RunDB
 
 __all__ = ["META_KEY", "final_programs", "score_final_programs"]
 
 META_KEY = "final_test"
-
-
-def _better(e: Mapping[str, Any], best: Mapping[str, Any] | None) -> bool:
-    """Higher (mean) OOD wins; equal: lower MACs; else the earlier record (the report's rule)."""
-    if best is None:
-        return True
-    if e["ood_score"] != best["ood_score"]:
-        return e["ood_score"] > best["ood_score"]
-    return e["macs"] is not None and (best["macs"] is None or e["macs"] < best["macs"])
 
 
 def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[str]]:
@@ -39,7 +31,7 @@ def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[
     seed = next((e for e in scored if e["proposal_attempt"] is None), None)
     best = None
     for e in scored:
-        if e["proposal_attempt"] is not None and _better(e, best):
+        if e["proposal_attempt"] is not None and better_evaluation(e, best):
             best = e
     roles: dict[str, list[str]] = {}
     for e, role in ((seed, "seed"), (best, "best")):

@@ -13,6 +13,7 @@ from spark_jax.evaluation.executors import EvalResult
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
+from spark_jax.search import budget
 from spark_jax.search.schema import RunDBError, program_sha256
 
 __all__ = ["CALL_FIELDS", "PROPOSAL_COLUMNS", "RunQueries"]
@@ -117,15 +118,12 @@ class RunQueries:
             () if within is None else (within,),
         )
         best = None
-        for r in rows:
+        for r in map(dict, rows):
             score = r["ood_score"]
             if r["status"] != "ok" or score is None or math.isnan(score):
                 continue
-            macs = math.inf if r["macs"] is None else r["macs"]
-            if best is None or (score, -macs) > (best["ood_score"], -best["_macs"]):
-                best = {**dict(r), "_macs": macs}
-        if best is not None:
-            del best["_macs"]
+            if budget.better_evaluation(r, best):
+                best = r
         return best
 
     def pending_evaluations(self) -> list[Proposal]:
