@@ -1,0 +1,76 @@
+"""The report of a proposal-only comparison (`compare --proposal-only`): the reliability
+table (`report.reliability`) of every method's recorded attempts, and Fisher's exact test of
+SPARK's valid rate against OpenEvolve's. Nothing trained, so no score, budget or curve.
+
+`reliability_section` is deterministic in the run databases: a `--replay` of the recorded
+cassettes reproduces it byte for byte (`scripts/llm_reliability_table.py` pastes it into
+an experiment's README between `START` and `END`).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from spark_jax.compare.methods import resolve_methods
+from spark_jax.compare.runner import ComparePlan, run_dir_of
+from spark_jax.report import reliability
+from spark_jax.search.rundb import RunDB
+from spark_jax.util.files import write_atomic
+
+__all__ = ["END", "START", "reliability_section", "write_reliability_report"]
+
+START = "<!-- reliability-table:start (scripts/llm_reliability_table.py) -->"
+END = "<!-- reliability-table:end -->"
+TESTED = ("spark", "openevolve")  # Fisher's exact test: the paper's claim
+
+
+def _pool_line(out: pathlib.Path, plan: ComparePlan) -> str:
+    for m, s in plan.runs():
+        path = run_dir_of(out, m, s) / "run.db"
+        if path.is_file():
+            with RunDB.open(path) as db:
+                meta = db.get_meta("proposal_only")
+            if meta:
+                names = ", ".join(f"{p['name']} ({p['score']:.4f})" for p in meta["programs"])
+                return (
+                    f"Parents: the fixed pool `{pathlib.Path(meta['pool']).name}` (sha256 "
+                    f"{meta['pool_sha256'][:12]}), {meta['rule']}: {names}."
+                )
+    return "Parents: no run has started."
+
+
+def reliability_section(out: str | pathlib.Path, plan: ComparePlan) -> list[str]:
+    """The table, the test and what was run, as markdown lines (deterministic)."""
+    out = pathlib.Path(out)
+    methods = resolve_methods(list(plan.methods))
+    rows = {}
+    for m in methods:
+        paths = [run_dir_of(out, m, s) / "run.db" for s in plan.seeds]
+        rows[m.name] = reliability.collect(m.name, [p for p in paths if p.is_file()])
+    models = sorted({label for r in rows.values() for label in r.models})
+    base = plan.base
+    lines = [
+        START,
+        f"Proposal-only (nothing trained): task `{base.get('task', 'dfs')}`, preset "
+        f"`{base.get('preset', 'smoke')}`, search seeds {list(plan.seeds)}, up to "
+        f"{plan.max_attempts} attempts per run (a method's own cap where it has one).",
+        _pool_line(out, plan),
+        f"Editor: `{(base.get('editor') or {}).get('kind', 'offline')}`; models reported by "
+        f"the calls: {', '.join(models) or 'none (no LLM call)'}.",
+        "",
+        *reliability.table_lines(list(rows.values())),
+        "",
+        reliability.fisher_line(rows, *TESTED),
+        END,
+    ]
+    return lines
+
+
+def write_reliability_report(out: str | pathlib.Path, plan: ComparePlan) -> str:
+    """Writes OUT/report.md (the section under a title); returns its text."""
+    out = pathlib.Path(out)
+    text = "\n".join(
+        ["# Proposal-only comparison: reliability", "", *reliability_section(out, plan), ""]
+    )
+    write_atomic(out / "report.md", text)
+    return text
