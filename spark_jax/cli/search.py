@@ -126,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
+    if cfg.proposal_only is not None:  # nothing trained: the attempts are the result
+        print(f"run: {result.run_dir}\nproposal-only: {result.attempts} attempts recorded")
+        return EXIT_OK
     cand = result.best_candidate_ood  # best at budget: the seed is its own row
     verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
         "no candidate scored"
@@ -144,9 +147,6 @@ def run(args: argparse.Namespace) -> int:
         "verdict for the seed's spread)\n"
         f"best program (OOD {result.best_ood:.4f}): {result.best_path}"
     )
-    if cfg.proposal_only is not None:  # nothing trained: the attempts are the result
-        print("proposal-only: read the attempts with `spark-jax compare --proposal-only`")
-        return EXIT_OK
     tables.write_report(run_dir)
     print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
     return EXIT_OK

@@ -10,6 +10,7 @@ an experiment's README between `START` and `END`).
 from __future__ import annotations
 
 import pathlib
+from typing import Sequence
 
 from spark_jax.compare.methods import resolve_methods
 from spark_jax.compare.runner import ComparePlan, run_dir_of
@@ -39,38 +40,40 @@ def _pool_line(out: pathlib.Path, plan: ComparePlan) -> str:
     return "Parents: no run has started."
 
 
-def reliability_section(out: str | pathlib.Path, plan: ComparePlan) -> list[str]:
-    """The table, the test and what was run, as markdown lines (deterministic)."""
-    out = pathlib.Path(out)
-    methods = resolve_methods(list(plan.methods))
-    rows = {}
-    for m in methods:
-        paths = [run_dir_of(out, m, s) / "run.db" for s in plan.seeds]
-        rows[m.name] = reliability.collect(m.name, [p for p in paths if p.is_file()])
-    models = sorted({label for r in rows.values() for label in r.models})
-    base = plan.base
-    lines = [
+def reliability_section(parts: Sequence[tuple[str | pathlib.Path, ComparePlan]]) -> list[str]:
+    """The table, the test and what was run, as markdown lines (deterministic), over one or
+    more comparisons `(out, plan)` (e.g. methods run for different attempt counts)."""
+    rows, models, heads = {}, set(), []
+    for out, plan in parts:
+        out = pathlib.Path(out)
+        for m in resolve_methods(list(plan.methods)):
+            paths = [run_dir_of(out, m, s) / "run.db" for s in plan.seeds]
+            rows[m.name] = reliability.collect(m.name, [p for p in paths if p.is_file()])
+            models.update(rows[m.name].models)
+        base = plan.base
+        heads.append(
+            f"- {', '.join(f'`{m}`' for m in plan.methods)}: proposal-only (nothing trained), "
+            f"task `{base.get('task', 'dfs')}`, preset `{base.get('preset', 'smoke')}`, "
+            f"search seeds {list(plan.seeds)}, {plan.max_attempts} attempts per run, editor "
+            f"`{(base.get('editor') or {}).get('kind', 'offline')}`. {_pool_line(out, plan)}"
+        )
+    return [
         START,
-        f"Proposal-only (nothing trained): task `{base.get('task', 'dfs')}`, preset "
-        f"`{base.get('preset', 'smoke')}`, search seeds {list(plan.seeds)}, up to "
-        f"{plan.max_attempts} attempts per run (a method's own cap where it has one).",
-        _pool_line(out, plan),
-        f"Editor: `{(base.get('editor') or {}).get('kind', 'offline')}`; models reported by "
-        f"the calls: {', '.join(models) or 'none (no LLM call)'}.",
+        *heads,
+        f"- Models reported by the calls: {', '.join(sorted(models)) or 'none (no LLM call)'}.",
         "",
         *reliability.table_lines(list(rows.values())),
         "",
         reliability.fisher_line(rows, *TESTED),
         END,
     ]
-    return lines
 
 
 def write_reliability_report(out: str | pathlib.Path, plan: ComparePlan) -> str:
     """Writes OUT/report.md (the section under a title); returns its text."""
     out = pathlib.Path(out)
     text = "\n".join(
-        ["# Proposal-only comparison: reliability", "", *reliability_section(out, plan), ""]
+        ["# Proposal-only comparison: reliability", "", *reliability_section([(out, plan)]), ""]
     )
     write_atomic(out / "report.md", text)
     return text

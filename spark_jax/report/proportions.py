@@ -24,7 +24,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends (no rounding)
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return lo, hi
 
 
 @dataclasses.dataclass(frozen=True)
