@@ -52,14 +52,21 @@ both() {  # both OUT_ROOT [more flags]: the two comparisons at once
   return $rc
 }
 
+keep_unclear() {  # the agents' reasons a prompt was unclear, kept beside the results
+  mkdir -p results/llm-reliability/unclear
+  cp "$SPARK_LLM_QUEUE"/unclear/*.txt results/llm-reliability/unclear/ 2>/dev/null || true
+}
+
 case "${1:-}" in
   run)
     mkdir -p "$(dirname "$OUT")"
     both "$OUT"
     "$PY" scripts/llm_reliability_table.py --readme "$README" "$OUT/main" "$OUT/others"
+    keep_unclear
     ;;
   table)
     "$PY" scripts/llm_reliability_table.py --readme "$README" "$OUT/main" "$OUT/others"
+    keep_unclear
     ;;
   replay)
     tmp=$(mktemp -d)
