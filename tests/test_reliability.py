@@ -260,3 +260,16 @@ def test_proposal_only_compare_records_in_parallel_and_replays_the_same_table(tm
     assert not (tmp_path / "n").exists()
     again = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert again == report
+
+
+def test_proposal_only_flags_need_the_mode(tmp_path, capsys):
+    from spark_jax import cli
+
+    assert cli.main(["search", "--pool", str(tmp_path / "p.json")]) == 2
+    assert "--pool and --parallel-attempts need --proposal-only" in capsys.readouterr().err
+    assert cli.main(["search", "--proposal-only", "--run-dir", str(tmp_path / "r")]) == 2
+    assert "proposal_only.pool: the parent pool file is required" in capsys.readouterr().err
+    out = tmp_path / "cmp"
+    assert cli.main(["compare", "--proposal-only", "--out", str(out), "--max-attempts", "2"]) == 2
+    assert "--proposal-only needs a parent pool" in capsys.readouterr().err
+    assert not out.exists()  # nothing written
