@@ -15,13 +15,13 @@
 # first unrecorded attempt, and answers already in a cassette are not asked again.
 #
 # Environment: PY (python with spark-jax; default python), SPARK_LLM_QUEUE (default
-# ./llm-queue), OUT (default results/llm-reliability/runs), PARALLEL (prompts in flight per
+# ./llm-queue), OUT (default results/llm-reliability/record), PARALLEL (prompts in flight per
 # run, default 4: up to 2x4 + 3x4 = 20 pending prompts at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python}
 export SPARK_LLM_QUEUE=${SPARK_LLM_QUEUE:-$PWD/llm-queue}
-OUT=${OUT:-results/llm-reliability/runs}
+OUT=${OUT:-results/llm-reliability/record}
 PARALLEL=${PARALLEL:-4}
 CONFIG=results/llm-reliability/config.yaml
 POOL=results/llm-reliability/parents/pool.json
