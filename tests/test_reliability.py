@@ -5,6 +5,7 @@ with attempts in flight at once, then replayed with no model to the same table."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import math
@@ -25,6 +26,7 @@ from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBack
 from spark_jax.operator.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
 from spark_jax.report.proportions import fisher_exact, wilson
 from spark_jax.search.parent_pool import load_pool
+from spark_jax.search.schema import program_sha256
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 QUEUE_SCRIPT = ROOT / "scripts" / "llm_queue_model.py"
@@ -273,3 +275,37 @@ def test_proposal_only_flags_need_the_mode(tmp_path, capsys):
     assert cli.main(["compare", "--proposal-only", "--out", str(out), "--max-attempts", "2"]) == 2
     assert "--proposal-only needs a parent pool" in capsys.readouterr().err
     assert not out.exists()  # nothing written
+
+
+def test_a_child_equal_to_a_pool_program_or_an_earlier_child_is_a_duplicate(tmp_path):
+    # The one duplicate rule (`search.budget`) in proposal-only mode, for every method: the
+    # pool programs stand for what entered training; an earlier feasible child counts too.
+    from spark_jax.operator.step import Proposal
+    from spark_jax.search.proposal_only import _Attempts
+    from spark_jax.search.rundb import RunDB
+
+    seed = (ROOT / "processors" / "triplet_gmpnn.py").read_text(encoding="utf-8")
+    new = seed.replace("# SPARK:END ACTION", "# a new line\n    # SPARK:END ACTION", 1)
+    attempts = object.__new__(_Attempts)  # its pool part only: no editor, no sandbox
+    attempts.db = RunDB.create(tmp_path / "run.db")
+    pid = attempts.db.insert_program(seed)
+    attempts.candidates = [
+        dataclasses.make_dataclass("C", ["id", "source_sha"])(pid, program_sha256(seed))
+    ]
+
+    def proposal(i, child, status="feasible"):
+        fields = dict(mode="spark", factor="ACTION", factor_source="fixed", directive="")
+        return Proposal(i, pid, child_source=child, status=status, failure_stage=None,
+                        failure_type=None, reason="", feasibility=None, calls=(),
+                        editor="llm", is_llm=True, **fields)  # fmt: skip
+
+    same = attempts.unless_duplicate(proposal(0, seed.replace("\n", "  \r\n")))  # normalized
+    assert (same.status, same.failure_type) == ("failed", "duplicate") and pid in same.reason
+    first = attempts.unless_duplicate(proposal(1, new))
+    assert first.status == "feasible"
+    attempts.db.record_proposal(first)
+    again = attempts.unless_duplicate(proposal(2, new))
+    assert again.failure_type == "duplicate"  # equal to attempt 1's child
+    broken = proposal(3, seed, status="infeasible")
+    assert attempts.unless_duplicate(broken) is broken  # only a valid child can be a duplicate
+    attempts.db.close()

@@ -5,7 +5,9 @@ Every attempt is independent of the others, so a slow model can answer several a
 attempt i proposes from the pool's parent `i mod n` (inspirations: the other pool programs,
 best first), with a fresh operator seeded from (seed, i) that has seen the pool programs
 and nothing else, and an empty search history (there is no training feedback to report).
-Up to `proposal_only.jobs` attempts are in flight; each is recorded in attempt order, so
+A feasible child equal to a pool program or to an earlier attempt's child is a duplicate (the
+duplicate rule of `search.budget`), for every method. Up to `proposal_only.jobs` attempts are
+in flight; each is recorded in attempt order, so
 the database does not depend on `jobs` or on which answer came first. The LLM calls go to
 an attempt-keyed cassette (`operator.llm.attempt_cassette`), so a replay gives each attempt
 its own answers. A killed run resumes at the first unrecorded attempt, and answers already
@@ -30,7 +32,7 @@ from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBack
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import family_setup, preflight, prompt_context, startup
+from spark_jax.search import budget, family_setup, preflight, prompt_context, startup
 from spark_jax.search.archive import Candidate
 from spark_jax.search.loop import Progress, SearchResult
 from spark_jax.search.parent_pool import ParentPool, load_pool
@@ -125,6 +127,17 @@ class _Attempts:
             score_noise=noise_sentence(cfg.fitness.seeds),
         )
 
+    def unless_duplicate(self, proposal: Proposal) -> Proposal:
+        """The duplicate rule every method shares (`search.budget`), with the pool standing for
+        the programs that entered training: a child equal (normalized source) to a pool program
+        or to an earlier attempt's feasible child is a duplicate, not a valid new candidate."""
+        if proposal.child_source is None or proposal.status != "feasible":
+            return proposal
+        sha = program_sha256(proposal.child_source)
+        twin = next((c.id for c in self.candidates if c.source_sha == sha), None)
+        twin = twin or self.db.entered_training(proposal.child_source)
+        return proposal if twin is None else budget.as_duplicate(proposal, twin)
+
     async def propose(self, attempt: int) -> Proposal:
         cfg = self.cfg
         history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
@@ -153,7 +166,7 @@ async def run_proposals(cfg: SearchConfig, db: RunDB, editor: Editor, checker, p
             while len(tasks) < cfg.proposal_only.jobs and attempt + len(tasks) < cfg.max_attempts:
                 i = attempt + len(tasks)
                 tasks[i] = asyncio.create_task(attempts.propose(i))
-            proposal = await tasks.pop(attempt)
+            proposal = attempts.unless_duplicate(await tasks.pop(attempt))
             db.record_proposal(proposal)
             progress(attempt, proposal)
     finally:
