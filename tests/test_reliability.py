@@ -202,6 +202,7 @@ def _pool(tmp_path: pathlib.Path) -> pathlib.Path:
     for name, score in (("seed", 0.3), ("variant", 0.4)):
         ev = Evaluation(**{**fields, "ood_score": score, "val_score": score})
         entries.append(dict(name=name, file=f"{name}.py", evaluation=ev.to_dict()))
+    entries[1].update(parent="seed", attempt=3, description="appends a comment")
     path = tmp_path / "pool.json"
     path.write_text(json.dumps(dict(task="dfs", programs=entries)), encoding="utf-8")
     return path
@@ -211,8 +212,15 @@ def test_parent_pool_rule_and_bad_pools(tmp_path):
     pool = load_pool(_pool(tmp_path), "dfs")
     assert [pool.parent_index(i) for i in range(5)] == [0, 1, 0, 1, 0]
     assert pool.inspirations(0) == (1,)
+    assert [pool.parent_of(i) for i in range(2)] == [None, 0]  # the lineage
+    assert pool.programs[1].description == "appends a comment"
     with pytest.raises(ConfigError, match="evaluated on task 'dfs'"):
         load_pool(tmp_path / "pool.json", "bfs")
+    data = json.loads((tmp_path / "pool.json").read_text())
+    data["programs"][1]["parent"] = "variant"  # itself: no earlier program
+    (tmp_path / "loop.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="parent 'variant' is no earlier program"):
+        load_pool(tmp_path / "loop.json", "dfs")
     (tmp_path / "bad.json").write_text('{"programs": []}')
     with pytest.raises(ConfigError, match="non-empty list"):
         load_pool(tmp_path / "bad.json", "dfs")

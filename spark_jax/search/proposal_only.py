@@ -76,6 +76,10 @@ class _Attempts:
                 return checker(child, parent, factor)
 
         self.checker = locked_checker
+        self.parent_ids = [
+            None if (j := self.pool.parent_of(i)) is None else self.ids[j]
+            for i in range(len(self.ids))
+        ]
         self.candidates = [
             Candidate(
                 id=pid,
@@ -84,10 +88,10 @@ class _Attempts:
                 macs=p.evaluation.macs,
                 val_score=p.evaluation.val_score,
                 island=0,
-                parent_id=None,
-                iteration=0,
+                parent_id=parent_id,
+                iteration=p.attempt or 0,
             )
-            for pid, p in zip(self.ids, self.pool.programs)
+            for pid, parent_id, p in zip(self.ids, self.parent_ids, self.pool.programs)
         ]
         self.best = max(self.candidates, key=lambda c: c.ood_acc)
 
@@ -107,7 +111,7 @@ class _Attempts:
     def view(self, i: int) -> ProgramView:
         c = self.candidates[i]
         metrics = dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs)
-        return ProgramView(c.id, self.pool.programs[i].source, metrics, parent_id=None)
+        return ProgramView(c.id, self.pool.programs[i].source, metrics, self.parent_ids[i])
 
     def context(self, attempt: int, history: SearchHistory) -> StepContext:
         cfg, index = self.cfg, self.pool.parent_index(attempt)
@@ -145,8 +149,10 @@ class _Attempts:
         digest = hashlib.sha256(f"{cfg.operator.seed}:{attempt}".encode()).hexdigest()
         op_cfg = dataclasses.replace(cfg.operator, seed=int(digest[:12], 16))
         operator = make_operator(self.editor, self.checker, op_cfg, history)
-        for pid, p in zip(self.ids, self.pool.programs):
-            operator.observe(pid, p.source, p.evaluation, None)
+        for i, p in enumerate(self.pool.programs):  # each with its lineage, as in a search
+            j = self.pool.parent_of(i)
+            parent = None if j is None else self.view(j)
+            operator.observe_pool(self.ids[i], p.source, p.evaluation, parent, p.description)
         ATTEMPT.set(attempt)  # this task's own context: its calls are keyed by it
         return await operator.step(self.context(attempt, history), attempt)
 
