@@ -380,3 +380,35 @@ def test_population_sizes_are_config_keys(seed):
 def test_population_sizes_are_validated(key, value):
     with pytest.raises(ValueError, match=f"operator.{key}: must be an integer >= 1"):
         OperatorConfig(**{key: value})
+
+
+def test_funsearch_completion_keeps_its_indentation_through_the_backend(seed, seed_paths):
+    """A model continuing `class Processor_v1` answers with the body, its first line indented;
+    the backend's answer text keeps that indentation, so the body splices (the reliability
+    run's first record lost it and parsed 0 of 15 FunSearch answers)."""
+    from spark_jax.operator.llm._text import split_reasoning
+
+    shown = fs.versioned(seed, 0)
+    body = shown.split('"""', 2)[2].split("\n", 1)[1]  # after the docstring line
+    answer, _ = split_reasoning(body + "\n")
+    assert answer.startswith("    ") and fs.splice_body(seed, answer, 1) == seed
+    assert fs.splice_body(seed, answer.lstrip(), 1) is None  # what a stripped answer gave
+
+
+def test_pool_programs_carry_their_lineage_into_openevolve_and_eoh(seed):
+    """In proposal-only runs the pool's programs keep what the method would have recorded when
+    it made them: OpenEvolve's diff summary and parent metrics, EoH's idea."""
+    child = seed.replace(OLD, NEW)
+    parent = ProgramView("s", seed, {"ood_score": 0.5, "macs": 10.0})
+    view = ProgramView("c", child, {"ood_score": 0.4, "macs": 10.0}, parent_id="s")
+    op = make_operator(OfflineEditor(0), None, OperatorConfig(mode="openevolve"))
+    op.observe_pool("s", seed, _ev(0.5), None, "")
+    op.observe_pool("c", child, _ev(0.4), parent, "adds a skip term")
+    text = oe_prompt.previous_attempts([parent, view], op.meta)
+    attempt = text.split("### Attempt 1")[0]  # the child's block: Attempt 2 (reversed order)
+    assert "- Changes: Change 1: " in attempt and "self.o2(hidden)" in attempt
+    assert "Improvement in all metrics" not in attempt  # 0.4 < 0.5: not against a zero parent
+    eoh = make_operator(OfflineEditor(0), None, OperatorConfig(mode="eoh"))
+    eoh.observe_pool("s", seed, _ev(0.5), None, "")
+    eoh.observe_pool("c", child, _ev(0.4), parent, "adds a skip term")
+    assert [m.thought for m in eoh.population] == [eoh_lib.SEED_THOUGHT, "adds a skip term"]

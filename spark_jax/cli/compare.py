@@ -46,7 +46,56 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
     p.add_argument("--replay", metavar="DIR", help="replay DIR's recorded LLM calls (no LLM)")
     p.add_argument("--report-only", metavar="DIR", help="rewrite DIR's report, run nothing")
+    p.add_argument(
+        "--proposal-only",
+        action="store_true",
+        help="propose and check feasibility only, never train; the report is the reliability "
+        "table (valid and entanglement rates with Wilson intervals, Fisher's test)",
+    )
+    p.add_argument(
+        "--pool",
+        metavar="JSON",
+        help="with --proposal-only: the fixed parent pool (default: the config's "
+        "proposal_only.pool)",
+    )
+    p.add_argument(
+        "--parallel-attempts",
+        type=int,
+        metavar="K",
+        help="with --proposal-only: attempts in flight at once within each run (default 1)",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="(method, seed) searches run at once"
+    )
     return p
+
+
+def _proposal_only(args: argparse.Namespace, base: dict) -> None:
+    """Sets the base config's `proposal_only` key from the flags."""
+    from spark_jax.config.protocol import ConfigError
+
+    if not args.proposal_only:
+        if args.pool or args.parallel_attempts:
+            raise ConfigError("--pool and --parallel-attempts need --proposal-only")
+        return
+    section = dict(base.get("proposal_only") or {})
+    if args.pool:
+        section["pool"] = str(pathlib.Path(args.pool).resolve())
+    if args.parallel_attempts is not None:
+        section["jobs"] = args.parallel_attempts
+    if not section.get("pool"):
+        raise ConfigError("--proposal-only needs a parent pool: --pool JSON")
+    base["proposal_only"] = section
+
+
+def _report(out: pathlib.Path, plan, threshold) -> str:
+    from spark_jax import compare
+
+    if plan.proposal_only:
+        from spark_jax.compare.reliability import write_reliability_report
+
+        return write_reliability_report(out, plan)
+    return compare.write_compare_report(out, plan, threshold)
 
 
 def _base(args: argparse.Namespace) -> dict:
@@ -85,12 +134,13 @@ def run(args: argparse.Namespace) -> int:
             if not plan_path.is_file():
                 return fail(f"{out}: no {compare.PLAN_FILE} (not a comparison directory)")
             plan = compare.ComparePlan.from_dict(json.loads(plan_path.read_text(encoding="utf-8")))
-            print(compare.write_compare_report(out, plan, args.threshold))
+            print(_report(out, plan, args.threshold))
             return EXIT_OK
         if args.seeds < 1:
             return fail(f"--seeds must be at least 1 (got {args.seeds})")
         methods = compare.resolve_methods(args.methods)
         base = _base(args)
+        _proposal_only(args, base)
         budget = args.budget if args.budget is not None else int(base.get("budget", 4))
         cap = args.max_attempts  # else the config's, or a config's default when it has none
         cap = cap if cap is not None else base.get("max_attempts", SearchConfig.max_attempts)
@@ -103,13 +153,13 @@ def run(args: argparse.Namespace) -> int:
             replay=str(pathlib.Path(args.replay).resolve()) if args.replay else None,
         )
         out = pathlib.Path(args.out or f"comparisons/{datetime.datetime.now():%Y%m%d-%H%M%S}")
-        statuses = compare.run_comparison(out, plan, log=log)
+        statuses = compare.run_comparison(out, plan, log=log, jobs=args.jobs)
     except (compare.MethodError, ConfigError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
         print("interrupted; run the same command again to continue", file=sys.stderr)
         return 130
-    report = compare.write_compare_report(out, plan, args.threshold)
+    report = _report(out, plan, args.threshold)
     print(report)
     unfinished = [f"{m} seed {s}" for (m, s), st in statuses.items() if st != "finished"]
     if unfinished:

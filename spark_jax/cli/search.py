@@ -38,7 +38,37 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--family", help="task family: clrs (default), classify, cartpole")
     p.add_argument("--benchmark", help="the family's benchmark (e.g. mnist1d, cartpole_v1)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--proposal-only",
+        action="store_true",
+        help="propose and check feasibility only, never train (parents from --pool)",
+    )
+    p.add_argument(
+        "--pool", metavar="JSON", help="with --proposal-only: the fixed parent pool file"
+    )
+    p.add_argument(
+        "--parallel-attempts",
+        type=int,
+        metavar="K",
+        help="with --proposal-only: attempts in flight at once (default 1)",
+    )
     return p
+
+
+def _with_proposal_only(cfg, args: argparse.Namespace):
+    """`cfg` with the `proposal_only` key the flags set (unchanged without them)."""
+    import dataclasses
+
+    from spark_jax.config.proposal_only import proposal_only_from
+
+    pool, jobs = getattr(args, "pool", None), getattr(args, "parallel_attempts", None)
+    if not getattr(args, "proposal_only", False):
+        if pool or jobs is not None:
+            raise UsageError("--pool and --parallel-attempts need --proposal-only")
+        return cfg
+    old = cfg.proposal_only
+    section = dict(pool=pool or (old.pool if old else None), jobs=jobs or (old.jobs if old else 1))
+    return dataclasses.replace(cfg, proposal_only=proposal_only_from(section))
 
 
 def _resolve(args: argparse.Namespace):
@@ -59,6 +89,7 @@ def _resolve(args: argparse.Namespace):
     cfg = search_config.load(args.config) if args.config else search_config.default_config()
     if args.seed is not None:
         cfg = search_config.with_seed(cfg, args.seed)
+    cfg = _with_proposal_only(cfg, args)
     family, benchmark = getattr(args, "family", None), getattr(args, "benchmark", None)
     if family is not None or benchmark is not None:
         cfg = search_config.with_family(cfg, family, benchmark)
@@ -95,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
+    if cfg.proposal_only is not None:  # nothing trained: the attempts are the result
+        print(f"run: {result.run_dir}\nproposal-only: {result.attempts} attempts recorded")
+        return EXIT_OK
     cand = result.best_candidate_ood  # best at budget: the seed is its own row
     verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
         "no candidate scored"

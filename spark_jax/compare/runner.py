@@ -17,6 +17,7 @@ beside the attempts.
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import dataclasses
 import json
@@ -100,6 +101,11 @@ class ComparePlan:
         values["operator"] = {**(values.get("operator") or {}), **method.operator}
         return values
 
+    @property
+    def proposal_only(self) -> bool:
+        """Whether its runs only propose and check (config key `proposal_only`), never train."""
+        return bool(self.base.get("proposal_only"))
+
     def runs(self) -> list[tuple[Method, int]]:
         return [(m, s) for m in resolve_methods(list(self.methods)) for s in self.seeds]
 
@@ -174,6 +180,8 @@ def _validated_configs(
         except ConfigError as e:
             raise CompareError(f"method {method.name}, seed {seed}: {e}") from None
         values["seed_program"] = cfg.seed_program  # absolute: runs start in their own dirs
+        if cfg.proposal_only is not None:
+            values["proposal_only"] = dataclasses.asdict(cfg.proposal_only)  # pool: absolute
         if cfg.executor.compile_cache_dir is None:  # one XLA cache for the comparison: the
             # seed program (and any program two runs share) compiles once, not once per run.
             executor = dict(values.get("executor") or {})
@@ -189,18 +197,24 @@ def run_comparison(
     *,
     log: Callable[[str], None] = lambda line: None,
     search_command: Sequence[str] | None = None,
+    jobs: int = 1,
 ) -> dict[tuple[str, int], str]:
     """Runs every search of `plan` that has not finished; returns each run's final status.
 
     `search_command` is the argv prefix of `spark-jax search` (default: this interpreter);
     a search that exits non-zero is reported and the comparison goes on with the others.
+    `jobs` searches run at once (each is its own process, database and cassette, so what
+    each records does not depend on `jobs`).
     """
     out = pathlib.Path(out_dir)
     _check_terms(plan)
+    if jobs < 1:
+        raise CompareError(f"--jobs must be at least 1 (got {jobs})")
     configs = _validated_configs(plan, out)
     _write_plan(out, plan)
     command = list(search_command or [sys.executable, "-m", "spark_jax.cli", "search"])
-    statuses = {}
+    statuses: dict[tuple[str, int], str] = {}
+    todo = []
     for method, seed in plan.runs():
         run_dir = run_dir_of(out, method, seed)
         status = run_status(run_dir)
@@ -217,12 +231,20 @@ def run_comparison(
             argv = [*command, "--config", str(config_path), "--run-dir", str(run_dir)]
         else:
             argv = [*command, "--resume", str(run_dir)]
+        todo.append((method, seed, run_dir, argv, status))
+
+    def one(item) -> None:
+        method, seed, run_dir, argv, status = item
         log(f"{method.name} seed {seed}: {'starting' if status == 'missing' else 'resuming'}")
         code = _run(argv, run_dir.parent / f"seed-{seed}.log")
         statuses[(method.name, seed)] = run_status(run_dir)
         if code != 0:
             log(f"{method.name} seed {seed}: search exited with {code} (see its log)")
-    return statuses
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for future in [pool.submit(one, item) for item in todo]:
+            future.result()
+    return {(m.name, s): statuses[(m.name, s)] for m, s in plan.runs()}
 
 
 def _run(argv: list[str], log_path: pathlib.Path) -> int:

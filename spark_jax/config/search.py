@@ -55,6 +55,7 @@ from typing import Any, Mapping
 import yaml
 
 from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.proposal_only import ProposalOnlyConfig, proposal_only_from
 from spark_jax.config.protocol import ConfigError, ProtocolConfig
 from spark_jax.config.sections import (
     EDITOR_KINDS,
@@ -138,6 +139,7 @@ class SearchConfig:
     fitness: FitnessConfig = FitnessConfig()
     family: str = "clrs"
     benchmark: str | None = None
+    proposal_only: ProposalOnlyConfig | None = None  # never trains (config.proposal_only)
 
     @property
     def target(self) -> str:
@@ -328,6 +330,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         fitness=_section(FitnessConfig, values.get("fitness"), "search.fitness"),
         family=family,
         benchmark=benchmark,
+        proposal_only=proposal_only_from(values.get("proposal_only")),
     )
     _check_fitness(cfg)
     _check_family(cfg)

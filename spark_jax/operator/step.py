@@ -171,6 +171,14 @@ class SparkOperator:
         """An evaluated program (the seed: proposal None); SPARK keeps no population of its
         own (the archive is it), baselines do."""
 
+    def observe_pool(
+        self, program_id: str, source: str, evaluation: Any, parent: Any, description: str
+    ) -> None:
+        """An evaluated program of a proposal-only run's fixed pool, made from `parent` (a
+        ProgramView, None for the seed) by an edit `description` says in words; SPARK reads
+        the lineage from the prompt context, so it is `observe`."""
+        self.observe(program_id, source, evaluation, None)
+
     def rng_state(self) -> Any:
         """JSON-serializable state of the random factor choice (for run snapshots)."""
         return rngstate.dump(self._rng)

@@ -375,6 +375,12 @@ def run_search(
     `executor` and `checker` default to the config's executor and a sandboxed feasibility
     check at the protocol's sizes; tests may pass their own.
     """
+    if cfg.proposal_only is not None:  # propose and check only: nothing trains
+        from spark_jax.search import proposal_only
+
+        return proposal_only.run_proposal_search(
+            cfg, run_dir, resume=resume, command=command, on_progress=on_progress, checker=checker
+        )
     run_dir = pathlib.Path(run_dir)
     editor = startup.start_editor(
         cfg, run_dir, resume

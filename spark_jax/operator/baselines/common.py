@@ -182,6 +182,14 @@ class BaselineOperator(abc.ABC):
         self.known.add(sha(source))
         self.admit(program_id, source, evaluation, proposal)
 
+    def observe_pool(
+        self, program_id: str, source: str, evaluation: Any, parent: Any, description: str
+    ) -> None:
+        """A proposal-only run's pool program, made from `parent` (a ProgramView, None for the
+        seed) by the edit `description` says; methods that keep lineage (OpenEvolve's changes,
+        EoH's ideas) override it, the others see an evaluated program."""
+        self.observe(program_id, source, evaluation, None)
+
     def admit(self, program_id: str, source: str, evaluation: Any, proposal: Any) -> None:
         """Puts an evaluated program into the method's own population (if it has one)."""
 

@@ -18,6 +18,7 @@ lines that its SEARCH lines match exactly. As in OpenEvolve:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 
 DIFF_BLOCK = re.compile(r"<<<<<<< SEARCH\n(.*?)=======\n(.*?)>>>>>>> REPLACE", re.DOTALL)
@@ -87,3 +88,19 @@ def as_diff(parent: str, child: str) -> str:
         end_a, end_b = end_a - 1, end_b - 1
     search, replace = "\n".join(a[start:end_a]), "\n".join(b[start:end_b])
     return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+
+
+def line_blocks(parent: str, child: str) -> list[tuple[str, str]]:
+    """The (search, replace) pairs that turn `parent` into `child`, one per changed hunk of a
+    line diff (a pure insertion carries the line above it as its search text), as a diff
+    answer would have written them."""
+    a, b = parent.split("\n"), child.split("\n")
+    blocks = []
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        if i1 == i2 and i1 > 0:  # an insertion: anchor it on the line above
+            i1, j1 = i1 - 1, j1 - 1
+        blocks.append(("\n".join(a[i1:i2]).rstrip(), "\n".join(b[j1:j2]).rstrip()))
+    return blocks

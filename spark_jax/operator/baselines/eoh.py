@@ -133,6 +133,17 @@ class EoHOperator(BaselineOperator):
         self.thoughts = dict(state["thoughts"])
         self.template = state.get("template", "")
 
+    def observe_pool(self, program_id, source, evaluation, parent, description) -> None:
+        """A pool program made by an edit joins the population with that edit as its idea
+        (EoH keeps every individual's idea); the seed as `observe` has it."""
+        if parent is None:
+            self.observe(program_id, source, evaluation, None)
+            return
+        self.known.add(sha(source))
+        score, macs = score_of(evaluation)
+        thought = description or "An edit of the seed program."
+        self.population.append(Member(program_id, source, score, macs, thought))
+
     def admit(self, program_id, source, evaluation, proposal) -> None:
         score, macs = score_of(evaluation)
         if proposal is None:

@@ -30,7 +30,13 @@ from spark_jax.operator.baselines.common import (
     offline_call,
     tags_outcome,
 )
-from spark_jax.operator.baselines.diffs import DiffError, apply_diff, as_diff, extract_diffs
+from spark_jax.operator.baselines.diffs import (
+    DiffError,
+    apply_diff,
+    as_diff,
+    extract_diffs,
+    line_blocks,
+)
 from spark_jax.operator.editors import ProgramView, StepContext, role_fields
 from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
@@ -79,6 +85,16 @@ class OpenEvolveOperator(BaselineOperator):
     def load_population_state(self, state: dict[str, Any]) -> None:
         self.pending = dict(state.get("pending", {}))
         self.meta = dict(state.get("meta", {}))
+
+    def observe_pool(self, program_id, source, evaluation, parent, description) -> None:
+        """A pool program keeps what OpenEvolve's metadata would hold had it made it: the
+        summary of the diff from its parent, and the parent's metrics."""
+        self.observe(program_id, source, evaluation, None)
+        if parent is not None:
+            changes = oe.diff_summary(line_blocks(parent.source, source))
+            self.meta[program_id] = dict(
+                changes=changes, parent_metrics=oe.numeric_metrics(parent.metrics)
+            )
 
     def admit(self, program_id, source, evaluation, proposal) -> None:
         if proposal is not None:

@@ -26,7 +26,8 @@ def split_reasoning(content: str | None) -> tuple[str, str]:
       content: raw model output; None is treated as ''.
 
     Returns:
-      `(answer, reasoning)`, both stripped; reasoning parts are joined by a blank line.
+      `(answer, reasoning)`: the answer without leading blank lines or trailing whitespace
+      (its first line's indentation kept), the reasoning stripped; reasoning parts are joined by a blank line.
     """
     text = content or ""
     parts: list[str] = []
@@ -45,7 +46,15 @@ def split_reasoning(content: str | None) -> tuple[str, str]:
         parts.append(text[opening.end() :].strip())
         text = text[: opening.start()]
     text = _THINK_CLOSE.sub("", text)
-    return text.strip(), "\n\n".join(p for p in parts if p)
+    return _strip_keeping_indent(text), "\n\n".join(p for p in parts if p)
+
+
+def _strip_keeping_indent(text: str) -> str:
+    """Trailing whitespace and leading blank lines go; in a multi-line answer the first line's
+    indentation stays (a completion that continues a class body starts indented, and its
+    parser needs it), a one-line answer is stripped."""
+    text = re.sub(r"\A(?:[ \t]*\n)+", "", text.rstrip())
+    return text if "\n" in text else text.strip()
 
 
 def estimate_tokens(text: str | None) -> int:

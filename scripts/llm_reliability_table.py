@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Regenerates the reliability table of results/llm-reliability/README.md from the runs.
+
+    python scripts/llm_reliability_table.py [--readme README.md] [--check] COMPARE_DIR...
+    python scripts/llm_reliability_table.py [--check] RESULTS_DIR
+
+(the second form: RESULTS_DIR/record/main and RESULTS_DIR/record/others into
+RESULTS_DIR/README.md, e.g. `python scripts/llm_reliability_table.py results/llm-reliability`.)
+
+Reads each proposal-only comparison directory (its compare.json and run databases), builds
+one table over all their methods (`spark_jax.compare.reliability.reliability_section`:
+valid and entanglement rates with Wilson intervals, failure types, tokens and latency per
+attempt, Fisher's exact test of spark vs openevolve) and replaces the README's part between
+the generated-table markers (appended when it has none). `--check` changes nothing and
+exits 1 if the README's part differs: what a replay uses to show it is bit-for-bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+from spark_jax.compare.reliability import END, START, reliability_section
+from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+
+
+def section(dirs: list[str]) -> str:
+    parts = []
+    for d in dirs:
+        plan_path = pathlib.Path(d) / PLAN_FILE
+        if not plan_path.is_file():
+            sys.exit(f"{d}: no {PLAN_FILE} (not a comparison directory)")
+        plan = ComparePlan.from_dict(json.loads(plan_path.read_text(encoding="utf-8")))
+        if not plan.proposal_only:
+            sys.exit(f"{d}: not a proposal-only comparison")
+        parts.append((d, plan))
+    return "\n".join(reliability_section(parts))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dirs", nargs="+", metavar="COMPARE_DIR")
+    ap.add_argument("--readme", default=None, help="default: results/llm-reliability/README.md")
+    ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    args = ap.parse_args()
+    results = pathlib.Path(args.dirs[0])
+    if len(args.dirs) == 1 and (results / "record").is_dir() and args.readme is None:
+        args.dirs = [str(results / "record" / "main"), str(results / "record" / "others")]
+        args.readme = str(results / "README.md")
+    args.readme = args.readme or "results/llm-reliability/README.md"
+    new = section(args.dirs)
+    readme = pathlib.Path(args.readme)
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        old = START + rest.split(END, 1)[0] + END
+        updated = head + new + rest.split(END, 1)[1]
+    else:
+        old, updated = None, text + ("\n" if text else "") + new + "\n"
+    if args.check:
+        same = old == new
+        print("the table is the same, byte for byte" if same else "the table DIFFERS")
+        if not same:
+            print(new)
+        return 0 if same else 1
+    readme.write_text(updated, encoding="utf-8")
+    print(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
