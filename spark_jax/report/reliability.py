@@ -125,16 +125,24 @@ def table_lines(rows: Sequence[MethodAttempts]) -> list[str]:
     return lines
 
 
-def fisher_line(rows: Mapping[str, MethodAttempts], first: str, second: str) -> str:
-    """One sentence: Fisher's exact test of `first`'s valid rate against `second`'s."""
+def fisher_line(
+    rows: Mapping[str, MethodAttempts],
+    first: str,
+    second: str,
+    field: str = "valid",
+    label: str = "valid rate",
+) -> str:
+    """One sentence: Fisher's exact test of `first`'s count `field` (valid, scaffold, tag,
+    cross_factor) per attempt against `second`'s."""
     if first not in rows or second not in rows:
         return f"Fisher's exact test: needs both `{first}` and `{second}` (not run)."
     a, b = rows[first], rows[second]
     if a.attempts == 0 or b.attempts == 0:
         return f"Fisher's exact test: `{first}` or `{second}` has no attempts (not run)."
-    t = fisher_exact(a.valid, a.attempts, b.valid, b.attempts)
+    x, y = getattr(a, field), getattr(b, field)
+    t = fisher_exact(x, a.attempts, y, b.attempts)
     return (
-        f"Fisher's exact test, valid rate `{first}` {a.valid}/{a.attempts} vs `{second}` "
-        f"{b.valid}/{b.attempts} (two-sided): odds ratio {t.odds_ratio:.2f}, "
+        f"Fisher's exact test, {label} `{first}` {x}/{a.attempts} vs `{second}` "
+        f"{y}/{b.attempts} (two-sided): odds ratio {t.odds_ratio:.2f}, "
         f"p = {t.p_value:.4f}."
     )
