@@ -53,9 +53,14 @@ def _resolve(args: argparse.Namespace):
                 "with --config, --run-dir, --seed, --family or --benchmark"
             )
         stored = pathlib.Path(args.resume) / "config.yaml"
-        if not stored.is_file():
-            raise UsageError(f"nothing to resume: {stored} does not exist")
-        return search_config.load(stored), args.resume
+        if stored.is_file():
+            return search_config.load(stored), args.resume
+        from spark_jax.search import startup
+
+        try:  # config.yaml deleted: run.db holds the authoritative copy
+            return startup.stored_config(pathlib.Path(args.resume)), args.resume
+        except startup.SearchUsageError as e:
+            raise UsageError(str(e)) from None
     cfg = search_config.load(args.config) if args.config else search_config.default_config()
     if args.seed is not None:
         cfg = search_config.with_seed(cfg, args.seed)
@@ -95,6 +100,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
+    except OSError as e:  # e.g. a full disk while writing best/: run.db keeps what finished
+        return fail(
+            f"{_os_error(e)}; what finished is kept in {run_dir}/run.db "
+            f"(spark-jax search --resume {run_dir} continues it)",
+            EXIT_FAILED,
+        )
     cand = result.best_candidate_ood  # best at budget: the seed is its own row
     verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
         "no candidate scored"
@@ -113,9 +124,22 @@ def run(args: argparse.Namespace) -> int:
         "verdict for the seed's spread)\n"
         f"best program (OOD {result.best_ood:.4f}): {result.best_path}"
     )
-    tables.write_report(run_dir)
+    try:
+        tables.write_report(run_dir)
+    except OSError as e:  # e.g. ENOSPC: the search and its database are complete
+        return fail(
+            f"the search finished but its report was not fully written: {_os_error(e)}; "
+            f"free space, then run: spark-jax report {run_dir}",
+            EXIT_FAILED,
+        )
     print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
     return EXIT_OK
+
+
+def _os_error(e: OSError) -> str:
+    """An OSError as one line: its reason and the file it names."""
+    text = " ".join(str(e.strerror or e).split())
+    return text + (f" ({e.filename})" if e.filename else "")
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ pyplot state, so it is safe in any process). OOD fractions are drawn as percenta
 from __future__ import annotations
 
 import math
+import os
 import pathlib
 
 from spark_jax.report.accounting import RunAccounting
@@ -88,5 +89,17 @@ def write_plots(
         fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
         if caption:
             labels.caption(fig, caption)
-        fig.savefig(out / name, format="png")
+        _save(fig, out / name)
     return tuple(out / name for name in PLOT_FILES)
+
+
+def _save(fig, path: pathlib.Path) -> None:
+    """Saves `fig` as a PNG via a temporary sibling and a rename: a full disk (OSError)
+    leaves the previous file or none, never a truncated or 0-byte PNG."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -20,9 +20,9 @@ from spark_jax.report import family, llm_usage, reference, selection, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search.rundb import RunDB, RunDBError
-from spark_jax.util import labels
+from spark_jax.util import files, labels
 
-__all__ = ["ReportPaths", "report_main", "write_report"]
+__all__ = ["ReportPaths", "ReportWriteError", "report_main", "write_report"]
 
 _HIGHLIGHTS = (
     "task",
@@ -244,7 +244,10 @@ def _markdown(
         if fails
         else ["(no failures)"]
     )
-    lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in plots]
+    lines += ["", "## Plots", ""] + (
+        [f"![{p.stem}](plots/{p.name})" for p in plots]
+        or ["Not written (see the error printed); `spark-jax report RUN_DIR` writes them again."]
+    )
     ours = [
         (
             label,
@@ -294,10 +297,18 @@ def figure_label(meta: dict[str, Any]) -> str:
     )
 
 
+class ReportWriteError(OSError):
+    """The report (or some of its plots) could not be written, e.g. the disk is full; the
+    message is one line and says what was written. The run database is never touched."""
+
+
 def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     """Writes `run_dir/report.md` and `run_dir/plots/*.png` from `run_dir/run.db`.
 
-    Raises RunDBError when the directory or its database is missing or unusable.
+    Every file is written via a temporary sibling and a rename. When the plots cannot be
+    written (OSError, e.g. ENOSPC) report.md is still attempted; then ReportWriteError says
+    which files are missing. Raises RunDBError when the directory or its database is
+    missing or unusable.
     """
     run_dir = pathlib.Path(run_dir)
     if not run_dir.is_dir():
@@ -309,12 +320,30 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         config = db.get_meta("config")
         final_test = db.get_meta("final_test")
     prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
-    plots = write_plots(acc, run_dir / "plots", figure_label(meta))
+    plot_error: OSError | None = None
+    try:
+        plots = write_plots(acc, run_dir / "plots", figure_label(meta))
+    except OSError as e:
+        plot_error, plots = e, ()
     path = run_dir / "report.md"
-    path.write_text(
-        _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)
-    )
+    text = _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)
+    try:
+        files.write_atomic(path, text)
+    except OSError as e:
+        raise ReportWriteError(
+            e.errno, f"report.md and plots not written: {_why(plot_error or e)}", str(path)
+        ) from None
+    if plot_error is not None:
+        raise ReportWriteError(
+            plot_error.errno,
+            f"plots not written ({_why(plot_error)}); report.md was written",
+            str(run_dir / "plots"),
+        )
     return ReportPaths(path, plots)
+
+
+def _why(e: OSError) -> str:
+    return " ".join(f"{e.strerror or e}".split()) + (f": {e.filename}" if e.filename else "")
 
 
 def report_main(run_dir: str | pathlib.Path) -> int:
@@ -328,6 +357,9 @@ def report_main(run_dir: str | pathlib.Path) -> int:
         return 2
     try:
         paths = write_report(run_dir)
+    except ReportWriteError as exc:  # e.g. a full disk: nothing stored is lost
+        print(f"error: {exc.strerror}", file=sys.stderr)
+        return 1
     except (RunDBError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

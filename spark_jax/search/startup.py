@@ -38,6 +38,7 @@ __all__ = [
     "open_run",
     "record_stop",
     "start_editor",
+    "stored_config",
     "write_config",
 ]
 
@@ -112,10 +113,49 @@ def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path)
     except (search_config.ConfigError, TypeError, ValueError):
         pass
     if canonical(stored) != canonical(cfg.to_dict()):
+        keys = config_differences(stored, cfg.to_dict()) or ["(the whole file)"]
+        shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
         raise SearchUsageError(
             f"{config_path} differs from the config stored in {db.path} when the run "
-            "started; restore it (the database's copy is authoritative) before resuming"
+            f"started, at {shown}; restore it or delete it (the database's copy is "
+            "authoritative and is used when config.yaml is missing) before resuming"
         )
+
+
+def config_differences(old: Any, new: Any, prefix: str = "search") -> list[str]:
+    """The key paths (`search.editor.llm.model`) whose values differ between two config
+    dicts, sorted; a key present on one side only counts as differing."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            if key not in old or key not in new:
+                out.append(f"{prefix}.{key}")
+            else:
+                out += config_differences(old[key], new[key], f"{prefix}.{key}")
+        return out
+    same = json.dumps(old, sort_keys=True, default=str) == json.dumps(
+        new, sort_keys=True, default=str
+    )
+    return [] if same else [prefix]
+
+
+def stored_config(run_dir: pathlib.Path) -> SearchConfig:
+    """The config stored in `run_dir/run.db` when the run started (the authoritative copy),
+    for a resume whose `config.yaml` was deleted; SearchUsageError if there is none."""
+    db_path = run_dir / DB_NAME
+    if not db_path.is_file():
+        raise SearchUsageError(f"nothing to resume: {db_path} does not exist")
+    with open_db(db_path) as db:
+        stored = db.get_meta("config")
+    if not isinstance(stored, dict):
+        raise SearchUsageError(
+            f"cannot resume {run_dir}: {run_dir / CONFIG_NAME} is missing and {db_path} "
+            "holds no config"
+        )
+    try:
+        return search_config.from_dict(stored)
+    except search_config.ConfigError as e:
+        raise SearchUsageError(f"{db_path}: its stored config is no longer valid: {e}") from None
 
 
 def _versions() -> dict[str, str]:
@@ -168,6 +208,8 @@ def open_run(
             db = open_db(db_path)
             try:
                 check_resume_config(db, cfg, run_dir / CONFIG_NAME)
+                if not (run_dir / CONFIG_NAME).exists():  # restored from run.db's copy
+                    write_config(run_dir, CONFIG_NAME, cfg)
             except BaseException:
                 db.close()
                 raise
