@@ -106,34 +106,48 @@ def run(args: argparse.Namespace) -> int:
             f"(spark-jax search --resume {run_dir} continues it)",
             EXIT_FAILED,
         )
-    cand = result.best_candidate_ood  # best at budget: the seed is its own row
-    verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
-        "no candidate scored"
-        if cand is None
-        else "scores above"
-        if cand > result.seed_ood
-        else "equals"
-        if cand == result.seed_ood
-        else "is below"
-    )
-    print(
-        f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated} "
-        "(the seed included)\n"
-        f"seed OOD {result.seed_ood:.4f}; best evaluated candidate OOD "
-        f"{'—' if cand is None else f'{cand:.4f}'} ({verdict} the seed; see report.md's "
-        "verdict for the seed's spread)\n"
-        f"best program (OOD {result.best_ood:.4f}): {result.best_path}"
-    )
     try:
-        tables.write_report(run_dir)
+        paths = tables.write_report(run_dir)
     except OSError as e:  # e.g. ENOSPC: the search and its database are complete
         return fail(
             f"the search finished but its report was not fully written: {_os_error(e)}; "
             f"free space, then run: spark-jax report {run_dir}",
             EXIT_FAILED,
         )
-    print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
+    print(summary_lines(result.run_dir, paths))
     return EXIT_OK
+
+
+def summary_lines(run_dir: str, paths) -> str:
+    """The CLI's end-of-search summary, in report.md's words and units: counts from the
+    same accounting, OOD in percent with 2 decimals, the seed apart from the best evaluated
+    candidate, which is what `best/best_program.py` holds."""
+    acc, best = paths.accounting, paths.best
+    pct = lambda x: "—" if x is None else f"{100.0 * x:.2f}%"  # noqa: E731
+    lines = [
+        f"run: {run_dir}",
+        f"attempts: {acc.attempts}; evaluated candidates: {acc.evaluated_budget} "
+        f"({acc.evaluated} scored; the seed's own evaluation apart)",
+    ]
+    seed_ood = None if acc.seed is None else acc.seed.get("ood_score")
+    if best is None or best.is_seed:
+        lines.append(f"seed OOD {pct(seed_ood)}; no evaluated candidate scored")
+    else:
+        word = {"beats": "above", "equals": "equal to", "below": "below"}.get(acc.verdict or "")
+        lines.append(
+            f"seed OOD {pct(seed_ood)}; best evaluated candidate OOD {pct(best.ood_score)} "
+            f"(attempt index {best.attempt}{f', {word} the seed' if word else ''}; "
+            "report.md's verdict weighs the seed's spread)"
+        )
+    lines.append(f"OOD on the {paths.source} set (the one the search selected on)")
+    what = (
+        "the seed: no candidate scored"
+        if best is None or best.is_seed
+        else ("the best evaluated candidate")
+    )
+    lines.append(f"best program ({what}): {pathlib.Path(run_dir) / 'best' / 'best_program.py'}")
+    lines.append(f"report: {paths.report}")
+    return "\n".join(lines)
 
 
 def _os_error(e: OSError) -> str:

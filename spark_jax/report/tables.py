@@ -16,9 +16,10 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from spark_jax.operator.step import Proposal
-from spark_jax.report import family, llm_usage, reference, selection, spread
+from spark_jax.report import best_section, family, llm_usage, reference, selection, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
+from spark_jax.search import best_program
 from spark_jax.search.rundb import RunDB, RunDBError
 from spark_jax.util import files, labels
 
@@ -46,6 +47,9 @@ class ReportPaths:
 
     report: pathlib.Path
     plots: tuple[pathlib.Path, ...]
+    accounting: RunAccounting | None = None
+    best: best_program.BestProgram | None = None
+    source: str = "ood_test"  # the set the search's OOD scores were measured on
 
 
 # ---------------------------------------------------------------- formatting
@@ -103,6 +107,7 @@ def _markdown(
     top_k: int,
     prices: Mapping[str, Any] | None = None,
     final_test: Mapping[str, Any] | None = None,
+    best: best_program.BestProgram | None = None,
 ) -> str:
     anchor = acc.seed or acc.best_candidate or {}
     task = anchor.get("task") or find_meta(meta, "task")
@@ -114,7 +119,7 @@ def _markdown(
     macs_n = find_meta(meta, "macs_nodes")
     our_macs = f"our MACs (K; one processor step, contraction count, N={macs_n or '?'})"
     lines = [
-        f"# SPARK run report: {run_dir.name}",
+        f"# {best_section.method_title(meta)} run report: {run_dir.name}",
         "",
         f"Protocol: {protocol}. Editor: {labels.editor_label(find_meta(meta, 'editor'))}. "
         f"Machine: {find_meta(meta, 'machine') or 'not recorded'}.",
@@ -146,6 +151,7 @@ def _markdown(
             for name, e in pair
         ],
     )
+    lines += ["", *best_section.best_lines(best)]
     lines += ["", *family.family_lines(meta, acc.seed, acc.best_candidate)]
     lines += ["", spread.verdict_line(acc, view, protocol), ""]
     lines += selection.selection_lines(meta)
@@ -319,14 +325,22 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
         config = db.get_meta("config")
         final_test = db.get_meta("final_test")
+        best = best_program.best_program(db)
+        best_error: OSError | None = None
+        try:
+            best_program.write_best(run_dir, db)
+        except OSError as e:
+            best_error = e
     prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
-    plot_error: OSError | None = None
+    plot_error: OSError | None = best_error
     try:
         plots = write_plots(acc, run_dir / "plots", figure_label(meta))
     except OSError as e:
-        plot_error, plots = e, ()
+        plot_error, plots = plot_error or e, ()
     path = run_dir / "report.md"
-    text = _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)
+    text = _markdown(
+        run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best
+    )
     try:
         files.write_atomic(path, text)
     except OSError as e:
@@ -336,10 +350,11 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     if plot_error is not None:
         raise ReportWriteError(
             plot_error.errno,
-            f"plots not written ({_why(plot_error)}); report.md was written",
+            f"plots or best/ not written ({_why(plot_error)}); report.md was written",
             str(run_dir / "plots"),
         )
-    return ReportPaths(path, plots)
+    source = spread.noise_view(meta, final_test).source
+    return ReportPaths(path, plots, acc, best, source)
 
 
 def _why(e: OSError) -> str:
