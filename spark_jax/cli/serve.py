@@ -36,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e))
     except OSError as e:
         return fail(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
-    _stop_on_signals()  # before the URL line: whoever reads it may signal at once
-    print(f"serving {server.root.path} (read-only) at {server.url}", flush=True)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: bound to {args.host}: reachable from other machines", file=sys.stderr)
     try:
+        _stop_on_signals()  # before the URL line: whoever reads it may signal at once
+        print(f"serving {server.root.path} (read-only) at {server.url}", flush=True)
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: bound to {args.host}: reachable from other machines", file=sys.stderr)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
