@@ -31,13 +31,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="run (or resume) a SPARK search; no arguments: the "
         "embedded default (dfs, smoke, offline editor, CPU)",
     )
-    p.add_argument("--config", help="YAML search config (see spark_jax/config/search.py)")
+    p.add_argument(
+        "--config",
+        help="YAML search config (keys: spark_jax/config/search.py; validate one with "
+        "`spark-jax config check FILE`); default: the embedded default",
+    )
     p.add_argument("--run-dir", help="where to write the run (default: runs/<task>-<time>)")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
-    p.add_argument("--seed", type=int, help="override the config's seed")
-    p.add_argument("--family", help="task family: clrs (default), classify, cartpole")
-    p.add_argument("--benchmark", help="the family's benchmark (e.g. mnist1d, cartpole_v1)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its run.db (default: start a new run)",
+    )
+    p.add_argument("--seed", type=int, help="override the config's seed (default: the config's)")
+    p.add_argument("--family", help="task family, one of: {families} (default: the config's, clrs)")
+    p.add_argument(
+        "--benchmark",
+        help="the family's benchmark, e.g. mnist1d, breast_cancer, cartpole_v1 (default: the config's)",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (a line per step when not a terminal)",
+    )
     return p
 
 

@@ -7,6 +7,8 @@ writes `config.yaml` (atomically) and creates `run.db`.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import pathlib
@@ -33,6 +35,7 @@ __all__ = [
     "DB_NAME",
     "check_inputs",
     "check_resume_config",
+    "editor_config",
     "lock_run_dir",
     "open_db",
     "open_run",
@@ -158,6 +161,16 @@ def stored_config(run_dir: pathlib.Path) -> SearchConfig:
         raise SearchUsageError(f"{db_path}: its stored config is no longer valid: {e}") from None
 
 
+def missing_key_message(key_env: str) -> str:
+    """The one line for an LLM editor whose API key variable is not set (in YAML's words:
+    a server without a key is `api_key_env: null`)."""
+    return (
+        f"search.editor.llm.api_key_env: the environment variable {key_env} is not set; "
+        f"export {key_env}=..., or set `api_key_env: null` for a server without a key "
+        "(vLLM, Ollama, llama.cpp server)"
+    )
+
+
 def _versions() -> dict[str, str]:
     from importlib import metadata
 
@@ -184,12 +197,37 @@ def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Edit
     key_env = getattr(cfg.editor.llm, "api_key_env", None)
     if key_env:
         workers.register_secret_env(key_env)  # never handed to a candidate-running worker
+    if cfg.editor.kind == "llm" and cfg.editor.replay is None and key_env:
+        if not os.environ.get(key_env):
+            raise SearchUsageError(missing_key_message(key_env))
+    existed = run_dir.exists()
     try:
-        editor = make_editor(cfg.editor, cfg.operator, cfg.family)
+        editor = make_editor(editor_config(cfg, run_dir), cfg.operator, cfg.family)
+        preflight.preflight(cfg.editor)
     except (OSError, ValueError, RuntimeError) as e:  # e.g. a missing or corrupt cassette
+        _unmake(run_dir, existed)
         raise SearchUsageError(f"search.editor: {' '.join(str(e).split())}") from None
-    preflight.preflight(cfg.editor)
+    except BaseException:
+        _unmake(run_dir, existed)
+        raise
     return editor
+
+
+def editor_config(cfg: SearchConfig, run_dir: pathlib.Path):
+    """The editor section with a relative `record` cassette taken from the run directory
+    (`record: llm-calls.jsonl` -> RUN_DIR/llm-calls.jsonl: one call log per run)."""
+    record = cfg.editor.record
+    if not record or os.path.isabs(record):
+        return cfg.editor
+    return dataclasses.replace(cfg.editor, record=str(run_dir / record))
+
+
+def _unmake(run_dir: pathlib.Path, existed: bool) -> None:
+    """Removes `run_dir` if this start made it (a cassette's folder) and it is empty: a
+    refused start writes nothing."""
+    if not existed:
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()
 
 
 def open_run(
