@@ -144,11 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     args.argv = argv  # what was asked, for run records
     if args.command in TRAINING_COMMANDS:
-        from spark_jax.util.accelerator import cpu_fallback_note
+        from spark_jax.util import accelerator
 
-        note = cpu_fallback_note()
-        if note:
-            print(note, file=sys.stderr)
+        if accelerator.wants_backend_line(sys.stderr):  # JAX's backend and devices
+            for line in accelerator.backend_lines(accelerator.probe_backend()):
+                print(line, file=sys.stderr)
+        else:
+            note = accelerator.cpu_fallback_note()
+            if note:
+                print(note, file=sys.stderr)
     return COMMANDS[args.command].run(args)
 
 
