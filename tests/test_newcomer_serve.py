@@ -111,3 +111,20 @@ def test_serve_in_the_background_stops_on_sigint(root):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_run_view_names_the_reports_best_and_attempt_indices(root):
+    from spark_jax.report import tables
+
+    with _serving(root) as server:
+        status, body = _get(server, "/api/run?path=r1")
+    assert status == 200
+    data = json.loads(body)
+    paths = tables.write_report(root / "r1")
+    acc = paths.accounting
+    cand = acc.best_candidate
+    assert data["best_candidate_ood"] == (cand["ood_score"] if cand else None)
+    assert data["best_candidate_attempt"] == (cand["proposal_attempt"] if cand else None)
+    curves = data["curves"]
+    assert curves["attempt_x"][:2] == [-1, 0] and len(curves["attempt_x"]) == acc.attempts + 1
+    assert curves["rate_x"][0] == 0

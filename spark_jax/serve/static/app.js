@@ -33,6 +33,8 @@
   function num(v, d) { return v === null || v === undefined ? "—" : Number(v).toFixed(d === undefined ? 4 : d); }
   // OOD scores: percent with 2 decimals, as report.md and the CLI print them.
   function ood(v) { return v === null || v === undefined ? "—" : (100 * v).toFixed(2) + "%"; }
+  // MACs in K with 1 decimal, as report.md.
+  function kmacs(v) { return v === null || v === undefined ? "—" : (v / 1000).toFixed(1) + " K"; }
   function pcts(xs) { return xs.map((v) => (v === null || v === undefined ? v : 100 * v)); }
   function pct(v) { return v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%"; }
   function compareLink(path) { return el("a", { href: "/compare?" + q({ path }) }, path || "(root)"); }
@@ -156,7 +158,7 @@
         for (let m = 0; m < bins; m++) {
           const c = at[o + "," + m];
           cells.push(el("td", { class: c ? (c.id === a.best_id ? "occ best" : "occ") : "",
-            title: c ? `${c.id} OOD ${ood(c.ood)} MACs ${c.macs} (${c.members} in cell)` : null },
+            title: c ? `${c.id} OOD ${ood(c.ood)} MACs ${kmacs(c.macs)} (${c.members} in cell)` : null },
             c ? (c.attempt === null || c.attempt === undefined ? "seed" : propLink(path, c.attempt)) : ""));
         }
         rows.push(el("tr", {}, cells));
@@ -183,7 +185,7 @@
     return [table(["feasible", "stages passed", "failure", "reason", "entanglement", "params", "MACs", "check s"],
       [[f.feasible ? "yes" : "no", (f.stages_passed || []).join(" → "),
         f.failure_stage ? `${f.failure_stage}: ${f.failure_type}` : "", f.reason || "", f.entanglement,
-        f.params, f.macs, num(f.total_s, 2)]]),
+        f.params, kmacs(f.macs), num(f.total_s, 2)]]),
       Object.keys(t).length ? table(Object.keys(t), [Object.values(t).map((v) => num(v, 3))]) : null,
       el("details", {}, el("summary", {}, "full report"), pre(JSON.stringify(rest, null, 2)))];
   }
@@ -213,7 +215,7 @@
         : el("p", {}, "No LLM calls (offline editor).")),
       section("Feasibility report", feasibility(d.feasibility)),
       section("Evaluation", ev ? [table(["status", "OOD", "val", "params", "MACs", "train s", "compile s", "error"],
-        [[ev.status, ood(ev.ood_score), ood(ev.val_score), ev.params, ev.macs, num(ev.train_seconds, 1),
+        [[ev.status, ood(ev.ood_score), ood(ev.val_score), ev.params, kmacs(ev.macs), num(ev.train_seconds, 1),
           num(ev.compile_seconds, 1), ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
         el("details", {}, el("summary", {}, "evaluation record"), pre(JSON.stringify(ev.evaluation, null, 2)))]
         : el("p", {}, p.status === "feasible" ? "Not evaluated yet." : "Not evaluated (not feasible).")),
