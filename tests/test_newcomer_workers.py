@@ -119,14 +119,19 @@ def test_a_killed_searchs_sandbox_directory_is_removed_at_the_next_start(tmp_pat
             os.utime(path, (old, old))
         assert sandbox.remove_stale_roots(str(tmp_path)) == [str(leftover)]
         assert not leftover.exists() and pathlib.Path(live._root).is_dir()
-        fresh = tmp_path / "spark-sandbox-fresh"  # being made right now: left alone
+        fresh = tmp_path / "spark-sandbox-fresh"  # owner file, unlocked, just made: left alone
         fresh.mkdir()
+        (fresh / ".owner").touch()
+        legacy = tmp_path / "spark-sandbox-legacy"  # no owner file (another version): kept
+        legacy.mkdir()
+        os.utime(legacy, (old, old))
         assert sandbox.remove_stale_roots(str(tmp_path)) == []
     finally:
         live.close()
     assert not pathlib.Path(live._root).exists()
     # and the next start sweeps by itself
     (tmp_path / "spark-sandbox-old").mkdir()
+    (tmp_path / "spark-sandbox-old" / ".owner").touch()
     os.utime(tmp_path / "spark-sandbox-old", (old, old))
     with sandbox.SandboxWorker():
         assert not (tmp_path / "spark-sandbox-old").exists()

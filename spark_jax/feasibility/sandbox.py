@@ -343,7 +343,8 @@ def _make_root() -> tuple[str, int]:
 
 def remove_stale_roots(temp_dir: str | None = None) -> list[str]:
     """Removes this user's `spark-sandbox-*` directories under `temp_dir` (default: the
-    temporary directory) whose owner lock no live process holds; returns their paths."""
+    temporary directory) whose owner lock no live process holds; returns their paths. A
+    directory without an owner file is left alone (another version may be using it)."""
     removed = []
     base = temp_dir or tempfile.gettempdir()
     try:
@@ -366,11 +367,12 @@ def remove_stale_roots(temp_dir: str | None = None) -> list[str]:
 
 
 def _owner_alive(root: str) -> bool:
-    """Whether a live process holds `root`'s owner lock."""
+    """Whether a live process may own `root`: its owner lock is held, or it has no owner
+    file at all (made by a version without one: never taken, it may be in use)."""
     try:
         fd = os.open(os.path.join(root, _OWNER), os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
-        return False
+        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
