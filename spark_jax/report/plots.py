@@ -29,6 +29,7 @@ def write_plots(
     editor, machine) is every figure's caption."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     c = {
         k: [100.0 * y for y in v] if k in ("best", "cand_ood", "best_eval") else list(v)
@@ -89,6 +90,7 @@ def write_plots(
             ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
         ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
         ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # attempt indices, counts
         ax.grid(True, alpha=0.3)
         fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
         if caption:
