@@ -139,9 +139,6 @@ def _search_cli(run_dir: str, resume: bool, eval_s: float) -> int:
         return real(cfg, run_dir, executor=ScriptedExecutor(eval_s), checker=checker, **kw)
 
     loop.run_search = run_search
-    import spark_jax.report.tables as tables
-
-    tables.write_report = lambda run_dir: None  # no report: the harness has no real scores
     argv = (
         ["search", "--resume", run_dir]
         if resume

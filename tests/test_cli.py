@@ -151,9 +151,11 @@ def test_commands_usage_errors(tmp_path, capsys):
 
 
 def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
+    import types
+
     from spark_jax.config import search as search_config
     from spark_jax.report import tables
-    from spark_jax.search import loop
+    from spark_jax.search import best_program, loop
 
     seen = {}
 
@@ -162,12 +164,21 @@ def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
         # The best program is the seed's better; the best evaluated candidate falls below it.
         return loop.SearchResult(str(run_dir), 3, 2, 0.5, 0.6, "p", f"{run_dir}/best.py", 0.4)
 
+    acc = types.SimpleNamespace(
+        attempts=3, evaluated_budget=2, evaluated=2, seed={"ood_score": 0.5}, verdict="below"
+    )
+    best = best_program.BestProgram("p", "", False, 1, 0.4, 0.5, "")
     monkeypatch.setattr(loop, "run_search", fake_run_search)
-    monkeypatch.setattr(tables, "write_report", lambda run_dir: None)
+    monkeypatch.setattr(
+        tables,
+        "write_report",
+        lambda run_dir: tables.ReportPaths(tmp_path / "report.md", (), acc, best, "ood_val"),
+    )
     argv = ["search", "--seed", "7", "--run-dir", str(tmp_path / "run"), "--no-progress"]
     assert cli.main(argv) == 0
     assert seen["cfg"] == search_config.with_seed(search_config.default_config(), 7)
     assert seen["command"] == ["spark-jax", *argv] and seen["resume"] is False
     out = capsys.readouterr().out
-    assert "best evaluated candidate OOD 0.4000 (is below the seed; see report.md's" in out
-    assert "best program (OOD 0.6000)" in out and "beats" not in out
+    assert "attempts: 3; evaluated candidates: 2 (2 scored; the seed's own evaluation apart)" in out
+    assert "seed OOD 50.00%; best evaluated candidate OOD 40.00% (attempt index 1, below" in out
+    assert "best program (the best evaluated candidate):" in out and "beats" not in out

@@ -209,7 +209,7 @@ def test_markdown_numbers_and_sections(full_run: pathlib.Path):
     assert paths.report == full_run / "report.md"
     md = paths.report.read_text()
     for heading in (
-        "# SPARK run report: run",
+        "# SPARK (full) run report: run",
         "## Configuration",
         "## Seed vs best",
         "## Search accounting",

@@ -20,10 +20,10 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `bench` subcommand to `sub`."""
     p = sub.add_parser("bench", help="performance ratios vs the official CLRS implementation")
-    p.add_argument("--task", default="dfs")
-    p.add_argument("--preset", default="smoke")
+    p.add_argument("--task", default="dfs", help="CLRS algorithm, one of: {tasks}")
+    p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
     p.add_argument("--steps", type=int, default=100, help="timed training steps per side")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seed", type=int, default=42, help="training seed of both sides")
     p.add_argument(
         "--skip-pipeline",
         action="store_true",
@@ -46,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         action="store_true",
         help="only the per-candidate cost breakdown (no throughput, pipeline or warm check)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
 

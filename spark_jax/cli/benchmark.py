@@ -32,7 +32,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         nargs="*",
         help="program files, run directories (their best program) or official:KIND",
     )
-    p.add_argument("--tasks", default="dfs", help="tasks, comma-separated; clrs10, clrs30 sets")
+    p.add_argument(
+        "--tasks",
+        default="dfs",
+        help="tasks, comma-separated, or the sets clrs10, clrs30; tasks: {tasks}",
+    )
     p.add_argument("--seeds", type=int, default=3, help="evaluation seeds per (program, task)")
     p.add_argument(
         "--first-seed",
@@ -46,14 +50,27 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="let a searched program train with seeds its search used (re-measures its "
         "selection; refused without this flag)",
     )
-    p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
-    p.add_argument("--baseline", help="label of the program the others are compared with")
+    p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
+    p.add_argument(
+        "--baseline",
+        help="label of the program the others are compared with (default: the official "
+        "program, if one is given)",
+    )
     p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
-    p.add_argument("--resume", metavar="OUT", help="continue the benchmark in OUT")
-    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--resume", metavar="OUT", help="continue the benchmark in OUT (default: start a new one)"
+    )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where jobs run: local worker processes or a Ray cluster",
+    )
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
-    p.add_argument("--timeout", type=float, help="per-job wall-clock limit, seconds")
+    p.add_argument(
+        "--timeout", type=float, help="per-job wall-clock limit, seconds (default: none)"
+    )
     p.add_argument(
         "--compile-cache",
         default="xla-cache",

@@ -38,12 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--parent",
         default=None,
         help="parent program: enables entanglement and the interface "
-        "comparison; with --factor, the locality stage",
+        "comparison; with --factor, the locality stage (default: none)",
     )
     parser.add_argument(
         "--factor",
         default=None,
-        help="OPERATOR or ACTION: the region the edit was scoped to (needs --parent)",
+        help="OPERATOR or ACTION: the region the edit was scoped to (needs --parent; "
+        "default: none, no locality stage)",
     )
     parser.add_argument(
         "--nodes", type=int, default=None, help="N of the semantic check's first batch (default 5)"
@@ -58,10 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset",
         default="smoke",
         help="protocol preset giving hidden size, use_ln, nb_triplet_fts "
-        "and the MACs reference (default: smoke)",
+        "and the MACs reference, one of: {presets} (default: smoke)",
     )
-    parser.add_argument("--max-params", type=int, default=None, help="budget cap")
-    parser.add_argument("--max-macs", type=int, default=None, help="budget cap")
+    parser.add_argument(
+        "--max-params", type=int, default=None, help="budget cap on parameters (default: none)"
+    )
+    parser.add_argument(
+        "--max-macs", type=int, default=None, help="budget cap on MACs (default: none)"
+    )
     parser.add_argument(
         "--timeout-s",
         type=float,

@@ -28,24 +28,46 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `compare` subcommand to `sub`."""
     p = sub.add_parser("compare", help="search methods x search seeds under one budget")
-    p.add_argument("--methods", default="spark,global-rewrite", help="comma-separated names")
+    p.add_argument(
+        "--methods",
+        default="spark,global-rewrite",
+        help="comma-separated method names, of: {methods}",
+    )
     p.add_argument("--seeds", type=int, default=3, help="search seeds per method")
     p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")
     p.add_argument("--config", help="base search config (default: the embedded default)")
-    p.add_argument("--task", help="override the config's task")
-    p.add_argument("--preset", help="override the config's protocol preset")
+    p.add_argument("--task", help="override the config's task (default: the config's)")
     p.add_argument(
-        "--budget", type=int, help="B: evaluated candidates at which best at budget is read"
+        "--preset",
+        help="override the config's protocol preset, one of: {presets} (default: the config's)",
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        help="B: evaluated candidates at which best at budget is read (default: the config's)",
     )
     p.add_argument(
         "--max-attempts",
         type=int,
         help="proposal attempts every method runs (default: the config's; the paper: 100)",
     )
-    p.add_argument("--threshold", type=float, help="OOD fraction for the sample-efficiency column")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        help="OOD fraction for the sample-efficiency column (default: the lowest method mean "
+        "of the best evaluated candidate)",
+    )
     p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
-    p.add_argument("--replay", metavar="DIR", help="replay DIR's recorded LLM calls (no LLM)")
-    p.add_argument("--report-only", metavar="DIR", help="rewrite DIR's report, run nothing")
+    p.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="replay DIR's recorded LLM calls, no LLM (default: none, run the editor)",
+    )
+    p.add_argument(
+        "--report-only",
+        metavar="DIR",
+        help="rewrite DIR's report, run nothing (default: run the comparison)",
+    )
     p.add_argument(
         "--proposal-only",
         action="store_true",

@@ -23,9 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="path of a processor program (e.g. processors/triplet_gmpnn.py), "
         "or official:KIND for DeepMind's Haiku processor KIND",
     )
-    p.add_argument("--task", default="dfs", help="CLRS algorithm (default: dfs)")
-    p.add_argument("--preset", default="smoke", help="protocol preset: paper, smoke, tiny")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--task", default="dfs", help="CLRS algorithm, one of: {tasks}")
+    p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
+    p.add_argument("--seed", type=int, default=42, help="training seed")
     p.add_argument(
         "--seeds",
         type=int,
@@ -35,10 +35,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--train-steps",
         type=int,
-        help="train this many steps instead of the preset's (timing runs; the record says so)",
+        help="train this many steps instead of the preset's (timing runs; the record says so; "
+        "default: the preset's)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--output", help="also write the JSON result to this file")
+    p.add_argument("--output", help="also write the JSON result to this file (default: none)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

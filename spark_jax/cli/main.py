@@ -9,6 +9,10 @@
   benchmark cli/benchmark.py  programs x tasks x seeds vs DeepMind's processors
   compare   cli/compare.py    search methods x search seeds under one budget
   serve     cli/serve.py      watch runs and benchmarks in the browser (read-only, live)
+  config    cli/config.py     `config check FILE`: validate a search config, run nothing
+
+Every subcommand's `--help` shows its module's docstring as its description (with its exit
+codes) and every option's default (`HelpFormatter`).
 
 Command modules import their heavy dependencies (JAX, CLRS) only when run.
 """
@@ -23,10 +27,10 @@ from typing import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
-from spark_jax.cli import bench, benchmark, check, compare, evaluate, report, search, serve  # noqa: E402
+from spark_jax.cli import bench, benchmark, check, compare, config, evaluate, report, search, serve  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
-__all__ = ["COMMANDS", "TRAINING_COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "TRAINING_COMMANDS", "HelpFormatter", "build_parser", "main"]
 
 COMMANDS: dict[str, ModuleType] = {
     "search": search,
@@ -37,18 +41,93 @@ COMMANDS: dict[str, ModuleType] = {
     "benchmark": benchmark,
     "compare": compare,
     "serve": serve,
+    "config": config,
 }
 
 # Commands that train with JAX: they say so when a GPU is present but JAX would use the CPU.
 TRAINING_COMMANDS = frozenset({"search", "evaluate", "bench", "benchmark", "compare"})
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written (their line breaks kept) and every option's default shown:
+    '(default: X)' is added unless the help already says 'default' or there is none to show
+    (None, False, a flag)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = _with_names(action.help or "")
+        default = action.default
+        shown = default is not None and default is not False and default != argparse.SUPPRESS
+        shown = shown and not isinstance(
+            action, (argparse._StoreTrueAction, argparse._VersionAction, argparse._HelpAction)
+        )
+        if shown and "default" not in text and action.option_strings + [action.dest]:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _names(kind: str) -> str:
+    """The valid names of one kind, from its registry (imported only when help is shown)."""
+    if kind == "methods":
+        from spark_jax.compare.methods import METHODS
+
+        return ", ".join(METHODS)
+    if kind == "presets":
+        from spark_jax.config.protocol import PRESETS
+
+        return ", ".join(PRESETS)
+    if kind == "tasks":
+        from spark_jax.config.tasks import TASKS
+
+        return ", ".join(TASKS)
+    from spark_jax.config.search import family_names
+
+    return ", ".join(family_names())
+
+
+def _with_names(text: str) -> str:
+    """`text` with each '{methods}', '{presets}', '{tasks}', '{families}' replaced by the
+    names its registry knows."""
+    for kind in ("methods", "presets", "tasks", "families"):
+        if "{" + kind + "}" in text:
+            text = text.replace("{" + kind + "}", _names(kind))
+    return text
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("spark-jax")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _Commands(argparse._SubParsersAction):
+    """Subcommand parsers with the shared formatter and, unless given, their module's
+    docstring as description (what it does, its options, its exit codes)."""
+
+    descriptions: dict[str, str] = {}
+
+    def add_parser(self, name, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs.setdefault("description", self.descriptions.get(name) or kwargs.get("help"))
+        return super().add_parser(name, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `spark-jax` parser; `args.command` names the chosen entry of COMMANDS."""
     parser = argparse.ArgumentParser(
-        prog="spark-jax", description="SPARK architecture search over CLRS processors (JAX)"
+        prog="spark-jax",
+        description="SPARK: LLM-driven architecture search over CLRS processors (JAX), and "
+        "a harness comparing it with baselines. Run `spark-jax COMMAND --help` for a "
+        "command's options and exit codes.\n\nExit codes: 0 success, 1 the work ran and "
+        "failed, 2 a usage error, 130 / 143 a search stopped by SIGINT / SIGTERM.",
+        formatter_class=HelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"spark-jax {_version()}")
+    parser.register("action", "parsers", _Commands)
+    _Commands.descriptions = {name: (m.__doc__ or "").strip() for name, m in COMMANDS.items()}
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for module in COMMANDS.values():
         module.add_parser(sub)
     assert set(sub.choices) == set(COMMANDS), "a command module registered another name"
@@ -65,11 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     args.argv = argv  # what was asked, for run records
     if args.command in TRAINING_COMMANDS:
-        from spark_jax.util.accelerator import cpu_fallback_note
+        from spark_jax.util import accelerator
 
-        note = cpu_fallback_note()
-        if note:
-            print(note, file=sys.stderr)
+        if accelerator.wants_backend_line(sys.stderr):  # JAX's backend and devices
+            for line in accelerator.backend_lines(accelerator.probe_backend()):
+                print(line, file=sys.stderr)
+        else:
+            note = accelerator.cpu_fallback_note()
+            if note:
+                print(note, file=sys.stderr)
     return COMMANDS[args.command].run(args)
 
 

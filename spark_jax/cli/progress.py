@@ -62,7 +62,7 @@ def search_progress(budget: int, enabled: bool = True) -> Iterator[Callable]:
         MofNCompleteColumn(),
         TextColumn(
             "attempt {task.fields[attempt]} | valid {task.fields[valid]} | "
-            "best OOD {task.fields[best]} | {task.fields[stage]}"
+            "best-so-far OOD {task.fields[best]} | {task.fields[stage]}"
         ),
         TimeElapsedColumn(),
     )
@@ -72,7 +72,8 @@ def search_progress(budget: int, enabled: bool = True) -> Iterator[Callable]:
         )
 
         def update(p) -> None:
-            best = "-" if p.best_ood is None else f"{p.best_ood:.4f}"
+            # Percent with 2 decimals, as report.md; best so far, the seed included.
+            best = "-" if p.best_ood is None else f"{100.0 * p.best_ood:.2f}%"
             bar.update(
                 task,
                 completed=p.evaluated,
@@ -84,7 +85,7 @@ def search_progress(budget: int, enabled: bool = True) -> Iterator[Callable]:
             if not console.is_terminal:
                 print(
                     f"[search] attempt {p.attempt} evaluated {p.evaluated} "
-                    f"valid {p.valid_rate:.0%} best {best} | {p.stage}",
+                    f"valid {p.valid_rate:.0%} best-so-far OOD {best} | {p.stage}",
                     file=sys.stderr,
                 )
 

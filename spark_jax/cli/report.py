@@ -13,7 +13,7 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `report` subcommand to `sub`."""
     p = sub.add_parser("report", help="write report.md and plots for a run directory")
-    p.add_argument("run_dir")
+    p.add_argument("run_dir", help="a run directory (holding run.db) written by `spark-jax search`")
     return p
 
 

@@ -31,13 +31,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="run (or resume) a SPARK search; no arguments: the "
         "embedded default (dfs, smoke, offline editor, CPU)",
     )
-    p.add_argument("--config", help="YAML search config (see spark_jax/config/search.py)")
+    p.add_argument(
+        "--config",
+        help="YAML search config (keys: spark_jax/config/search.py; validate one with "
+        "`spark-jax config check FILE`); default: the embedded default",
+    )
     p.add_argument("--run-dir", help="where to write the run (default: runs/<task>-<time>)")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
-    p.add_argument("--seed", type=int, help="override the config's seed")
-    p.add_argument("--family", help="task family: clrs (default), classify, cartpole")
-    p.add_argument("--benchmark", help="the family's benchmark (e.g. mnist1d, cartpole_v1)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its run.db (default: start a new run)",
+    )
+    p.add_argument("--seed", type=int, help="override the config's seed (default: the config's)")
+    p.add_argument("--family", help="task family, one of: {families} (default: the config's, clrs)")
+    p.add_argument(
+        "--benchmark",
+        help="the family's benchmark, e.g. mnist1d, breast_cancer, cartpole_v1 (default: the config's)",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (a line per step when not a terminal)",
+    )
     p.add_argument(
         "--proposal-only",
         action="store_true",
@@ -83,9 +98,14 @@ def _resolve(args: argparse.Namespace):
                 "with --config, --run-dir, --seed, --family or --benchmark"
             )
         stored = pathlib.Path(args.resume) / "config.yaml"
-        if not stored.is_file():
-            raise UsageError(f"nothing to resume: {stored} does not exist")
-        return search_config.load(stored), args.resume
+        if stored.is_file():
+            return search_config.load(stored), args.resume
+        from spark_jax.search import startup
+
+        try:  # config.yaml deleted: run.db holds the authoritative copy
+            return startup.stored_config(pathlib.Path(args.resume)), args.resume
+        except startup.SearchUsageError as e:
+            raise UsageError(str(e)) from None
     cfg = search_config.load(args.config) if args.config else search_config.default_config()
     if args.seed is not None:
         cfg = search_config.with_seed(cfg, args.seed)
@@ -126,30 +146,63 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e), EXIT_USAGE)
     except (loop.SearchError, RunDBError) as e:  # RunDBError: e.g. the disk filled up
         return fail(" ".join(str(e).split()), EXIT_FAILED)
+    except OSError as e:  # e.g. a full disk while writing best/: run.db keeps what finished
+        return fail(
+            f"{_os_error(e)}; what finished is kept in {run_dir}/run.db "
+            f"(spark-jax search --resume {run_dir} continues it)",
+            EXIT_FAILED,
+        )
     if cfg.proposal_only is not None:  # nothing trained: the attempts are the result
         print(f"run: {result.run_dir}\nproposal-only: {result.attempts} attempts recorded")
         return EXIT_OK
-    cand = result.best_candidate_ood  # best at budget: the seed is its own row
-    verdict = (  # whether the margin exceeds the seed's spread: report.md's verdict
-        "no candidate scored"
-        if cand is None
-        else "scores above"
-        if cand > result.seed_ood
-        else "equals"
-        if cand == result.seed_ood
-        else "is below"
-    )
-    print(
-        f"run: {result.run_dir}\nattempts: {result.attempts}, evaluated: {result.evaluated} "
-        "(the seed included)\n"
-        f"seed OOD {result.seed_ood:.4f}; best evaluated candidate OOD "
-        f"{'—' if cand is None else f'{cand:.4f}'} ({verdict} the seed; see report.md's "
-        "verdict for the seed's spread)\n"
-        f"best program (OOD {result.best_ood:.4f}): {result.best_path}"
-    )
-    tables.write_report(run_dir)
-    print(f"report: {pathlib.Path(run_dir) / 'report.md'}")
+    try:
+        paths = tables.write_report(run_dir)
+    except OSError as e:  # e.g. ENOSPC: the search and its database are complete
+        return fail(
+            f"the search finished but its report was not fully written: {_os_error(e)}; "
+            f"free space, then run: spark-jax report {run_dir}",
+            EXIT_FAILED,
+        )
+    print(summary_lines(result.run_dir, paths))
     return EXIT_OK
+
+
+def summary_lines(run_dir: str, paths) -> str:
+    """The CLI's end-of-search summary, in report.md's words and units: counts from the
+    same accounting, OOD in percent with 2 decimals, the seed apart from the best evaluated
+    candidate, which is what `best/best_program.py` holds."""
+    acc, best = paths.accounting, paths.best
+    pct = lambda x: "—" if x is None else f"{100.0 * x:.2f}%"  # noqa: E731
+    lines = [
+        f"run: {run_dir}",
+        f"attempts: {acc.attempts}; evaluated candidates: {acc.evaluated_budget} "
+        f"({acc.evaluated} scored; the seed's own evaluation apart)",
+    ]
+    seed_ood = None if acc.seed is None else acc.seed.get("ood_score")
+    if best is None or best.is_seed:
+        lines.append(f"seed OOD {pct(seed_ood)}; no evaluated candidate scored")
+    else:
+        word = {"beats": "above", "equals": "equal to", "below": "below"}.get(acc.verdict or "")
+        lines.append(
+            f"seed OOD {pct(seed_ood)}; best evaluated candidate OOD {pct(best.ood_score)} "
+            f"(attempt index {best.attempt}{f', {word} the seed' if word else ''}; "
+            "report.md's verdict weighs the seed's spread)"
+        )
+    lines.append(f"OOD on the {paths.source} set (the one the search selected on)")
+    what = (
+        "the seed: no candidate scored"
+        if best is None or best.is_seed
+        else ("the best evaluated candidate")
+    )
+    lines.append(f"best program ({what}): {pathlib.Path(run_dir) / 'best' / 'best_program.py'}")
+    lines.append(f"report: {paths.report}")
+    return "\n".join(lines)
+
+
+def _os_error(e: OSError) -> str:
+    """An OSError as one line: its reason and the file it names."""
+    text = " ".join(str(e.strerror or e).split())
+    return text + (f" ({e.filename})" if e.filename else "")
 
 
 @contextlib.contextmanager

@@ -2,12 +2,13 @@
 the run directories (run.db) and benchmark directories (benchmark.db) under ROOT (default:
 `runs`, a run directory itself works too). Port 0 picks a free port; the URL is printed.
 
-Exit codes: 0 stopped with Ctrl-C, 2 ROOT is not a directory or the address is unusable.
+Exit codes: 0 stopped with Ctrl-C, SIGINT or SIGTERM (in the background too), 2 ROOT is not a directory or the address is unusable.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from spark_jax.cli.errors import EXIT_OK, fail
@@ -35,13 +36,26 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e))
     except OSError as e:
         return fail(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}")
-    print(f"serving {server.root.path} (read-only) at {server.url}", flush=True)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: bound to {args.host}: reachable from other machines", file=sys.stderr)
     try:
+        _stop_on_signals()  # before the URL line: whoever reads it may signal at once
+        print(f"serving {server.root.path} (read-only) at {server.url}", flush=True)
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: bound to {args.host}: reachable from other machines", file=sys.stderr)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
     return EXIT_OK
+
+
+def _stop_on_signals() -> None:
+    """SIGINT and SIGTERM stop the server. SIGINT is set explicitly: a server started in the
+    background of a non-interactive shell inherits an ignored SIGINT, and `kill -INT` must
+    still stop it."""
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, on_signal)

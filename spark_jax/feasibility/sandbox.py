@@ -21,9 +21,11 @@ candidate; trouble with the sandbox itself is a 'sandbox_error'.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import pathlib
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -129,7 +131,7 @@ class SandboxWorker:
         self._lock = threading.RLock()
         self._child: _Child | None = None
         self._last_options: dict[str, Any] | None = None
-        self._root = tempfile.mkdtemp(prefix="spark-sandbox-")
+        self._root, self._owner_fd = _make_root()
         self._cache_dir = cache_dir or os.path.join(self._root, "jax-cache")
         self._work_dir = os.path.join(self._root, "work")
         os.makedirs(self._cache_dir, exist_ok=True)
@@ -314,12 +316,70 @@ class SandboxWorker:
                 if child is not None:
                     child.close()
             shutil.rmtree(self._root, ignore_errors=True)
+            os.close(self._owner_fd)
 
     def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown.
             pass
+
+
+_ROOT_PREFIX = "spark-sandbox-"
+_OWNER = ".owner"  # flock-held by the process that made the directory, while it lives
+_STALE_AFTER_S = 10.0  # a directory without a held owner lock this old is a leftover
+
+
+def _make_root() -> tuple[str, int]:
+    """A private temporary directory and the fd of its held owner lock. Leftovers of
+    processes that died without closing (kill -9) are removed first: their owner lock is
+    free once the kernel closed the dead process's descriptors."""
+    remove_stale_roots()
+    root = tempfile.mkdtemp(prefix=_ROOT_PREFIX)
+    fd = os.open(os.path.join(root, _OWNER), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return root, fd
+
+
+def remove_stale_roots(temp_dir: str | None = None) -> list[str]:
+    """Removes this user's `spark-sandbox-*` directories under `temp_dir` (default: the
+    temporary directory) whose owner lock no live process holds; returns their paths. A
+    directory without an owner file is left alone (another version may be using it)."""
+    removed = []
+    base = temp_dir or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(_ROOT_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            if time.time() - info.st_mtime < _STALE_AFTER_S or _owner_alive(path):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _owner_alive(root: str) -> bool:
+    """Whether a live process may own `root`: its owner lock is held, or it has no owner
+    file at all (made by a version without one: never taken, it may be in use)."""
+    try:
+        fd = os.open(os.path.join(root, _OWNER), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 _default: SandboxWorker | None = None

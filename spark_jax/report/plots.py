@@ -4,6 +4,7 @@ pyplot state, so it is safe in any process). OOD fractions are drawn as percenta
 from __future__ import annotations
 
 import math
+import os
 import pathlib
 
 from spark_jax.report.accounting import RunAccounting
@@ -28,12 +29,16 @@ def write_plots(
     editor, machine) is every figure's caption."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     c = {
         k: [100.0 * y for y in v] if k in ("best", "cand_ood", "best_eval") else list(v)
         for k, v in acc.curves.items()
     }
-    att, seed_x, ood = list(range(len(c["best"]))), "attempt (0: the seed)", "OOD accuracy (%)"
+    # x is the stored 0-based attempt index; the seed's point, before any attempt, is at -1.
+    att, seed_x = list(range(-1, len(c["best"]) - 1)), "attempt index (-1: the seed)"
+    ood = "OOD accuracy (%)"
+    c["macs"] = [m / 1000.0 for m in c["macs"]]  # K, as report.md
     specs = [  # title, x label, y label, [(xs, ys, label, style)]
         (
             "best-so-far OOD accuracy vs attempt",
@@ -49,20 +54,20 @@ def write_plots(
         ),
         (
             "entanglement rate (cumulative)",
-            "attempt",
+            "attempt index",
             "entangled or scaffold / attempts",
             [(att[1:], c["entangled"], "entanglement rate", "-")],
         ),
         (
             "cumulative valid rate",
-            "attempt",
+            "attempt index",
             "feasible / attempts",
             [(att[1:], c["valid"], "valid rate", "-")],
         ),
         (
             "incumbent MACs",
             seed_x,
-            "MACs of the best-so-far program",
+            "MACs (K) of the best-so-far program",
             [(att, c["macs"], "incumbent MACs", "step")],
         ),
     ]
@@ -84,9 +89,23 @@ def write_plots(
         elif not drawn:
             ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
         ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # attempt indices, counts
         ax.grid(True, alpha=0.3)
         fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
         if caption:
             labels.caption(fig, caption)
-        fig.savefig(out / name, format="png")
+        _save(fig, out / name)
     return tuple(out / name for name in PLOT_FILES)
+
+
+def _save(fig, path: pathlib.Path) -> None:
+    """Saves `fig` as a PNG via a temporary sibling and a rename: a full disk (OSError)
+    leaves the previous file or none, never a truncated or 0-byte PNG."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -16,13 +16,14 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from spark_jax.operator.step import Proposal
-from spark_jax.report import family, llm_usage, reference, selection, spread
+from spark_jax.report import best_section, family, llm_usage, reference, selection, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored, read_meta, summarize
 from spark_jax.report.plots import write_plots
+from spark_jax.search import best_program
 from spark_jax.search.rundb import RunDB, RunDBError
-from spark_jax.util import labels
+from spark_jax.util import files, labels
 
-__all__ = ["ReportPaths", "report_main", "write_report"]
+__all__ = ["ReportPaths", "ReportWriteError", "report_main", "write_report"]
 
 _HIGHLIGHTS = (
     "task",
@@ -46,6 +47,9 @@ class ReportPaths:
 
     report: pathlib.Path
     plots: tuple[pathlib.Path, ...]
+    accounting: RunAccounting | None = None
+    best: best_program.BestProgram | None = None
+    source: str = "ood_test"  # the set the search's OOD scores were measured on
 
 
 # ---------------------------------------------------------------- formatting
@@ -103,6 +107,7 @@ def _markdown(
     top_k: int,
     prices: Mapping[str, Any] | None = None,
     final_test: Mapping[str, Any] | None = None,
+    best: best_program.BestProgram | None = None,
 ) -> str:
     anchor = acc.seed or acc.best_candidate or {}
     task = anchor.get("task") or find_meta(meta, "task")
@@ -114,7 +119,7 @@ def _markdown(
     macs_n = find_meta(meta, "macs_nodes")
     our_macs = f"our MACs (K; one processor step, contraction count, N={macs_n or '?'})"
     lines = [
-        f"# SPARK run report: {run_dir.name}",
+        f"# {best_section.method_title(meta)} run report: {run_dir.name}",
         "",
         f"Protocol: {protocol}. Editor: {labels.editor_label(find_meta(meta, 'editor'))}. "
         f"Machine: {find_meta(meta, 'machine') or 'not recorded'}.",
@@ -146,6 +151,7 @@ def _markdown(
             for name, e in pair
         ],
     )
+    lines += ["", *best_section.best_lines(best)]
     lines += ["", *family.family_lines(meta, acc.seed, acc.best_candidate)]
     lines += ["", spread.verdict_line(acc, view, protocol), ""]
     lines += selection.selection_lines(meta)
@@ -244,7 +250,10 @@ def _markdown(
         if fails
         else ["(no failures)"]
     )
-    lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in plots]
+    lines += ["", "## Plots", ""] + (
+        [f"![{p.stem}](plots/{p.name})" for p in plots]
+        or ["Not written (see the error printed); `spark-jax report RUN_DIR` writes them again."]
+    )
     ours = [
         (
             label,
@@ -294,10 +303,18 @@ def figure_label(meta: dict[str, Any]) -> str:
     )
 
 
+class ReportWriteError(OSError):
+    """The report (or some of its plots) could not be written, e.g. the disk is full; the
+    message is one line and says what was written. The run database is never touched."""
+
+
 def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     """Writes `run_dir/report.md` and `run_dir/plots/*.png` from `run_dir/run.db`.
 
-    Raises RunDBError when the directory or its database is missing or unusable.
+    Every file is written via a temporary sibling and a rename. When the plots cannot be
+    written (OSError, e.g. ENOSPC) report.md is still attempted; then ReportWriteError says
+    which files are missing. Raises RunDBError when the directory or its database is
+    missing or unusable.
     """
     run_dir = pathlib.Path(run_dir)
     if not run_dir.is_dir():
@@ -308,13 +325,40 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
         config = db.get_meta("config")
         final_test = db.get_meta("final_test")
+        best = best_program.best_program(db)
+        best_error: OSError | None = None
+        try:
+            best_program.write_best(run_dir, db)
+        except OSError as e:
+            best_error = e
     prices = config.get("editor", {}).get("prices") if isinstance(config, dict) else None
-    plots = write_plots(acc, run_dir / "plots", figure_label(meta))
+    plot_error: OSError | None = best_error
+    try:
+        plots = write_plots(acc, run_dir / "plots", figure_label(meta))
+    except OSError as e:
+        plot_error, plots = plot_error or e, ()
     path = run_dir / "report.md"
-    path.write_text(
-        _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test)
+    text = _markdown(
+        run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best
     )
-    return ReportPaths(path, plots)
+    try:
+        files.write_atomic(path, text)
+    except OSError as e:
+        raise ReportWriteError(
+            e.errno, f"report.md and plots not written: {_why(plot_error or e)}", str(path)
+        ) from None
+    if plot_error is not None:
+        raise ReportWriteError(
+            plot_error.errno,
+            f"plots or best/ not written ({_why(plot_error)}); report.md was written",
+            str(run_dir / "plots"),
+        )
+    source = spread.noise_view(meta, final_test).source
+    return ReportPaths(path, plots, acc, best, source)
+
+
+def _why(e: OSError) -> str:
+    return " ".join(f"{e.strerror or e}".split()) + (f": {e.filename}" if e.filename else "")
 
 
 def report_main(run_dir: str | pathlib.Path) -> int:
@@ -328,6 +372,9 @@ def report_main(run_dir: str | pathlib.Path) -> int:
         return 2
     try:
         paths = write_report(run_dir)
+    except ReportWriteError as exc:  # e.g. a full disk: nothing stored is lost
+        print(f"error: {exc.strerror}", file=sys.stderr)
+        return 1
     except (RunDBError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,8 @@ writes `config.yaml` (atomically) and creates `run.db`.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import pathlib
@@ -33,11 +35,13 @@ __all__ = [
     "DB_NAME",
     "check_inputs",
     "check_resume_config",
+    "editor_config",
     "lock_run_dir",
     "open_db",
     "open_run",
     "record_stop",
     "start_editor",
+    "stored_config",
     "write_config",
 ]
 
@@ -112,10 +116,59 @@ def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path)
     except (search_config.ConfigError, TypeError, ValueError):
         pass
     if canonical(stored) != canonical(cfg.to_dict()):
+        keys = config_differences(stored, cfg.to_dict()) or ["(the whole file)"]
+        shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
         raise SearchUsageError(
             f"{config_path} differs from the config stored in {db.path} when the run "
-            "started; restore it (the database's copy is authoritative) before resuming"
+            f"started, at {shown}; restore it or delete it (the database's copy is "
+            "authoritative and is used when config.yaml is missing) before resuming"
         )
+
+
+def config_differences(old: Any, new: Any, prefix: str = "search") -> list[str]:
+    """The key paths (`search.editor.llm.model`) whose values differ between two config
+    dicts, sorted; a key present on one side only counts as differing."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            if key not in old or key not in new:
+                out.append(f"{prefix}.{key}")
+            else:
+                out += config_differences(old[key], new[key], f"{prefix}.{key}")
+        return out
+    same = json.dumps(old, sort_keys=True, default=str) == json.dumps(
+        new, sort_keys=True, default=str
+    )
+    return [] if same else [prefix]
+
+
+def stored_config(run_dir: pathlib.Path) -> SearchConfig:
+    """The config stored in `run_dir/run.db` when the run started (the authoritative copy),
+    for a resume whose `config.yaml` was deleted; SearchUsageError if there is none."""
+    db_path = run_dir / DB_NAME
+    if not db_path.is_file():
+        raise SearchUsageError(f"nothing to resume: {db_path} does not exist")
+    with open_db(db_path) as db:
+        stored = db.get_meta("config")
+    if not isinstance(stored, dict):
+        raise SearchUsageError(
+            f"cannot resume {run_dir}: {run_dir / CONFIG_NAME} is missing and {db_path} "
+            "holds no config"
+        )
+    try:
+        return search_config.from_dict(stored)
+    except search_config.ConfigError as e:
+        raise SearchUsageError(f"{db_path}: its stored config is no longer valid: {e}") from None
+
+
+def missing_key_message(key_env: str) -> str:
+    """The one line for an LLM editor whose API key variable is not set (in YAML's words:
+    a server without a key is `api_key_env: null`)."""
+    return (
+        f"search.editor.llm.api_key_env: the environment variable {key_env} is not set; "
+        f"export {key_env}=..., or set `api_key_env: null` for a server without a key "
+        "(vLLM, Ollama, llama.cpp server)"
+    )
 
 
 def _versions() -> dict[str, str]:
@@ -144,12 +197,37 @@ def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Edit
     key_env = getattr(cfg.editor.llm, "api_key_env", None)
     if key_env:
         workers.register_secret_env(key_env)  # never handed to a candidate-running worker
+    if cfg.editor.kind == "llm" and cfg.editor.replay is None and key_env:
+        if not os.environ.get(key_env):
+            raise SearchUsageError(missing_key_message(key_env))
+    existed = run_dir.exists()
     try:
-        editor = make_editor(cfg.editor, cfg.operator, cfg.family)
+        editor = make_editor(editor_config(cfg, run_dir), cfg.operator, cfg.family)
+        preflight.preflight(cfg.editor)
     except (OSError, ValueError, RuntimeError) as e:  # e.g. a missing or corrupt cassette
+        _unmake(run_dir, existed)
         raise SearchUsageError(f"search.editor: {' '.join(str(e).split())}") from None
-    preflight.preflight(cfg.editor)
+    except BaseException:
+        _unmake(run_dir, existed)
+        raise
     return editor
+
+
+def editor_config(cfg: SearchConfig, run_dir: pathlib.Path):
+    """The editor section with a relative `record` cassette taken from the run directory
+    (`record: llm-calls.jsonl` -> RUN_DIR/llm-calls.jsonl: one call log per run)."""
+    record = cfg.editor.record
+    if not record or os.path.isabs(record):
+        return cfg.editor
+    return dataclasses.replace(cfg.editor, record=str(run_dir / record))
+
+
+def _unmake(run_dir: pathlib.Path, existed: bool) -> None:
+    """Removes `run_dir` if this start made it (a cassette's folder) and it is empty: a
+    refused start writes nothing."""
+    if not existed:
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()
 
 
 def open_run(
@@ -168,6 +246,8 @@ def open_run(
             db = open_db(db_path)
             try:
                 check_resume_config(db, cfg, run_dir / CONFIG_NAME)
+                if not (run_dir / CONFIG_NAME).exists():  # restored from run.db's copy
+                    write_config(run_dir, CONFIG_NAME, cfg)
             except BaseException:
                 db.close()
                 raise

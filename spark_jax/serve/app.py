@@ -19,7 +19,7 @@ from typing import Any, Callable
 from spark_jax.benchmark.store import BenchmarkDBError
 from spark_jax.search.schema import RunDBError
 from spark_jax.serve import comparison, data, pages
-from spark_jax.serve.reader import NotFound, OutsideRoot, Root
+from spark_jax.serve.reader import BadRequest, NotFound, OutsideRoot, Root
 
 __all__ = ["STATIC", "ServeServer", "make_server"]
 
@@ -62,11 +62,19 @@ def make_server(
     return ServeServer((host, port), Root(root), quiet)
 
 
+_INT64 = 2**63
+
+
 def _int(value: str | None, name: str) -> int:
+    """A query integer that SQLite can compare (signed 64-bit): NotFound when it is no
+    integer (nothing is named so), BadRequest when it is out of SQLite's range."""
     try:
-        return int(value or "")
+        number = int(value or "")
     except ValueError:
-        raise NotFound(f"{name} must be an integer, got {value!r}") from None
+        raise NotFound(f"{name} must be an integer, got {(value or '')[:40]!r}") from None
+    if not -_INT64 <= number < _INT64:
+        raise BadRequest(f"{name} is out of range (a signed 64-bit integer)")
+    return number
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -125,8 +133,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._error(403, "path outside the served root", api)
         except NotFound as exc:
             self._error(404, str(exc), api)
+        except BadRequest as exc:
+            self._error(400, str(exc), api)
         except (RunDBError, BenchmarkDBError, sqlite3.Error) as exc:
             self._error(503, f"database not readable now: {exc}", api)
+        except OSError as exc:  # e.g. ENAMETOOLONG from a name the checks let through
+            self._error(400, f"path not usable: {exc.strerror or exc}", api)
+        except Exception as exc:  # noqa: BLE001 - answer, never drop the connection
+            self._error(500, f"internal error: {type(exc).__name__}: {exc}"[:300], api)
 
     def _host_ok(self) -> bool:
         """On a loopback bind, only loopback Host names (no DNS rebinding)."""

@@ -20,7 +20,7 @@ from spark_jax.compare import tables
 from spark_jax.compare.methods import MethodError, resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.serve.data import _stamp, clean, listing
-from spark_jax.serve.reader import RUN_DB, NotFound, Root, RunReader, run_status
+from spark_jax.serve.reader import RUN_DB, NotFound, OutsideRoot, Root, RunReader, run_status
 
 __all__ = ["compare_detail", "comparisons_list"]
 
@@ -35,6 +35,8 @@ def _plan(root: Root, rel: str) -> ComparePlan:
     path = root.resolve(rel) / PLAN_FILE
     if not path.is_file():
         raise NotFound(f"no comparison at {rel!r}")
+    if not root.inside(path):
+        raise OutsideRoot(rel)  # a symlinked plan file that leads out of the root
     try:
         plan = ComparePlan.from_dict(json.loads(path.read_text(encoding="utf-8")))
         resolve_methods(list(plan.methods))
@@ -69,7 +71,7 @@ def _members(root: Root, rel: str, plan: ComparePlan):
         member_rel = _member_rel(rel, method.name, seed)
         run_dir = root.resolve(member_rel)  # OutsideRoot if a link leads out
         row: dict[str, Any] = {"method": method.name, "seed": seed, "path": member_rel}
-        if not (run_dir / RUN_DB).is_file():
+        if root.db_file(run_dir, RUN_DB) is None:
             members.append(row | {"status": "missing"})
             continue
         try:

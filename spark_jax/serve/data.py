@@ -219,17 +219,23 @@ def _run_body(reader: RunReader) -> dict[str, Any]:
     ]
     payload = {
         "seed_ood": acc.seed["ood_score"] if acc.seed else None,
+        # report.md's best: the best evaluated candidate, the seed apart (best/ holds it)
+        "best_candidate_ood": acc.best_candidate["ood_score"] if acc.best_candidate else None,
+        "best_candidate_attempt": acc.best_candidate["proposal_attempt"]
+        if acc.best_candidate
+        else None,
         "valid_rate": acc.valid_rate,
         "entanglement_rate": acc.entanglement_rate,
         "verdict": acc.verdict,
         "best_attempt_index": acc.best_attempt_index,
         "curves": {
-            "attempt_x": list(range(len(acc.curves["best"]))),
+            # the stored 0-based attempt index; the seed's point (before any attempt) at -1
+            "attempt_x": list(range(-1, len(acc.curves["best"]) - 1)),
             "best": acc.curves["best"],
             "cand_ood": acc.curves["cand_ood"],
             "eval_x": list(range(len(acc.curves["best_eval"]))),
             "best_eval": acc.curves["best_eval"],
-            "rate_x": list(range(1, len(acc.curves["valid"]) + 1)),
+            "rate_x": list(range(len(acc.curves["valid"]))),
             "valid": acc.curves["valid"],
             "entangled": acc.curves["entangled"],
             "factor_counts": counts,

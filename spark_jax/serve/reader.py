@@ -1,10 +1,13 @@
 """Read-only access to the run and benchmark databases (and comparison directories) under the
 served root.
 
-Every connection is a SQLite `mode=ro` URI connection: the server never writes, never creates
-a journal, and reads a WAL database while its search writes it (each query sees the last
-committed state). Paths come from URLs and are resolved against the root: anything that
-resolves outside it is refused (`OutsideRoot`), anything without a database is `NotFound`.
+Every connection is read-only and writes no file: while a search writes the database (its
+`-wal` file exists) a SQLite `mode=ro` URI connection reads the WAL (each query sees the last
+committed state; the writer's -wal/-shm files already exist, so none is created); a database
+no process has open (no `-wal`) is opened `immutable=1`, which creates no -wal/-shm file
+(SQLite's `mode=ro` alone would). Paths come from URLs and are resolved against the root:
+anything that resolves outside it (a symlinked `run.db` included) is refused (`OutsideRoot`),
+a path component over 255 bytes is `BadRequest`, anything without a database is `NotFound`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = [
     "BENCHMARK_DB",
     "RUN_DB",
     "STALE_AFTER_S",
+    "BadRequest",
     "NotFound",
     "OutsideRoot",
     "RunReader",
@@ -43,6 +47,13 @@ class OutsideRoot(ValueError):
     """A requested path that resolves outside the served root."""
 
 
+class BadRequest(ValueError):
+    """A request that cannot name anything (a path component too long, a number out of range)."""
+
+
+_NAME_MAX = 255  # bytes per path component (Linux NAME_MAX)
+
+
 class NotFound(LookupError):
     """A requested run, benchmark or record that does not exist."""
 
@@ -54,7 +65,7 @@ class RunReader(RunQueries):
 
     def __init__(self, path: pathlib.Path) -> None:
         self.path = path
-        uri = f"{path.resolve().as_uri()}?mode=ro"
+        uri = f"{path.resolve().as_uri()}?" + ro_uri_mode(path)
         try:
             self._conn = sqlite3.connect(
                 uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None
@@ -80,6 +91,13 @@ class RunReader(RunQueries):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def ro_uri_mode(path: pathlib.Path) -> str:
+    """The URI query that opens `path` read-only without creating any file: `mode=ro`
+    while a writer's `-wal` exists, else `immutable=1` (nothing has the database open)."""
+    live = path.with_name(path.name + "-wal").exists()
+    return "mode=ro" if live else "mode=ro&immutable=1"
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -157,10 +175,25 @@ class Root:
         """The directory `rel` names under the root; OutsideRoot when it leaves the root."""
         if "\x00" in rel or rel.startswith(("/", "\\")):
             raise OutsideRoot(rel)
-        target = (self.path / rel).resolve()
-        if target != self.path and self.path not in target.parents:
+        if any(len(part.encode("utf-8", "surrogateescape")) > _NAME_MAX for part in rel.split("/")):
+            raise BadRequest(f"a path component is longer than {_NAME_MAX} bytes")
+        try:
+            target = (self.path / rel).resolve()
+        except (OSError, RuntimeError) as e:  # a symlink loop, an unusable name
+            raise BadRequest(f"path not usable: {getattr(e, 'strerror', None) or e}") from None
+        if not self.inside(target):
             raise OutsideRoot(rel)
         return target
+
+    def inside(self, path: pathlib.Path) -> bool:
+        """Whether `path`, symlinks resolved, lies under the root."""
+        target = path.resolve()
+        return target == self.path or self.path in target.parents
+
+    def db_file(self, directory: pathlib.Path, name: str) -> pathlib.Path | None:
+        """`directory/name` when it is a file under the root (symlinks resolved), else None."""
+        path = directory / name
+        return path if path.is_file() and self.inside(path) else None
 
     def rel(self, path: pathlib.Path) -> str:
         rel = path.resolve().relative_to(self.path).as_posix()
@@ -168,7 +201,7 @@ class Root:
 
     def _walk(self, name: str) -> Iterator[pathlib.Path]:
         def walk(d: pathlib.Path, depth: int) -> Iterator[pathlib.Path]:
-            if (d / name).is_file():
+            if self.db_file(d, name) is not None:
                 yield d
             if depth >= _MAX_DEPTH:
                 return
@@ -196,10 +229,14 @@ class Root:
         run_dir = self.resolve(rel)
         if not (run_dir / RUN_DB).is_file():
             raise NotFound(f"no run at {rel!r}")
+        if self.db_file(run_dir, RUN_DB) is None:
+            raise OutsideRoot(rel)  # a run.db symlink that leads out of the root
         return run_dir, RunReader(run_dir / RUN_DB)
 
     def open_benchmark(self, rel: str) -> BenchmarkDB:
         bench_dir = self.resolve(rel)
         if not (bench_dir / BENCHMARK_DB).is_file():
             raise NotFound(f"no benchmark at {rel!r}")
+        if self.db_file(bench_dir, BENCHMARK_DB) is None:
+            raise OutsideRoot(rel)
         return BenchmarkDB.open_readonly(bench_dir / BENCHMARK_DB)

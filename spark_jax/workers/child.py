@@ -14,6 +14,8 @@ import fcntl
 import os
 import select
 import signal
+import subprocess
+import sys
 import time
 from typing import Any, Callable
 
@@ -61,10 +63,13 @@ def serve(
 
 def _exit_with_parent() -> None:
     """Dies with the parent, however it dies (kill -9 included), even in the middle of
-    compiled code: the pipe end in `PARENT_DEATH_FD_VAR` gets SIGIO when its only writer,
-    the parent, is gone, and SIGIO's default action ends the process. No thread and no
-    polling (Linux's parent-death signal would fire when the spawning *thread* exits, too
-    early for workers started from short-lived threads)."""
+    compiled code and even while stopped: the pipe end in `PARENT_DEATH_FD_VAR` gets SIGIO
+    when its only writer, the parent, is gone, and SIGIO's default action ends the process.
+    A stopped process (SIGSTOP) holds SIGIO pending, so a guardian process (`_GUARDIAN`,
+    in this process group) also waits on that pipe and then SIGKILLs the group, which the
+    kernel delivers to a stopped process too; it exits by itself when this process ends.
+    (Linux's parent-death signal would fire when the spawning *thread* exits, too early for
+    workers started from short-lived threads.)"""
     value = os.environ.pop(PARENT_DEATH_FD_VAR, "")
     if not value.isdigit():
         return
@@ -74,3 +79,36 @@ def _exit_with_parent() -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
     if select.select([fd], [], [], 0)[0]:  # Already hung up: the parent died before we got here.
         os._exit(1)
+    _start_guardian(fd)
+
+
+# Waits on (parent-death pipe, this worker's liveness pipe); argv: the two fds.
+_GUARDIAN = """
+import os, select, signal, sys
+death, alive = int(sys.argv[1]), int(sys.argv[2])
+ready = select.select([death, alive], [], [])[0]
+if death in ready and alive not in ready:
+    group = os.getpgid(0)
+    os.killpg(group, signal.SIGKILL)
+    os.killpg(group, signal.SIGCONT)
+"""
+
+
+def _start_guardian(death_fd: int) -> None:
+    """Starts the guardian (see `_exit_with_parent`); it sees EOF on `alive_r` when this
+    process is gone (this process holds the only write end, never inherited)."""
+    alive_r, alive_w = os.pipe()
+    try:
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _GUARDIAN, str(death_fd), str(alive_r)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            close_fds=True,
+            pass_fds=(death_fd, alive_r),
+        )
+    finally:
+        os.close(alive_r)
+    _GUARDIAN_PIPE.append(alive_w)  # held open until this process ends
+
+
+_GUARDIAN_PIPE: list[int] = []

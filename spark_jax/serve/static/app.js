@@ -31,6 +31,11 @@
   }
   function q(obj) { return new URLSearchParams(obj).toString(); }
   function num(v, d) { return v === null || v === undefined ? "—" : Number(v).toFixed(d === undefined ? 4 : d); }
+  // OOD scores: percent with 2 decimals, as report.md and the CLI print them.
+  function ood(v) { return v === null || v === undefined ? "—" : (100 * v).toFixed(2) + "%"; }
+  // MACs in K with 1 decimal, as report.md.
+  function kmacs(v) { return v === null || v === undefined ? "—" : (v / 1000).toFixed(1) + " K"; }
+  function pcts(xs) { return xs.map((v) => (v === null || v === undefined ? v : 100 * v)); }
   function pct(v) { return v === null || v === undefined ? "—" : (100 * v).toFixed(1) + "%"; }
   function compareLink(path) { return el("a", { href: "/compare?" + q({ path }) }, path || "(root)"); }
   function runLink(path, text) { return el("a", { href: "/run?" + q({ path }) }, text || path || "(root)"); }
@@ -72,7 +77,7 @@
       charts[id] = { u, key };
     }
     const xs = data[0];
-    charts[id].u.setScale("x", { min: 0, max: Math.max(4, xs.length ? xs[xs.length - 1] : 0) });
+    charts[id].u.setScale("x", { min: xs.length ? Math.min(0, xs[0]) : 0, max: Math.max(4, xs.length ? xs[xs.length - 1] : 0) });
     box.dataset.points = String(points);
   }
   function chartBox(id) { return el("div", { id, class: "chart", "data-points": "0" }); }
@@ -81,14 +86,14 @@
   function renderIndex(d) {
     const runs = d.runs.map((r) => [runLink(r.path), r.task, r.preset, r.method, r.editor,
       r.budget === undefined ? "—" : `${r.budget_used}/${r.budget} evaluated (seed incl.), ${r.attempts}/${r.max_attempts} attempts`,
-      num(r.best_ood), el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))]);
+      ood(r.best_ood), el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))]);
     const benches = d.benchmarks.map((b) => [el("a", { href: "/benchmark?" + q({ path: b.path }) }, b.path || "(root)"),
       (b.programs || []).join(", "), b.tasks, b.landed, b.error || ""]);
     const comps = (d.comparisons || []).map((c) => [compareLink(c.path), c.task, c.preset,
       (c.methods || []).join(", "), (c.seeds || []).join(", "), c.budget,
       c.error ? "" : `${c.runs_with_db}/${c.expected}`, c.error || ""]);
     replace(app,
-      section("Runs", runs.length ? table(["run", "task", "preset", "method", "editor", "budget used", "best OOD", "status"], runs, "grid runs")
+      section("Runs", runs.length ? table(["run", "task", "preset", "method", "editor", "budget used", "best-so-far OOD (seed incl.)", "status"], runs, "grid runs")
         : el("p", {}, "No run directories (holding run.db) under the served root yet.")),
       section("Benchmarks", benches.length ? table(["benchmark", "programs", "tasks", "results landed", "note"], benches)
         : el("p", {}, "No benchmark directories (holding benchmark.db).")),
@@ -108,19 +113,20 @@
     }
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
       table(["task", "preset", "method", "editor", "attempts", "budget used (seed incl.)", "evaluated candidates",
-        "seed OOD", "best OOD", "valid rate", "entanglement rate", "status"],
+        "seed OOD", "best evaluated candidate OOD (attempt index)", "valid rate", "entanglement rate", "status"],
         [[r.task, r.preset, r.method, r.editor, `${r.attempts}/${r.max_attempts}`,
-          `${r.budget_used}/${r.budget}`, r.evaluated, num(d.seed_ood), num(r.best_ood), pct(d.valid_rate),
+          `${r.budget_used}/${r.budget}`, r.evaluated, ood(d.seed_ood),
+          d.best_candidate_ood === null ? "—" : `${ood(d.best_candidate_ood)} (${d.best_candidate_attempt})`, pct(d.valid_rate),
           pct(d.entanglement_rate), el("span", { class: "status " + r.status }, r.status)]]));
     const c = d.curves;
     const step = uPlot.paths.stepped({ align: 1 });
     chart("c-best", "best OOD so far vs attempt", [{ label: "best so far", paths: step },
       { label: "candidate OOD", width: 0, points: { show: true, size: 6 } }],
-      [c.attempt_x, c.best, c.cand_ood], { xlabel: "attempt", ylabel: "OOD", yrange: [0, 1] });
+      [c.attempt_x, pcts(c.best), pcts(c.cand_ood)], { xlabel: "attempt index (-1: the seed)", ylabel: "OOD (%)", yrange: [0, 100] });
     chart("c-best-eval", "best OOD so far vs evaluated candidates", [{ label: "best so far", paths: step }],
-      [c.eval_x, c.best_eval], { xlabel: "evaluated", ylabel: "OOD", yrange: [0, 1] });
+      [c.eval_x, pcts(c.best_eval)], { xlabel: "evaluated candidates (0: the seed)", ylabel: "OOD (%)", yrange: [0, 100] });
     chart("c-rates", "cumulative rates", [{ label: "valid rate" }, { label: "entanglement rate" }],
-      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt", ylabel: "rate", yrange: [0, 1] });
+      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt index", ylabel: "rate", yrange: [0, 1] });
     const fnames = Object.keys(c.factor_counts);
     chart("c-factors", "factor choices (cumulative)", fnames.map((f) => ({ label: f })),
       [c.rate_x].concat(fnames.map((f) => c.factor_counts[f])), { xlabel: "attempt", ylabel: "count" });
@@ -131,7 +137,7 @@
     replace(document.getElementById("lineage"), section("Incumbent lineage",
       d.lineage.length ? el("ol", { class: "lineage" }, d.lineage.map((p) => el("li", {},
         p.attempt === null || p.attempt === undefined ? "seed " : propLink(r.path, p.attempt), " ",
-        el("code", {}, p.id), " OOD ", num(p.ood)))) : el("p", {}, "No incumbent yet.")));
+        el("code", {}, p.id), " OOD ", ood(p.ood)))) : el("p", {}, "No incumbent yet.")));
     replace(document.getElementById("attempts"), section("Attempts" + (d.attempts_shown_from ? ` (from #${d.attempts_shown_from})` : ""),
       table(["attempt", "island", "factor", "status", "failure", "entangled", "OOD"], d.attempts.slice().reverse().map((a) =>
         [propLink(r.path, a.attempt), a.island, a.factor, a.status,
@@ -152,7 +158,7 @@
         for (let m = 0; m < bins; m++) {
           const c = at[o + "," + m];
           cells.push(el("td", { class: c ? (c.id === a.best_id ? "occ best" : "occ") : "",
-            title: c ? `${c.id} OOD ${num(c.ood)} MACs ${c.macs} (${c.members} in cell)` : null },
+            title: c ? `${c.id} OOD ${ood(c.ood)} MACs ${kmacs(c.macs)} (${c.members} in cell)` : null },
             c ? (c.attempt === null || c.attempt === undefined ? "seed" : propLink(path, c.attempt)) : ""));
         }
         rows.push(el("tr", {}, cells));
@@ -179,7 +185,7 @@
     return [table(["feasible", "stages passed", "failure", "reason", "entanglement", "params", "MACs", "check s"],
       [[f.feasible ? "yes" : "no", (f.stages_passed || []).join(" → "),
         f.failure_stage ? `${f.failure_stage}: ${f.failure_type}` : "", f.reason || "", f.entanglement,
-        f.params, f.macs, num(f.total_s, 2)]]),
+        f.params, kmacs(f.macs), num(f.total_s, 2)]]),
       Object.keys(t).length ? table(Object.keys(t), [Object.values(t).map((v) => num(v, 3))]) : null,
       el("details", {}, el("summary", {}, "full report"), pre(JSON.stringify(rest, null, 2)))];
   }
@@ -209,7 +215,7 @@
         : el("p", {}, "No LLM calls (offline editor).")),
       section("Feasibility report", feasibility(d.feasibility)),
       section("Evaluation", ev ? [table(["status", "OOD", "val", "params", "MACs", "train s", "compile s", "error"],
-        [[ev.status, num(ev.ood_score), num(ev.val_score), ev.params, ev.macs, num(ev.train_seconds, 1),
+        [[ev.status, ood(ev.ood_score), ood(ev.val_score), ev.params, kmacs(ev.macs), num(ev.train_seconds, 1),
           num(ev.compile_seconds, 1), ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
         el("details", {}, el("summary", {}, "evaluation record"), pre(JSON.stringify(ev.evaluation, null, 2)))]
         : el("p", {}, p.status === "feasible" ? "Not evaluated yet." : "Not evaluated (not feasible).")),
@@ -287,7 +293,7 @@
       d.members.map((m) => [m.method, m.seed, m.status === "missing" ? m.path : runLink(m.path),
         el("span", { class: "status " + m.status }, m.status + (m.error ? ": " + m.error : "")),
         m.editor || "", m.attempts === undefined ? "" : m.attempts, m.evaluated === undefined ? "" : m.evaluated,
-        num(m.best_ood)]), "grid members")));
+        ood(m.best_ood)]), "grid members")));
     replace(document.getElementById("cmp-methods"), section("Methods", el("ul", {},
       d.rows.map((r) => el("li", {}, el("code", {}, r.name), ` (${r.paper_name}): ${r.description}`)))));
   }
