@@ -72,7 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--proposal-only",
         action="store_true",
         help="propose and check feasibility only, never train; the report is the reliability "
-        "table (valid and entanglement rates with Wilson intervals, Fisher's test)",
+        "table (valid and entanglement rates with Wilson intervals, Fisher's test; default: "
+        "train every feasible candidate)",
     )
     p.add_argument(
         "--pool",
@@ -87,7 +88,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="with --proposal-only: attempts in flight at once within each run (default 1)",
     )
     p.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help="(method, seed) searches run at once"
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="(method, seed) searches run at once (default: %(default)s)",
     )
     return p
 

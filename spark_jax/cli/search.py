@@ -56,10 +56,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--proposal-only",
         action="store_true",
-        help="propose and check feasibility only, never train (parents from --pool)",
+        help="propose and check feasibility only, never train (parents from --pool; default: "
+        "train every feasible candidate)",
     )
     p.add_argument(
-        "--pool", metavar="JSON", help="with --proposal-only: the fixed parent pool file"
+        "--pool",
+        metavar="JSON",
+        help="with --proposal-only: the fixed parent pool file (default: the config's "
+        "proposal_only.pool)",
     )
     p.add_argument(
         "--parallel-attempts",
