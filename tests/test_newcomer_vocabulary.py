@@ -80,3 +80,18 @@ def test_a_baselines_report_is_titled_with_its_method():
     assert best_section.method_title(base) == "openevolve"
     rewrite = {"config": {"operator": {"mode": "rewrite"}}, "operator_variant": "Global Rewrite"}
     assert best_section.method_title(rewrite) == "Global Rewrite"
+
+
+def test_a_search_run_without_the_cli_leaves_the_same_best(tmp_path):
+    # compare's searches and direct callers of run_search write no run report: best/ and the
+    # result still describe the best evaluated candidate (the seed apart), not the archive's best.
+    run_dir = tmp_path / "run"
+    result = harness.run(run_dir)
+    assert not (run_dir / "report.md").exists()
+    with RunDB.open(run_dir / "run.db") as db:
+        cand = db.best_candidate()
+        source = db.program_source(cand["program_id"])
+    assert (run_dir / "best" / "best_program.py").read_text() == source
+    assert result.best_program_id == cand["program_id"]
+    assert result.best_candidate_ood == cand["ood_score"] == result.best_ood
+    assert json.loads((run_dir / "best" / "best.json").read_text())["is_seed"] is False

@@ -35,7 +35,7 @@ from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import budget, family_setup, final_test, prompt_context, startup
+from spark_jax.search import best_program, budget, family_setup, final_test, prompt_context, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -332,31 +332,22 @@ class _Run:
 
 
 def _write_outputs(run: _Run) -> SearchResult:
-    best = run.archive.best()
-    if best is None:
-        raise SearchError("no evaluated program in the archive")
-    source = run.db.program_source(best.id)
-    best_dir = run.run_dir / "best"
-    best_dir.mkdir(exist_ok=True)
-    best_path = best_dir / "best_program.py"
-    tmp = best_path.with_suffix(".py.tmp")
-    tmp.write_text(source, encoding="utf-8")
-    tmp.replace(best_path)
-    seed_ood = next(
-        r.evaluation.ood_score
-        for attempt, _, r in run.db.evaluation_results()
-        if attempt is None and r.ok
-    )
-    candidate = run.db.best_candidate()
+    """Writes `best/` (what every output calls best: the best evaluated candidate, the seed
+    apart; `search.best_program`) and returns the run's result."""
+    best = best_program.best_program(run.db)
+    if best is None or best.seed_ood is None:
+        raise SearchError("the seed program was not evaluated: no result to write")
+    best_path = best_program.write_best(run.run_dir, run.db)
+    candidate = None if best.is_seed else best.ood_score
     return SearchResult(
         run_dir=str(run.run_dir),
         attempts=run.db.attempt_count(),
         evaluated=run.db.evaluated_count(),
-        seed_ood=seed_ood,
-        best_ood=best.ood_acc,
-        best_program_id=best.id,
+        seed_ood=best.seed_ood,
+        best_ood=best.seed_ood if best.ood_score is None else best.ood_score,
+        best_program_id=best.program_id,
         best_path=str(best_path),
-        best_candidate_ood=None if candidate is None else candidate["ood_score"],
+        best_candidate_ood=candidate,
     )
 
 
