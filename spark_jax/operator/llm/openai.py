@@ -170,7 +170,7 @@ class OpenAIBackend(LLMBackend):
         if not key:
             raise LLMError(
                 f"environment variable {self.api_key_env} is not set; set it, "
-                "or use api_key_env=None for a server without authentication"
+                "or set `api_key_env: null` in editor.llm for a server without authentication"
             )
         return key
 
