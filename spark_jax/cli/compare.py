@@ -22,13 +22,23 @@ import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, fail
 
-__all__ = ["add_parser", "run"]
+__all__ = ["DEFAULT_METHODS", "add_parser", "run"]
+
+# compare.methods.DEFAULT_METHODS, spelled out so that building the parser imports nothing.
+DEFAULT_METHODS = "spark,global-rewrite,sample,sequential"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `compare` subcommand to `sub`."""
     p = sub.add_parser("compare", help="search methods x search seeds under one budget")
-    p.add_argument("--methods", default="spark,global-rewrite", help="comma-separated names")
+    p.add_argument(
+        "--methods",
+        default=DEFAULT_METHODS,
+        help="comma-separated names: spark, global-rewrite, random-scope-sar, fixed-op-sar, "
+        "fixed-act-sar, random-rc-sar, asr-sar, ours-1it, openevolve, openevolve-full, "
+        "evoprompting, funsearch, eoh, and the sampling controls sample, sequential, "
+        f"sample-regions, sequential-regions (default: {DEFAULT_METHODS})",
+    )
     p.add_argument("--seeds", type=int, default=3, help="search seeds per method")
     p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")
     p.add_argument("--config", help="base search config (default: the embedded default)")
