@@ -209,3 +209,35 @@ def test_control_verdicts_pair_each_method_with_each_control():
     many["sample"] = {s: 70.0 + s for s in range(8)}
     (row,) = [x for x in verdicts.control_lines(["spark"], ["sample"], many) if x[:3] == "| `"]
     assert row.endswith("| loss |")
+
+
+def test_the_report_sets_spark_and_openevolve_against_each_control(tmp_path):
+    import json
+
+    import serve_fixtures  # tests/serve_fixtures.py: comparison directories without training
+
+    from spark_jax.compare import tables
+    from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+
+    methods = ("spark", "openevolve", "sample", "sequential")
+    members = {(m, s): [0.5 + 0.1 * i + 0.01 * s] for i, m in enumerate(methods) for s in (0, 1)}
+    out = serve_fixtures.make_comparison(tmp_path / "cmp", members, methods)
+    plan = ComparePlan.from_dict(json.loads((out / PLAN_FILE).read_text()))
+    md = tables.write_compare_report(out, plan).read_text()
+    section = md.split("## Methods against the sampling controls")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| `spark` vs `sample`",
+        "| `spark` vs `sequential`",
+        "| `openevolve` vs `sample`",
+        "| `openevolve` vs `sequential`",
+    ]
+    # Same search seeds 0, 1: sign flips of 2 differences, p = 0.5 at best: cannot tell.
+    assert rows[0].endswith("| 2 / 2 | exact sign-flip | -20.00 | 0.5 | 1 | cannot tell |")
+    assert "- `sample` ran as:" in section and "- `sequential` ran as:" in section
+    for name in ("sample", "sequential"):  # the method table labels the offline analogues
+        row = next(line for line in md.splitlines() if line.startswith(f"| `{name}` ("))
+        assert "offline analogue, not an LLM result" in row
+    without = ComparePlan.from_dict({**plan.to_dict(), "methods": ["spark", "openevolve"]})
+    md = tables.write_compare_report(out, without).read_text()
+    assert "No control ran" in md.split("## Methods against the sampling controls")[1]
