@@ -2,7 +2,7 @@
 # Regenerates results/controls-offline: SPARK, OpenEvolve and the two sampling controls
 # (sample, sequential; Gideoni, Risi, Gal 2026) in one offline comparison, 3 search seeds.
 #
-#   scripts/controls_offline.sh [OUT=results/controls-offline] [BUDGET=3] [ATTEMPTS=4]
+#   scripts/controls_offline.sh [OUT=results/controls-offline] [BUDGET=2] [ATTEMPTS=2]
 #
 # Offline rule-based analogues, NOT an LLM result: every method runs with the offline editor
 # (SPARK's rule-based roles; the baselines' and controls' offline analogues). configs/tiny.yaml
@@ -10,17 +10,18 @@
 # Copies each run's database and the comparison's report and plots to OUT/data/ (so that
 # `spark-jax compare --report-only OUT/data` rewrites the report), then runs
 # scripts/controls_offline_table.py OUT (OUT/runs.csv and the README's generated section).
+# WORK=DIR names the comparison directory (re-running with the same WORK resumes it).
 # Environment: PYTHON (default: python3, with spark-jax's dependencies installed).
-# CPU cost on a contended 2-core VM: about 30 minutes (12 searches).
+# CPU cost on a contended 2-core VM: about 45 minutes (12 searches, ~1 min per training).
 set -euo pipefail
 
 REPO=$(git rev-parse --show-toplevel)
 OUT=$(realpath -m "${1:-$REPO/results/controls-offline}")
-BUDGET=${2:-3}
-ATTEMPTS=${3:-4}
+BUDGET=${2:-2}
+ATTEMPTS=${3:-2}
 PY=${PYTHON:-python3}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/controls-offline.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/controls-offline.XXXXXX")}  # kept on failure
+echo "working in $WORK"
 
 START=$(date +%s)
 (cd "$REPO" && PYTHONPATH="$REPO" TF_CPP_MIN_LOG_LEVEL=3 "$PY" -m spark_jax.cli compare \
@@ -56,4 +57,5 @@ cat >"$OUT/data/run.json" <<JSON
  "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
 JSON
 (cd "$REPO" && PYTHONPATH="$REPO" "$PY" scripts/controls_offline_table.py "$OUT")
+rm -rf "$WORK"
 echo "wrote $OUT"
