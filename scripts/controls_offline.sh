@@ -21,6 +21,7 @@ BUDGET=${2:-2}
 ATTEMPTS=${3:-2}
 PY=${PYTHON:-python3}
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/controls-offline.XXXXXX")}  # kept on failure
+mkdir -p "$WORK"
 echo "working in $WORK"
 
 START=$(date +%s)
