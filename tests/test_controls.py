@@ -11,6 +11,7 @@ HTTP server on 127.0.0.1, and the tests read what that server was sent.
 from __future__ import annotations
 
 import asyncio
+import re
 import types
 
 import pytest
@@ -241,3 +242,45 @@ def test_the_report_sets_spark_and_openevolve_against_each_control(tmp_path):
     without = ComparePlan.from_dict({**plan.to_dict(), "methods": ["spark", "openevolve"]})
     md = tables.write_compare_report(out, without).read_text()
     assert "No control ran" in md.split("## Methods against the sampling controls")[1]
+
+
+@pytest.mark.acceptance
+def test_done_when_spark_against_the_controls(tmp_path):
+    # The issue's command, whole: `spark-jax compare --methods spark,sample,sequential --seeds 2
+    # --budget 2 --config configs/tiny.yaml` with no model (six offline searches of 5 attempts;
+    # about 40 minutes on a contended 2-core CPU). Its report has a row for each control with
+    # the statistics' verdict against SPARK.
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    from spark_jax import compare
+    from spark_jax.compare.runner import run_dir_of, run_status
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = tmp_path / "cmp"
+    argv = [
+        sys.executable,
+        "-m",
+        "spark_jax.cli",
+        "compare",
+        "--methods",
+        "spark,sample,sequential",
+    ]
+    argv += ["--seeds", "2", "--budget", "2", "--config", "configs/tiny.yaml", "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(root), TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=7200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name in ("spark", "sample", "sequential"):
+        for seed in (0, 1):
+            assert run_status(run_dir_of(out, compare.METHODS[name], seed)) == "finished"
+    report = (out / "report.md").read_text()
+    section = report.split("## Methods against the sampling controls")[1].split("\n## ")[0]
+    verdict = r" \| 2 / 2 \| exact sign-flip \| [+-]\d+\.\d\d \| [\d.]+ \| [\d.]+ \| "
+    for control in ("sample", "sequential"):
+        row = next(x for x in section.splitlines() if x.startswith(f"| `spark` vs `{control}` |"))
+        assert re.search(verdict + r"(win|loss|cannot tell) \|$", row), row
+        assert f"- `{control}` ran as: full rewrite in 2 of 2 run(s)." in section
+        row = next(x for x in report.splitlines() if x.startswith(f"| `{control}` ("))
+        assert "offline analogue, not an LLM result" in row
