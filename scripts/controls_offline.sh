@@ -40,13 +40,13 @@ cp -r "$WORK/cmp/plots" "$OUT/data/"
 for run in "$WORK"/cmp/*/seed-*/; do
     rel=${run#"$WORK/cmp/"}
     mkdir -p "$OUT/data/$rel"
-    # One self-contained database per run (WAL folded in), its config and its log.
+    # One self-contained database per run (its WAL folded in), its config and its log.
     "$PY" - "$run/run.db" "$OUT/data/$rel/run.db" <<'PYEOF'
 import sqlite3, sys
 src = sqlite3.connect(sys.argv[1])
 dst = sqlite3.connect(sys.argv[2])
 src.backup(dst)
-dst.execute("PRAGMA journal_mode=DELETE")
+dst.execute("PRAGMA journal_mode=WAL")  # as RunDB opens it: reading changes no byte
 dst.close()
 PYEOF
     cp "$run/config.yaml" "$OUT/data/$rel/"
