@@ -1,6 +1,7 @@
-"""No baseline is told SPARK's factor rules: every prompt each baseline sends through the
-OpenAI-compatible backend to a real HTTP server on 127.0.0.1 (system and user messages, every
-strategy and retry) is free of SPARK's factor vocabulary, while SPARK's own prompts carry it.
+"""No baseline (the sampling controls included) is told SPARK's factor rules: every prompt each
+baseline sends through the OpenAI-compatible backend to a real HTTP server on 127.0.0.1 (system
+and user messages, every strategy and retry) is free of SPARK's factor vocabulary, while SPARK's
+own prompts carry it.
 Baselines are not told the region rule, and only tag integrity is enforced for them (the
 feasibility check runs without a factor): prompts and checks agree."""
 
@@ -12,7 +13,7 @@ import types
 import pytest
 
 from spark_jax.config.sections import OperatorConfig
-from spark_jax.operator.baselines import BASELINES, make_operator
+from spark_jax.operator.baselines import BASELINES, CONTROLS, make_operator
 from spark_jax.operator.baselines import funsearch as fs
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend
@@ -73,6 +74,12 @@ def _baseline_messages(mode: str, seed: str) -> tuple[list[str], list]:
         for k in range(steps):
             asyncio.run(op.step(ctx, k))
         return _messages(srv), factors
+
+
+def test_the_sampling_controls_are_checked_like_every_baseline():
+    """`sample`, `sequential` and their region-edit forms go through the test below."""
+    assert set(CONTROLS) == {"sample", "sample-regions", "sequential", "sequential-regions"}
+    assert set(CONTROLS) <= set(BASELINES)
 
 
 @pytest.mark.parametrize("mode", BASELINES)

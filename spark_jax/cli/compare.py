@@ -22,7 +22,10 @@ import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, fail
 
-__all__ = ["add_parser", "run"]
+__all__ = ["DEFAULT_METHODS", "add_parser", "run"]
+
+# compare.methods.DEFAULT_METHODS, spelled out so that building the parser imports nothing.
+DEFAULT_METHODS = "spark,global-rewrite,sample,sequential"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -30,8 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="search methods x search seeds under one budget")
     p.add_argument(
         "--methods",
-        default="spark,global-rewrite",
-        help="comma-separated method names, of: {methods}",
+        default=DEFAULT_METHODS,
+        help="comma-separated method names, of: {methods}; the sampling controls are sample, "
+        "sequential, sample-regions, sequential-regions (default: %(default)s)",
     )
     p.add_argument("--seeds", type=int, default=3, help="search seeds per method")
     p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")

@@ -1,10 +1,12 @@
 """Comparisons of search methods: methods x search seeds under one protocol and budget.
 
-  methods  the named methods (the paper's ablations and scope-control baselines, Ours-1it)
+  methods  the named methods (the paper's ablations and scope-control baselines, Ours-1it,
+           the baselines and the sampling controls `sample` and `sequential`)
   runner   the plan, one run directory per (method, seed), run or resumed as child searches
   figures  each run's figures from its database (accounting, editor, calls, final test scores)
   tables   the comparison report from the runs' figures: per-method table, seed row
-  verdicts every method against the first (report.significance: cannot tell, Holm)
+  verdicts every method against the first, and SPARK and OpenEvolve against each control
+           (report.significance: cannot tell, Holm)
   plots    the band plots (best-so-far vs evaluated, valid rate vs attempt)
 
 May import: `benchmark`, `report`, `search` and everything below them.

@@ -1,7 +1,7 @@
 """The figures of each run of a comparison, read from its database: its accounting
 (`report.accounting.summarize`), editor, LLM calls and tokens, machine, and the test scores of
 its final programs (`run_meta['final_test']`, written by `search.final_test` under
-`fitness.source: ood_val`)."""
+`fitness.source: ood_val`), and the roles of its calls (which form of a control ran)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,19 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from spark_jax.compare.runner import ComparePlan, run_dir_of
-from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
+from spark_jax.report.accounting import RunAccounting, best_within, find_meta, read_meta, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
 from spark_jax.search.queries import RunQueries
 from spark_jax.search.rundb import RunDB
 
-__all__ = ["RunFigures", "by_method", "collect", "run_figures"]
+__all__ = [
+    "RunFigures",
+    "best_at_budget",
+    "best_candidate_ood",
+    "by_method",
+    "collect",
+    "run_figures",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +41,19 @@ class RunFigures:
     test_best: float | None = None
     test_seed: float | None = None  # the seed program on the same test set
     selection: str = ""  # the run's fitness source ('' when not recorded)
+    roles: tuple[str, ...] = ()  # the roles of its calls (a control's role names its form)
+
+
+def best_candidate_ood(acc: RunAccounting) -> float | None:
+    """The run's best evaluated candidate's OOD (fraction), the seed excluded; None if none."""
+    e = acc.best_candidate
+    return None if e is None else e["ood_score"]
+
+
+def best_at_budget(acc: RunAccounting, budget: int | None) -> float | None:
+    """Best at budget B (the best of the run's first B evaluated candidates, the seed
+    excluded); the run's best evaluated candidate when no budget is given."""
+    return best_candidate_ood(acc) if budget is None else best_within(acc, budget)
 
 
 def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None:
@@ -66,6 +86,7 @@ def run_figures(
         test_best=_final_test(final_test, "best"),
         test_seed=_final_test(final_test, "seed"),
         selection=str((final_test or {}).get("selection_source") or ""),
+        roles=tuple(sorted({str(c["role"]) for c in calls if c.get("role")})),
     )  # fmt: skip
 
 

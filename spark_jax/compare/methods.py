@@ -3,7 +3,8 @@
 Most methods here are settings of our own SPARK operator on the same backbone (its factor
 choice, whether RC writes a directive, factor-scoped or holistic editing, how many attempts):
 the paper's DFS ablation and scope-control baselines, and Ours-1it. The baselines (OpenEvolve,
-EvoPrompting, FunSearch, EoH) are operators of their own (`operator.mode`) on that backbone;
+EvoPrompting, FunSearch, EoH) and the sampling controls (`sample`, `sequential`: Gideoni, Risi,
+Gal 2026) are operators of their own (`operator.mode`) on that backbone;
 with the offline editor they run offline analogues (catalogue transforms, not an LLM). What each method means
 does not depend on the editor: with the offline editor (rules, not an LLM) every method runs
 the same rule-based roles, so a comparison under it tests the harness and the scoping, not an
@@ -16,7 +17,15 @@ import dataclasses
 import types
 from typing import Any, Mapping
 
-__all__ = ["METHODS", "Method", "MethodError", "resolve_methods"]
+__all__ = [
+    "CONTROL_METHODS",
+    "DEFAULT_METHODS",
+    "METHODS",
+    "Method",
+    "MethodError",
+    "is_control",
+    "resolve_methods",
+]
 
 
 class MethodError(ValueError):
@@ -145,9 +154,45 @@ METHODS: Mapping[str, Method] = types.MappingProxyType(
                 "thought + code with strategies E1, E2, M1, M2, M3 over a small population",
                 mode="eoh",
             ),
+            _method(
+                "sample",
+                "IID sampling control (full rewrite)",
+                "every attempt from the task description and the seed alone; best evaluated kept",
+                mode="sample",
+            ),
+            _method(
+                "sequential",
+                "Sequential sampling control (full rewrite)",
+                "every attempt sees the seed and the last K attempts (diff, score or failure)",
+                mode="sequential",
+            ),
+            _method(
+                "sample-regions",
+                "IID sampling control (region edit)",
+                "as `sample`, the answer being the code between the seed's marker lines",
+                mode="sample-regions",
+            ),
+            _method(
+                "sequential-regions",
+                "Sequential sampling control (region edit)",
+                "as `sequential`, the answer being the code between the seed's marker lines",
+                mode="sequential-regions",
+            ),
         )
     }
 )
+# The controls (Gideoni, Risi, Gal 2026): sampling the same model from the seed, with no
+# search machinery; every comparison needs them to say what the machinery adds.
+CONTROL_METHODS = ("sample", "sequential", "sample-regions", "sequential-regions")
+# What `spark-jax compare` runs without --methods: SPARK, holistic rewriting and the controls.
+DEFAULT_METHODS = ("spark", "global-rewrite", "sample", "sequential")
+
+
+def is_control(method: Method) -> bool:
+    """Whether `method` is one of the sampling controls."""
+    return method.name in CONTROL_METHODS
+
+
 # The paper's other names for the same settings.
 ALIASES = types.MappingProxyType(
     {"rc-sar-only": "random-rc-sar", "asr-only": "asr-sar", "full-spark": "spark"}

@@ -1,4 +1,5 @@
-"""A comparison's band plots: per method, the mean, min and max of its runs' curves."""
+"""A comparison's band plots: per method, the mean, min and max of its runs' curves; every
+method in the same axes, the sampling controls (`sample`, `sequential`) dashed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 import statistics
 from typing import Sequence
 
+from spark_jax.compare.methods import is_control
 from spark_jax.util import labels
 
 __all__ = ["Band", "band", "band_plot"]
@@ -53,8 +55,12 @@ def band_plot(path, methods, grouped, curve, xlabel, ylabel, title, scale, label
         b = band([list(r.acc.curves.get(curve, ())) for r in grouped.get(m.name, [])], scale)
         if b is None:
             continue
-        ax.plot(b.xs, b.mean, label=f"{m.name} (n={b.n})")
-        ax.fill_between(b.xs, b.low, b.high, alpha=0.2)
+        control = is_control(m)  # the sampling controls: dashed, in the same axes
+        (line,) = ax.plot(
+            b.xs, b.mean, linestyle="--" if control else "-",
+            label=f"{m.name}{' (control)' if control else ''} (n={b.n})",
+        )  # fmt: skip
+        ax.fill_between(b.xs, b.low, b.high, alpha=0.2, color=line.get_color())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)

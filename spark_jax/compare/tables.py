@@ -25,13 +25,20 @@ from typing import Any, Mapping, Sequence
 
 from spark_jax.compare import entanglement, verdicts
 from spark_jax.compare import plots as plots_lib
-from spark_jax.compare.figures import RunFigures, by_method, collect, run_figures
+from spark_jax.compare.figures import (
+    RunFigures,
+    best_at_budget,
+    best_candidate_ood,
+    by_method,
+    collect,
+    run_figures,
+)
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.compare.plots import Band, band
 from spark_jax.compare.runner import ComparePlan
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
-from spark_jax.report.accounting import RunAccounting, best_within
+from spark_jax.report.accounting import RunAccounting
 from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
@@ -95,12 +102,6 @@ def _to_threshold(acc: RunAccounting, threshold: float) -> int | None:
     return None
 
 
-def best_candidate_ood(acc: RunAccounting) -> float | None:
-    """The run's best evaluated candidate's OOD (fraction), the seed excluded; None if none."""
-    e = acc.best_candidate
-    return None if e is None else e["ood_score"]
-
-
 def seed_ood(acc: RunAccounting) -> float | None:
     """The seed program's OOD (fraction) in this run; None when it was not scored."""
     return None if acc.seed is None else acc.seed["ood_score"]
@@ -155,12 +156,6 @@ class MethodRow:
     @property
     def offline(self) -> bool:
         return self.editors == ("offline",)
-
-
-def best_at_budget(acc: RunAccounting, budget: int | None) -> float | None:
-    """Best at budget B (the best of the run's first B evaluated candidates, the seed
-    excluded); the run's best evaluated candidate when no budget is given."""
-    return best_candidate_ood(acc) if budget is None else best_within(acc, budget)
 
 
 def method_rows(
@@ -258,30 +253,6 @@ def _method_table(methods, grouped, threshold, budget) -> list[str]:
     return lines
 
 
-def _verdicts(methods, grouped, budget) -> list[str]:
-    """Every method against the first: on the test score of each run's best candidate when
-    every run has one (selected on validation, reported on test), else on best at budget."""
-    runs = [r for m in methods for r in grouped.get(m.name, [])]
-    on_test = bool(runs) and all(r.test_best is not None for r in runs)
-
-    def score(r: RunFigures) -> float | None:
-        return r.test_best if on_test else best_at_budget(r.acc, budget)
-
-    scores = {
-        m.name: {r.seed: 100.0 * score(r) for r in grouped.get(m.name, []) if score(r) is not None}
-        for m in methods
-    }
-    label = (
-        "the test OOD % of each search seed's best evaluated candidate (selected on the "
-        "validation set, scored on the test set after the search; the seed program excluded)"
-        if on_test
-        else f"best at budget B={budget} of each search seed, OOD % on the set the search "
-        "selected with (the seed program excluded; a run selected on the test set carries "
-        "the winner's curse)"
-    )
-    return verdicts.verdict_lines([m.name for m in methods], scores, score_label=label)
-
-
 def _reference_rows(task: str, preset: str) -> list[str]:
     if task != "dfs":
         return ["The paper's ablation tables are for dfs only."]
@@ -368,9 +339,13 @@ def write_compare_report(
         "",
         f"## Methods against `{methods[0].name if methods else '?'}`",
         "",
-        *_verdicts(methods, grouped, plan.budget),
+        *verdicts.against_first(methods, grouped, plan.budget),
         "",
         *(f"![{name}](plots/{name})" for name in PLOT_FILES),
+        "",
+        "## Methods against the sampling controls",
+        "",
+        *verdicts.against_controls(methods, grouped, plan.budget),
         "",
         "## Entanglement per method and factor",
         "",

@@ -49,7 +49,10 @@ __all__ = [
 
 FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
 # The last five are the baselines (spark_jax.operator.baselines), holistic operators.
-MODES = ("spark", "rewrite", "openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
+MODES = (
+    *("spark", "rewrite", "openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh"),
+    *("sample", "sample-regions", "sequential", "sequential-regions"),  # the controls
+)
 EDITOR_KINDS = ("offline", "llm")
 EXECUTOR_KINDS = ("local", "ray")
 FITNESS_SOURCES = ("ood_test", "ood_val")
@@ -180,6 +183,7 @@ BASELINE_SIZE_KEYS = (
     "evoprompting_shots",
     "eoh_pop_size",
     "eoh_parents",
+    "sequential_window",
 )
 
 
@@ -207,6 +211,7 @@ class OperatorConfig:
         per generation, parents kept per generation and few-shot examples per prompt.
       eoh_pop_size, eoh_parents: EoH's population size (its paper: 20 for large budgets) and
         parents shown to E1/E2.
+      sequential_window: K, the last attempts the `sequential` control's prompt shows.
     """
 
     mode: str = "spark"
@@ -225,6 +230,7 @@ class OperatorConfig:
     evoprompting_shots: int = 2
     eoh_pop_size: int = 4
     eoh_parents: int = 2
+    sequential_window: int = 8
 
     def __post_init__(self):
         if self.mode not in MODES:

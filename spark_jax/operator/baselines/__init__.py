@@ -7,6 +7,9 @@ its original's (each template names the original file in a leading comment):
   evoprompting      EvoPrompting's few-shot crossover/mutation generations (API variant)
   funsearch         FunSearch's best-shot `_vN` prompting over islands with resets
   eoh               EoH's thought + code with strategies E1, E2, M1, M2 (M3 available)
+  sample            the IID-sampling control: every attempt from the seed and the task alone
+  sequential        the sequential-sampling control: the seed and the last K attempts
+                    (`sample-regions`, `sequential-regions`: their region-edit forms)
 
 Every baseline is given the task description every method shares (`prompts/task.md`), never
 SPARK's region contract, and its children are checked without a factor (tag lines only).
@@ -19,15 +22,23 @@ Each states its scale parameters against its original's defaults (`scale_note()`
 from __future__ import annotations
 
 from spark_jax.operator.baselines.common import OFFLINE_ANALOGUE, OFFLINE_NOTE, BaselineOperator
+from spark_jax.operator.baselines.controls import CONTROLS, ControlOperator
 from spark_jax.operator.baselines.eoh import EoHOperator
 from spark_jax.operator.baselines.evoprompting import EvoPromptingOperator
 from spark_jax.operator.baselines.funsearch import FunSearchOperator
 from spark_jax.operator.baselines.openevolve import OpenEvolveOperator
 from spark_jax.operator.step import SparkOperator
 
-__all__ = ["BASELINES", "OFFLINE_ANALOGUE", "OFFLINE_NOTE", "BaselineOperator", "make_operator"]
+__all__ = [
+    "BASELINES",
+    "CONTROLS",
+    "OFFLINE_ANALOGUE",
+    "OFFLINE_NOTE",
+    "BaselineOperator",
+    "make_operator",
+]
 
-BASELINES = ("openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
+BASELINES = ("openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh", *CONTROLS)
 
 
 def make_operator(editor, checker, config, history=None):
@@ -43,4 +54,6 @@ def make_operator(editor, checker, config, history=None):
         return FunSearchOperator(editor, checker, config, history)
     if mode == "eoh":
         return EoHOperator(editor, checker, config, history)
+    if mode in CONTROLS:
+        return ControlOperator(editor, checker, config, history, mode=mode)
     return SparkOperator(editor, checker, config, history)

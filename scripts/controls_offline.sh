@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Regenerates results/controls-offline: SPARK, OpenEvolve and the two sampling controls
+# (sample, sequential; Gideoni, Risi, Gal 2026) in one offline comparison, 3 search seeds.
+#
+#   scripts/controls_offline.sh [OUT=results/controls-offline] [BUDGET=2] [ATTEMPTS=2]
+#
+# Offline rule-based analogues, NOT an LLM result: every method runs with the offline editor
+# (SPARK's rule-based roles; the baselines' and controls' offline analogues). Config:
+# results/controls-offline/tiny-ood-test.yaml = configs/tiny.yaml (task bfs, seed program
+# processors/mpnn.py, `tiny` preset) with fitness.source ood_test (selection on the test set,
+# the paper's protocol; see that file for why). JAX on whatever device is present.
+# Copies each run's database and the comparison's report and plots to OUT/data/ (so that
+# `spark-jax compare --report-only OUT/data` rewrites the report), then runs
+# scripts/controls_offline_table.py OUT (OUT/runs.csv and the README's generated section).
+# WORK=DIR names the comparison directory (re-running with the same WORK resumes it).
+# Environment: PYTHON (default: python3, with spark-jax's dependencies installed).
+# CPU cost on a contended 2-core VM: about 40 minutes (12 searches, ~1 min per training).
+set -euo pipefail
+
+REPO=$(git rev-parse --show-toplevel)
+OUT=$(realpath -m "${1:-$REPO/results/controls-offline}")
+BUDGET=${2:-2}
+ATTEMPTS=${3:-2}
+PY=${PYTHON:-python3}
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/controls-offline.XXXXXX")}  # kept on failure
+mkdir -p "$WORK"
+echo "working in $WORK"
+
+START=$(date +%s)
+(cd "$REPO" && PYTHONPATH="$REPO" TF_CPP_MIN_LOG_LEVEL=3 "$PY" -m spark_jax.cli compare \
+    --methods spark,sample,sequential,openevolve --seeds 3 --config results/controls-offline/tiny-ood-test.yaml \
+    --budget "$BUDGET" --max-attempts "$ATTEMPTS" --out "$WORK/cmp") \
+    >"$WORK/stdout.txt" 2>"$WORK/log.txt"
+END=$(date +%s)
+
+rm -rf "$OUT/data"
+mkdir -p "$OUT/data"
+cp "$WORK/cmp/compare.json" "$WORK/cmp/report.md" "$WORK/log.txt" "$OUT/data/"
+cp -r "$WORK/cmp/plots" "$OUT/data/"
+for run in "$WORK"/cmp/*/seed-*/; do
+    rel=${run#"$WORK/cmp/"}
+    mkdir -p "$OUT/data/$rel"
+    # One self-contained database per run (its WAL folded in), its config and its log.
+    "$PY" - "$run/run.db" "$OUT/data/$rel/run.db" <<'PYEOF'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1])
+dst = sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("PRAGMA journal_mode=WAL")  # as RunDB opens it: reading changes no byte
+dst.close()
+PYEOF
+    cp "$run/config.yaml" "$OUT/data/$rel/"
+    cp "${run%/}.log" "$OUT/data/${rel%/}.log" 2>/dev/null || true
+done
+cat >"$OUT/data/run.json" <<JSON
+{"command": "spark-jax compare --methods spark,sample,sequential,openevolve --seeds 3 --config results/controls-offline/tiny-ood-test.yaml --budget $BUDGET --max-attempts $ATTEMPTS",
+ "commit": "$(git -C "$REPO" rev-parse --short HEAD)",
+ "date_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "wall_seconds": $((END - START)),
+ "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
+JSON
+(cd "$REPO" && PYTHONPATH="$REPO" "$PY" scripts/controls_offline_table.py "$OUT")
+rm -rf "$WORK"
+echo "wrote $OUT"
