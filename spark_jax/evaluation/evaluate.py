@@ -61,6 +61,7 @@ def train_and_score(
     cascade: tuple[float, float] | None = None,
     precompile: bool = True,
     prefetch: int = 2,
+    buckets: bool = True,
 ) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
@@ -69,9 +70,10 @@ def train_and_score(
     training and is scored as it stands; the metrics record the stage and the verdict.
     `precompile`: compile every executable concurrently before the first step (else lazily,
     one after another). `prefetch`: batches sampled and placed ahead on a background thread
-    (0: sample in the loop). Neither changes the result for a given seed.
+    (0: sample in the loop). `buckets`: score validation and test in hint-length buckets
+    (`data.bucket_batches`). None of them changes the result for a given seed.
     """
-    task_data = data.make_task_data(task, cfg, seed)
+    task_data = data.make_task_data(task, cfg, seed, buckets=buckets)
     # One batch per training length: they fix every step shape (compiled ahead of time).
     lookahead = [next(task_data.train) for _ in data.train_lengths(task, cfg)]
     first = lookahead[0]
@@ -123,7 +125,9 @@ def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, pro
         if step >= next_eval or at_stage_end:
             rng_key, val_key = jax.random.split(rng_key)
             t_eval = time.perf_counter()
-            val = trainer.evaluate(val_key, task_data.val_batches)["score"]
+            val = trainer.evaluate(val_key, task_data.val_batches, order=task_data.val_order)[
+                "score"
+            ]
             eval_seconds += time.perf_counter() - t_eval
             if val > best_val or step == 0:
                 best_val, best_step, best_params = val, step, trainer.snapshot()
@@ -144,7 +148,9 @@ def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, pro
 
     rng_key, test_key = jax.random.split(rng_key)
     t_eval = time.perf_counter()
-    test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
+    test = trainer.evaluate(
+        test_key, task_data.test_batches, trainer.place(best_params), task_data.test_order
+    )
     eval_seconds += time.perf_counter() - t_eval
     steady = max(0, steps_run - n_first)
     metrics = dict(

@@ -144,11 +144,15 @@ class SeedStack:
             raise TrainingError(f"non-finite training loss {losses.tolist()} (one per seed)")
         return losses
 
-    def evaluate(self, keys: list, batches: Sequence[Feedback], params=None) -> list[float]:
+    def evaluate(
+        self, keys: list, batches: Sequence[Feedback], params=None, orders=None
+    ) -> list[float]:
         """Per seed: `Trainer.evaluate(keys[k], batches[k])['score']`, computed at once.
 
-        batches: per batch index, the stacked `[K, ...]` batch; keys: one key per seed.
+        batches: per batch index, the stacked `[K, ...]` batch; keys: one key per seed;
+        orders: per seed, its set's order (`TaskData.val_order`/`test_order`) or None.
         """
+        orders = [None] * self.k if orders is None else list(orders)
         params = self.params if params is None else params
         preds, outputs = [], []
         keys = list(keys)
@@ -173,7 +177,8 @@ class SeedStack:
                 return np.concatenate([np.asarray(x)[k] for x in xs], axis=0)
 
             out = clrs.evaluate(
-                jax.tree_util.tree_map(concat, *outputs), jax.tree_util.tree_map(concat, *preds)
+                data.restore_order(jax.tree_util.tree_map(concat, *outputs), orders[k]),
+                data.restore_order(jax.tree_util.tree_map(concat, *preds), orders[k]),
             )
             scores.append(float(out["score"]))
         return scores
@@ -258,7 +263,7 @@ def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, pro
         if step >= next_eval:
             keys, val_keys = _split_all(keys)
             t_eval = time.perf_counter()
-            scores = stack.evaluate(val_keys, val)
+            scores = stack.evaluate(val_keys, val, orders=[d.val_order for d in datas])
             eval_seconds += time.perf_counter() - t_eval
             improved = [s > b or step == 0 for s, b in zip(scores, best_val)]
             if any(improved):
@@ -271,7 +276,9 @@ def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, pro
     keys, test_keys = _split_all(keys)
     stacked_best = stack.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best_params))
     t_eval = time.perf_counter()
-    test_scores = stack.evaluate(test_keys, test, stacked_best)
+    test_scores = stack.evaluate(
+        test_keys, test, stacked_best, orders=[d.test_order for d in datas]
+    )
     eval_seconds += time.perf_counter() - t_eval
     steady = max(0, cfg.train_steps - n_first)
     shared = dict(
