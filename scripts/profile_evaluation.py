@@ -27,12 +27,20 @@ def main() -> None:
     p.add_argument("--preset", default="smoke")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--steps", type=int, default=30, help="training steps timed")
+    p.add_argument(
+        "--no-buckets", action="store_true", help="padded validation/test sets (the old path)"
+    )
     p.add_argument("--label", default="", help="machine and conditions, printed in the title")
     p.add_argument("--out", help="append the table to this Markdown file")
     p.add_argument("--json", help="write the raw figures to this JSON file")
     args = p.parse_args()
     report = profile.profile_evaluation(
-        args.program, args.task, protocol.get_preset(args.preset), args.seed, args.steps
+        args.program,
+        args.task,
+        protocol.get_preset(args.preset),
+        args.seed,
+        args.steps,
+        buckets=not args.no_buckets,
     )
     text = profile.format_profile(report, args.label)
     print(text)

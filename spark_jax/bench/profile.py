@@ -5,7 +5,8 @@ candidate does (each executable's own lowering + compile time kept), initializes
 `steps` training steps (host sampling, host->device placement and the step itself apart, no
 prefetch), one validation pass and one test pass (per batch: placement, prediction with its
 device->host fetch, then `clrs.evaluate`). The estimate of a whole evaluation scales the
-measured parts to the protocol's counts (train_steps steps, one validation every
+measured parts to the protocol's counts (scoring: one batch of each shape timed, scaled by
+the batches of that shape) (train_steps steps, one validation every
 eval_every steps and at step 0, one test pass); sampling, which a real run overlaps on its
 prefetch thread, is listed apart. For each fixed set it also states how much of the scored
 work is padding: every sample runs as many processor steps as its batch's hint length.
@@ -104,25 +105,36 @@ def _compile_parts(trainer: Trainer, first, lookahead, evals) -> list[Part]:
 
 
 def _score_pass(trainer: Trainer, key, batches, name: str, times: int) -> list[Part]:
-    place = predict = 0.0
-    preds, outputs = [], []
+    """One batch of each distinct shape timed (after one untimed run), scaled by how many
+    batches have that shape; `clrs.evaluate` timed on those batches, scaled per sample."""
+    by_shape: dict = {}
     for fb in batches:
-        key, sub = jax.random.split(key)
-        t0 = time.perf_counter()
-        feats = jax.block_until_ready(trainer.shard_features(fb.features))
-        t1 = time.perf_counter()
-        preds.append(trainer.predict(sub, feats))
-        t2 = time.perf_counter()
-        place, predict = place + t1 - t0, predict + t2 - t1
+        by_shape.setdefault(_shape_sig(fb.features), []).append(fb)
+    place = predict = metric = 0.0
+    samples = sum(_batch_size(fb.features) for fb in batches)
+    preds, outputs = [], []
+    for group in by_shape.values():
+        fb = group[0]
+        for _ in range(2):  # the second run is timed
+            key, sub = jax.random.split(key)
+            t0 = time.perf_counter()
+            feats = jax.block_until_ready(trainer.shard_features(fb.features))
+            t1 = time.perf_counter()
+            pred = trainer.predict(sub, feats)
+            t2 = time.perf_counter()
+        place, predict = place + len(group) * (t1 - t0), predict + len(group) * (t2 - t1)
+        preds.append(pred)
         outputs.append(fb.outputs)
     t0 = time.perf_counter()
     cat = lambda *xs: np.concatenate(xs, axis=0)  # noqa: E731
     clrs.evaluate(jax.tree_util.tree_map(cat, *outputs), jax.tree_util.tree_map(cat, *preds))
-    metric = time.perf_counter() - t0
+    timed = sum(_batch_size(g[0].features) for g in by_shape.values())
+    metric = (time.perf_counter() - t0) * samples / timed
     n = len(batches) * times
+    note = f"{len(by_shape)} shape(s) timed"
     return [
-        Part(f"{name}: host->device per batch", n, place * times),
-        Part(f"{name}: predict + fetch per batch", n, predict * times),
+        Part(f"{name}: host->device per batch", n, place * times, note),
+        Part(f"{name}: predict + fetch per batch", n, predict * times, note),
         Part(f"{name}: clrs.evaluate per pass", times, metric * times),
     ]
 
@@ -151,11 +163,17 @@ def _train_parts(trainer: Trainer, train_iter, key, steps: int, cfg: ProtocolCon
 
 
 def profile_evaluation(
-    program: str, task: str, cfg: ProtocolConfig, seed: int = 42, steps: int = 30
+    program: str,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int = 42,
+    steps: int = 30,
+    buckets: bool = True,
 ) -> dict[str, Any]:
-    """Profiles one evaluation of `program` (a path or `official:KIND`) on `task`."""
+    """Profiles one evaluation of `program` (a path or `official:KIND`) on `task`
+    (`buckets`: hint-length buckets for validation and test, as evaluations score)."""
     t0 = time.perf_counter()
-    task_data = data.make_task_data(task, cfg, seed)
+    task_data = data.make_task_data(task, cfg, seed, buckets=buckets)
     lookahead = [next(task_data.train) for _ in data.train_lengths(task, cfg)]
     parts = [Part("data: build samplers, validation and test sets", 1, time.perf_counter() - t0)]
     first = lookahead[0]
@@ -183,6 +201,7 @@ def profile_evaluation(
         preset=cfg.name,
         seed=seed,
         timed_steps=steps,
+        buckets=buckets,
         backend=jax.default_backend(),
         parts=[dataclasses.asdict(p) for p in parts],
         estimated_total_s=total,
@@ -198,7 +217,8 @@ def format_profile(report: dict[str, Any], label: str = "") -> str:
     total = report["estimated_total_s"]
     lines = [
         f"### {report['program']} on {report['task']}, {report['preset']} preset"
-        + (f" ({label})" if label else ""),
+        + (f" ({label})" if label else "")
+        + ("" if report.get("buckets", True) else ", padded sets (no buckets)"),
         "",
         f"Backend {report['backend']}; training steps timed: {report['timed_steps']} (scaled "
         f"to the protocol's); estimated evaluation wall {total:.1f} s. Rows marked * overlap "

@@ -199,6 +199,8 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
         seeds=tuple(m["seed"] for m in per_seed),
         seed_scores=tuple(m["ood_score"] for m in per_seed),
         seed_val_scores=tuple(m["val_score"] for m in per_seed),
+        seed_best_steps=tuple(m["best_step"] for m in per_seed),
+        seed_final_losses=tuple(m["final_loss"] for m in per_seed),
         peak_rss_mb=_peak_rss_mb(),
         device_peak_mb=_device_peak_mb(jax.local_devices()[:1]),
     )
@@ -206,8 +208,9 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
-    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged);
-    the metrics say where they were measured."""
+    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged;
+    one seed after another when the K-seed program would not fit in memory); the metrics
+    say where they were measured."""
     seed_list = seed_tuple(seed, seeds)
     if len(seed_list) == 1:
         metrics, _ = train_and_score(
@@ -218,11 +221,17 @@ def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
             raise ValueError("a cascade cannot be combined with several seeds")
         from spark_jax.evaluation import seeds as seeds_lib
 
-        metrics = merge_seed_metrics(
-            seeds_lib.train_and_score_seeds(
+        try:
+            per_seed = seeds_lib.train_and_score_seeds(
                 factory, task, cfg, seed_list, devices=devices, progress=progress
             )
-        )
+        except seeds_lib.SeedsDoNotFit as e:  # memory says so: one seed after another
+            print(f"note: {e}; training them one after another", file=sys.stderr)
+            per_seed = [
+                dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
+                for s in seed_list
+            ]
+        metrics = merge_seed_metrics(per_seed)
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 
