@@ -5,9 +5,9 @@ its pipeline builds going through the config loader. No timing is asserted: the 
 tests only check that it runs and reports every figure.
 
 The end-to-end test is long for the suite (several minutes on 2 shared cores: every section
-trains, the pipeline runs a 7-candidate search), but it is the only run of the default
-command's code path; its sizes are the smallest the flags allow (`--steps 10 --repeats 1
---seeds-k 2`).
+trains, the pipeline runs a short search), but it is the only run of the default command's
+code path; its sizes are the smallest the flags allow (`--steps 10 --repeats 1 --seeds-k 2
+--pipeline-candidates 2`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def test_pipeline_config_is_a_loaded_config():
 
 
 def test_default_bench_runs_end_to_end_on_tiny(capsys):
-    argv = ["bench", "--preset", "tiny", "--steps", "10", "--repeats", "1", "--seeds-k", "2"]
+    argv = ["bench", "--preset", "tiny", "--steps", "10", "--repeats", "1", "--seeds-k", "2",
+            "--pipeline-candidates", "2"]  # fmt: skip
     assert cli.main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     ratios = report["ratios"]
