@@ -4,16 +4,19 @@ per-candidate cost with K vmapped seeds and an unseen program's check), and the 
 its pipeline builds going through the config loader. No timing is asserted: the bench measures,
 tests only check that it runs and reports every figure.
 
-The end-to-end test is long for the suite (several minutes on 2 shared cores: every section
-trains, the pipeline runs a short search), but it is the only run of the default command's
-code path; its sizes are the smallest the flags allow (`--steps 10 --repeats 1 --seeds-k 2
---pipeline-candidates 2`).
+The end-to-end test is an `acceptance` test (run by .ci/run after the suite): every section
+trains and the pipeline runs a short search, minutes even at the smallest sizes the flags
+allow (`--steps 10 --repeats 1 --seeds-k 2 --pipeline-candidates 2`); with the pipeline's
+default 6 candidates it took 34 min of wall and 11 min of CPU on the 2 shared cores of the
+development machine (load average ~9).
 """
 
 from __future__ import annotations
 
 import json
 import math
+
+import pytest
 
 from spark_jax import cli
 from spark_jax.bench import pipeline
@@ -27,6 +30,7 @@ def test_pipeline_config_is_a_loaded_config():
     assert search_config.from_dict(cfg.to_dict()) == cfg  # what a run snapshot reads back
 
 
+@pytest.mark.acceptance
 def test_default_bench_runs_end_to_end_on_tiny(capsys):
     argv = ["bench", "--preset", "tiny", "--steps", "10", "--repeats", "1", "--seeds-k", "2",
             "--pipeline-candidates", "2"]  # fmt: skip
