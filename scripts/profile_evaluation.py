@@ -42,6 +42,7 @@ def main() -> None:
         args.steps,
         buckets=not args.no_buckets,
     )
+    report["label"] = args.label
     text = profile.format_profile(report, args.label)
     print(text)
     if args.out:

@@ -241,7 +241,8 @@ def format_profile(report: dict[str, Any], label: str = "") -> str:
     ]
     for name, f in report["padding"].items():
         lines.append(
-            f"| {name} | {f['samples']} | {f['batches']} | {f['shapes']} | "
+            f"| {name} | {f['samples']} | {f['batches']} | "
+            f"{', '.join(f'({t}, {b})' for t, b in f['shapes'])} | "
             f"{f['length_min']}/{f['length_mean']:.1f}/{f['length_max']} | "
             f"{f['padded_steps']} | {f['needed_steps']} | {100 * f['padding_fraction']:.1f}% |"
         )
