@@ -70,7 +70,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     first_calls_s = eval_s = loop_s = 0.0
     best_val, best_params, next_eval = float("-inf"), None, 0
 
-    def score(key, batches) -> float:
+    def score(key, batches, order) -> float:
         preds, outputs = [], []
         for fb in batches:
             key, sub = jax.random.split(key)
@@ -78,7 +78,8 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
             outputs.append(fb.outputs)
         cat = lambda *xs: np.concatenate(xs, axis=0)  # noqa: E731
         out = clrs.evaluate(
-            jax.tree_util.tree_map(cat, *outputs), jax.tree_util.tree_map(cat, *preds)
+            data.restore_order(jax.tree_util.tree_map(cat, *outputs), order),
+            data.restore_order(jax.tree_util.tree_map(cat, *preds), order),
         )
         return float(out["score"])
 
@@ -95,7 +96,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
         if step >= next_eval:
             rng_key, val_key = jax.random.split(rng_key)
             t0 = time.perf_counter()
-            val = score(val_key, task_data.val_batches)
+            val = score(val_key, task_data.val_batches, task_data.val_order)
             eval_s += time.perf_counter() - t0
             if val > best_val or step == 0:
                 best_val, best_params = val, model.params
@@ -103,7 +104,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     rng_key, test_key = jax.random.split(rng_key)
     t0 = time.perf_counter()
     model.params = best_params
-    test = score(test_key, task_data.test_batches)
+    test = score(test_key, task_data.test_batches, task_data.test_order)
     eval_s += time.perf_counter() - t0
     return dict(
         init_s=init_s,

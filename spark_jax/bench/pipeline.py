@@ -11,17 +11,17 @@ candidate's result; the first proposal's LLM latency is thus counted as idle. Ta
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tempfile
 from typing import Any
 
-from spark_jax.config import protocol as config_lib
 from spark_jax.config import search as search_config
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
 from spark_jax.search import loop as search
+from spark_jax.search.preflight import PREFLIGHT_PROMPT
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import resources
 
 
 def _loopback_responder(seed: int):
@@ -30,6 +30,8 @@ def _loopback_responder(seed: int):
 
     def respond(body) -> Reply:
         text = body["messages"][-1]["content"]
+        if text == PREFLIGHT_PROMPT:  # the search's one connectivity check
+            return Reply("OK")
         if text.startswith("# Architecture Scope Router"):
             turn["n"] += 1
             return Reply("FACTOR: " + ("ACTION" if turn["n"] % 2 else "OPERATOR"))
@@ -47,6 +49,34 @@ def _loopback_responder(seed: int):
     return respond
 
 
+def pipeline_config(
+    task: str, candidates: int, train_steps: int, seed: int, base_url: str
+) -> search_config.SearchConfig:
+    """The pipeline search's config, validated by the config loader like a user's YAML."""
+    return search_config.from_dict(
+        dict(
+            task=task,
+            preset="tiny",
+            protocol=dict(train_steps=train_steps, eval_every=10),
+            seed=seed,
+            budget=candidates + 1,
+            max_attempts=4 * candidates,
+            seed_program=str(resources.seed_program_path("mpnn")),
+            editor=dict(
+                kind="llm",
+                llm=dict(
+                    kind="openai",
+                    base_url=base_url,
+                    model="loopback",
+                    api_key_env=None,
+                    timeout_s=60.0,
+                ),
+            ),
+            executor=dict(kind="local", num_workers=1, in_flight=2),
+        )
+    )
+
+
 def bench_pipeline(
     task: str = "bfs",
     candidates: int = 6,
@@ -55,32 +85,11 @@ def bench_pipeline(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Runs the pipeline measurement; returns the figures."""
-    protocol = config_lib.get_preset("tiny").replace(train_steps=train_steps, eval_every=10)
     with (
         LoopbackServer(responder=_loopback_responder(seed), delay_s=llm_delay_s) as server,
         tempfile.TemporaryDirectory(prefix="spark-pipeline-") as tmp,
     ):
-        cfg = dataclasses.replace(
-            search_config.default_config(),
-            task=task,
-            preset="tiny",
-            protocol=protocol,
-            seed=seed,
-            budget=candidates + 1,
-            max_attempts=4 * candidates,
-            seed_program=search_config.DEFAULT_SEED_PROGRAM.replace("triplet_gmpnn", "mpnn"),
-            editor=search_config.EditorConfig(
-                kind="llm",
-                llm=dict(
-                    kind="openai",
-                    base_url=server.base_url,
-                    model="loopback",
-                    api_key_env=None,
-                    timeout_s=60.0,
-                ),
-            ),
-            executor=search_config.ExecutorConfig(kind="local", num_workers=1, in_flight=2),
-        )
+        cfg = pipeline_config(task, candidates, train_steps, seed, server.base_url)
         search.run_search(cfg, f"{tmp}/run", command=["bench", "pipeline"])
         with RunDB.open(f"{tmp}/run/{search.DB_NAME}") as db:
             proposals = db.proposals()

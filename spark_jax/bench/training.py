@@ -192,6 +192,7 @@ def run_bench(
     seed: int = 42,
     with_feasibility: bool = True,
     with_pipeline: bool = True,
+    pipeline_candidates: int = 6,
 ) -> dict[str, Any]:
     """Trains official and ours on identical batches; returns figures and ratios."""
     task_data = data.make_task_data(task, cfg, seed)
@@ -247,7 +248,7 @@ def run_bench(
     if with_pipeline:
         from spark_jax.bench.pipeline import bench_pipeline
 
-        report["pipeline"] = bench_pipeline(seed=seed)
+        report["pipeline"] = bench_pipeline(candidates=pipeline_candidates, seed=seed)
         ratios["pipeline_evaluator_busy_fraction"] = report["pipeline"]["busy_fraction"]
         report["targets"]["pipeline_evaluator_busy_fraction"] = ">= 0.9"
     if with_feasibility:

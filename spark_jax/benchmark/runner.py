@@ -22,7 +22,15 @@ from spark_jax.config import protocol as protocol_lib
 from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 
-__all__ = ["DB_NAME", "BenchmarkSpec", "resume_benchmark", "run_pending", "start_benchmark"]
+__all__ = [
+    "DB_NAME",
+    "BenchmarkSpec",
+    "resume_benchmark",
+    "run_pending",
+    "seed_groups",
+    "split_result",
+    "start_benchmark",
+]
 
 DB_NAME = "benchmark.db"
 
@@ -39,6 +47,10 @@ class BenchmarkSpec:
       timeout_s: per-job wall-clock limit (None: none).
       allow_seed_overlap: whether `seeds` may include seeds that a searched program's search
         trained with (refused by default: `seeds.check_disjoint`).
+      seeds_together: the pending consecutive seeds of a (program, task) run as one job, one
+        vmapped program (`evaluate_program(..., seeds=K)`; its worker falls back to one seed
+        after another when the K-seed step would not fit in memory), each seed's result
+        stored as its own job's; False: one job per seed.
     """
 
     tasks: tuple[str, ...]
@@ -48,6 +60,7 @@ class BenchmarkSpec:
     executor: ExecutorConfig = ExecutorConfig()
     timeout_s: float | None = None
     allow_seed_overlap: bool = False
+    seeds_together: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -65,6 +78,7 @@ class BenchmarkSpec:
             executor=executor,
             timeout_s=data.get("timeout_s"),
             allow_seed_overlap=bool(data.get("allow_seed_overlap", False)),
+            seeds_together=bool(data.get("seeds_together", True)),
         )
 
 
@@ -137,27 +151,68 @@ def run_pending(
         return tables.write_benchmark_report(db, out)
 
 
+def seed_groups(pending: Sequence[BenchmarkJob], together: bool) -> list[list[BenchmarkJob]]:
+    """The jobs to submit: runs of consecutive seeds of one (program, task), in plan order
+    of their first job (`together` False: one job each)."""
+    if not together:
+        return [[job] for job in pending]
+    open_groups: dict[tuple[str, str], list[BenchmarkJob]] = {}
+    groups: list[list[BenchmarkJob]] = []
+    for job in pending:
+        key = (job.program.key, job.task)
+        group = open_groups.get(key)
+        if group is not None and job.seed == group[-1].seed + 1:
+            group.append(job)
+        else:
+            open_groups[key] = [job]
+            groups.append(open_groups[key])
+    return groups
+
+
+def split_result(result: EvalResult, group: Sequence[BenchmarkJob]) -> list[EvalResult]:
+    """One result per job of `group` from its one K-seed result (a failure is every seed's;
+    each seed's wall time is its 1/K share)."""
+    if len(group) == 1:
+        return [result]
+    k = len(group)
+    evaluations = (
+        result.evaluation.per_seed() if result.ok else [None] * k  # type: ignore[union-attr]
+    )
+    if len(evaluations) != k:
+        raise RuntimeError(f"a {k}-seed job returned {len(evaluations)} seed results")
+    return [
+        dataclasses.replace(
+            result, job_id=job.job_id, evaluation=ev, wall_seconds=result.wall_seconds / k
+        )
+        for job, ev in zip(group, evaluations)
+    ]
+
+
 def _run_jobs(db, pending, spec, protocol, total, finished, progress, out) -> None:
     options = {"log_dir": str(out / "logs")} if spec.executor.kind == "local" else {}
     executor = make_executor(spec.executor, out, **options)
     try:
         futures = {}
-        for job in pending:
+        for group in seed_groups(pending, spec.seeds_together):
+            job, k = group[0], len(group)
             eval_job = EvalJob(
-                job_id=job.job_id,
+                job_id=job.job_id if k == 1 else f"{job.job_id}+{k - 1}",
                 source=job.program.source,
                 program_name=job.program.program_name,
                 task=job.task,
                 protocol=protocol,
                 seed=job.seed,
-                timeout_s=spec.timeout_s,
+                timeout_s=None if spec.timeout_s is None else spec.timeout_s * k,
+                seeds=k,
             )
-            futures[executor.submit(eval_job)] = job
+            futures[executor.submit(eval_job)] = group
         for future in concurrent.futures.as_completed(futures):
-            job, result = futures[future], future.result()
-            db.record(job, result)
-            finished += 1
-            if progress is not None:
-                progress(job, result, finished, total)
+            group = futures[future]
+            landed = list(zip(group, split_result(future.result(), group)))
+            db.record_all(landed)
+            for job, result in landed:
+                finished += 1
+                if progress is not None:
+                    progress(job, result, finished, total)
     finally:
         executor.shutdown(wait=False)

@@ -13,7 +13,7 @@ import datetime
 import json
 import pathlib
 import sqlite3
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram
 from spark_jax.evaluation.executors import EvalResult
@@ -182,12 +182,15 @@ class BenchmarkDB:
     # -- results --------------------------------------------------------------------------
     def record(self, job: BenchmarkJob, result: EvalResult) -> None:
         """Stores one landed result (its own transaction); a second one for a job is refused."""
-        evaluation = None if result.evaluation is None else result.evaluation.to_dict()
-        with self._transaction() as c:
-            c.execute(
-                "INSERT INTO results (job_id, program_key, task, seed, ok, evaluation, "
-                "error_type, error, worker, wall_seconds, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self.record_all([(job, result)])
+
+    def record_all(self, landed: Sequence[tuple[BenchmarkJob, EvalResult]]) -> None:
+        """Stores the results of one submitted job (the seeds of a K-seed job) in one
+        transaction: a kill leaves all of them stored or none."""
+        rows = []
+        for job, result in landed:
+            evaluation = None if result.evaluation is None else result.evaluation.to_dict()
+            rows.append(
                 (
                     job.job_id,
                     job.program.key,
@@ -200,7 +203,14 @@ class BenchmarkDB:
                     result.worker,
                     result.wall_seconds,
                     _now(),
-                ),
+                )
+            )
+        with self._transaction() as c:
+            c.executemany(
+                "INSERT INTO results (job_id, program_key, task, seed, ok, evaluation, "
+                "error_type, error, worker, wall_seconds, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
             )
 
     def done_job_ids(self) -> set[str]:

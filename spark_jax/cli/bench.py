@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="skip the evaluator-busy figure (runs a short search on bfs)",
     )
     p.add_argument(
+        "--pipeline-candidates",
+        type=int,
+        default=6,
+        help="candidates the pipeline's search evaluates after its seed",
+    )
+    p.add_argument(
         "--skip-feasibility",
         action="store_true",
         help="skip the feasibility-vs-evaluation ratio (it runs one full evaluation)",
@@ -59,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
         tasks.check_task(args.task)
         if args.steps < 1:
             raise UsageError("--steps must be >= 1")
-        if args.repeats < 1 or args.seeds_k < 1:
-            raise UsageError("--repeats and --seeds-k must be >= 1")
+        if args.repeats < 1 or args.seeds_k < 1 or args.pipeline_candidates < 1:
+            raise UsageError("--repeats, --seeds-k and --pipeline-candidates must be >= 1")
     except (protocol.ConfigError, tasks.TaskError, UsageError) as e:
         return fail(str(e))
     from spark_jax.bench import candidate, training
@@ -74,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             with_feasibility=not args.skip_feasibility,
             with_pipeline=not args.skip_pipeline,
+            pipeline_candidates=args.pipeline_candidates,
         )
         text.append(training.format_report(report))
     if not args.skip_candidate:

@@ -8,6 +8,8 @@ A search's run directory (or its `best/best_program.py`) trains with seeds its s
 used: by default the seeds start after the largest one the search trained with (for every
 program, so comparisons stay paired); an explicit `--first-seed` that overlaps them is refused
 in one line unless `--allow-seed-overlap` is given. The report lists each program's seeds.
+The seeds of a (program, task) train as one vmapped program (one job; each seed's result
+stored as its own) unless `--sequential-seeds` is given.
 
 Exit codes: 0 every job landed (failed programs are results, shown in the report), 1 the
 benchmark could not finish, 2 usage error.
@@ -72,6 +74,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--timeout", type=float, help="per-job wall-clock limit, seconds (default: none)"
     )
     p.add_argument(
+        "--sequential-seeds",
+        action="store_true",
+        help="one job per seed (default: the seeds of a (program, task) train as one vmapped "
+        "program, one seed after another only when memory says so)",
+    )
+    p.add_argument(
         "--compile-cache",
         default="xla-cache",
         metavar="DIR",
@@ -129,6 +137,7 @@ def _spec(args: argparse.Namespace):
         executor=executor,
         timeout_s=args.timeout,
         allow_seed_overlap=args.allow_seed_overlap,
+        seeds_together=not args.sequential_seeds,
     )
     return programs, spec
 

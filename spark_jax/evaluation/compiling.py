@@ -28,12 +28,14 @@ class CompileReport:
       seconds: sum of every lowering and compile (CPU time spent on them, roughly).
       wall_seconds: wall time of the whole call (what the candidate waited).
       count: executables compiled.
+      times: per key, the seconds of its lowering and its compile (what a profile prints).
     """
 
     executables: dict
     seconds: float
     wall_seconds: float
     count: int
+    times: dict = dataclasses.field(default_factory=dict)
 
 
 def _timed_compile(lowered) -> tuple[Any, float]:
@@ -50,11 +52,12 @@ def compile_all(
     Raises the first lowering or compile error; the pool's threads are joined either way.
     """
     start = time.perf_counter()
-    lowered, seconds = {}, 0.0
+    lowered, seconds, times = {}, 0.0, {}
     for key, lower in lowerings.items():
         t0 = time.perf_counter()
         lowered[key] = lower()
-        seconds += time.perf_counter() - t0
+        times[key] = time.perf_counter() - t0
+        seconds += times[key]
     workers = max(1, min(len(lowered), max_workers or os.cpu_count() or 1))
     executables = {}
     with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix=THREAD_PREFIX) as pool:
@@ -63,6 +66,7 @@ def compile_all(
             for key, future in futures.items():
                 executables[key], took = future.result()
                 seconds += took
+                times[key] += took
         except BaseException:
             for future in futures.values():
                 future.cancel()
@@ -72,4 +76,5 @@ def compile_all(
         seconds=seconds,
         wall_seconds=time.perf_counter() - start,
         count=len(executables),
+        times=times,
     )

@@ -8,13 +8,23 @@ then processed like run.py's test split (pred_as_input + permutations, no random
 
 One deliberate difference from run.py: validation and test use every sample of their fixed set
 exactly once (run.py draws random batches with replacement from the same set).
+
+Hint-length buckets: CLRS pads a fixed set's hints to its longest trajectory, so every sample
+runs that many processor steps (quickselect's smoke test set: 220 steps, 91 on average).
+When a set has enough batches and bucketing saves enough of that padding (`plan_buckets`),
+its samples are scored in order of hint length, each batch cut to its bucket's length: at most
+`MAX_BUCKETS` lengths, so at most that many prediction executables, compiled ahead of time.
+A sample's prediction does not depend on the other samples of its batch nor on steps after
+its own length (CLRS freezes its outputs there), so the scores are those of the padded set;
+`TaskData.val_order`/`test_order` put the predictions back in the set's order before
+`clrs.evaluate`. `buckets=False` keeps the padded batches.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import clrs
 import jax
@@ -46,6 +56,13 @@ SPARSE_GRAPH_ALGOS = frozenset(
     {"articulation_points", "bridges", "mst_kruskal", "bipartite_matching"}
 )
 Feedback = clrs.Feedback
+# Hint-length buckets of a fixed set (`plan_buckets`): at most MAX_BUCKETS lengths; only sets
+# of MIN_BATCHES batches or more; a first split must save MIN_FIRST_SAVING of the padded
+# sample-steps, each further split MIN_NEXT_SAVING.
+MAX_BUCKETS = 4
+MIN_BATCHES = 8
+MIN_FIRST_SAVING = 0.25
+MIN_NEXT_SAVING = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +76,9 @@ class TaskData:
       val_batches: the fixed validation set, in batches.
       test_batches: the fixed OOD test set, in batches.
       rng_key: the JAX key run.py derives from the seed (for dropout/predict keys).
+      val_order, test_order: None when the set's batches are in the set's order; else, for
+        each sample of the set, its position in the concatenated batches (hint-length
+        buckets, see the module docstring).
     """
 
     task: str
@@ -67,6 +87,8 @@ class TaskData:
     val_batches: tuple[Feedback, ...]
     test_batches: tuple[Feedback, ...]
     rng_key: Any
+    val_order: np.ndarray | None = None
+    test_order: np.ndarray | None = None
 
 
 def _multiplier(task: str) -> int:
@@ -146,13 +168,93 @@ def _fixed_set(
     length: int,
     sampler_kwargs: dict[str, Any],
     rng: np.random.RandomState | None,
+    buckets: bool,
 ):
     sampler, spec = clrs.build_sampler(
         task, seed=seed, num_samples=num_samples, length=length, **sampler_kwargs
     )
     full = sampler.next(None)  # the whole fixed dataset
     spec, it = _post_process(task, cfg, spec, iter([full]), rng)
-    return spec, split_batches(next(it), cfg.eval_batch_size)
+    full = next(it)
+    if buckets:
+        return spec, *bucket_batches(full, cfg.eval_batch_size)
+    return spec, split_batches(full, cfg.eval_batch_size), None
+
+
+def _take_samples(feedback: Feedback, idx: np.ndarray, steps: int) -> Feedback:
+    """The samples `idx` of `feedback`, hints cut to their first `steps` time steps."""
+    features = feedback.features
+    return Feedback(
+        features=features._replace(
+            inputs=jax.tree_util.tree_map(lambda x: x[idx], features.inputs),
+            hints=jax.tree_util.tree_map(lambda x: x[:steps, idx], features.hints),
+            lengths=features.lengths[idx],
+        ),
+        outputs=jax.tree_util.tree_map(lambda x: x[idx], feedback.outputs),
+    )
+
+
+def plan_buckets(batch_lengths: Sequence[int], batch_sizes: Sequence[int]) -> list[int]:
+    """Hint lengths for batches of increasing needed lengths (one bucket length per batch).
+
+    Contiguous groups, each cut to its longest batch, chosen to minimise the padded
+    sample-steps (sum of bucket length x batch size); a set of fewer than `MIN_BATCHES`
+    batches stays one group, a first split must save `MIN_FIRST_SAVING` of the padded work
+    and every further one `MIN_NEXT_SAVING` (each costs one more compiled executable).
+    """
+    n = len(batch_lengths)
+    one = [batch_lengths[-1]] * n
+    if n < MIN_BATCHES:
+        return one
+    sizes = np.cumsum([0, *batch_sizes])
+
+    def cost(i: int, j: int) -> int:  # batches i..j-1 as one group
+        return batch_lengths[j - 1] * int(sizes[j] - sizes[i])
+
+    best = {(0, 0): (0, [])}  # (groups, batches covered) -> (cost, group ends)
+    for g in range(1, MAX_BUCKETS + 1):
+        for j in range(g, n + 1):
+            options = [
+                (best[(g - 1, i)][0] + cost(i, j), best[(g - 1, i)][1] + [j])
+                for i in range(g - 1, j)
+                if (g - 1, i) in best
+            ]
+            best[(g, j)] = min(options)
+    plan, plan_cost = [n], cost(0, n)
+    for g in range(2, MAX_BUCKETS + 1):
+        need = MIN_FIRST_SAVING if g == 2 else MIN_NEXT_SAVING
+        if best[(g, n)][0] > (1.0 - need) * plan_cost:
+            break
+        plan_cost, plan = best[(g, n)]
+    out, start = [], 0
+    for end in plan:
+        out += [batch_lengths[end - 1]] * (end - start)
+        start = end
+    return out
+
+
+def bucket_batches(
+    feedback: Feedback, batch_size: int
+) -> tuple[tuple[Feedback, ...], np.ndarray | None]:
+    """A fixed set in batches, bucketed by hint length where that pays (`plan_buckets`):
+    (batches, order) with order None when the batches are `split_batches`'s."""
+    lengths = np.asarray(feedback.features.lengths)
+    sorted_idx = np.argsort(lengths, kind="stable")
+    chunks = [sorted_idx[i : i + batch_size] for i in range(0, len(sorted_idx), batch_size)]
+    needed = [int(lengths[c].max()) for c in chunks]
+    steps = plan_buckets(needed, [len(c) for c in chunks])
+    full = int(feedback.features.hints[0].data.shape[0])
+    if len(set(steps)) == 1 and steps[0] >= full:
+        return split_batches(feedback, batch_size), None
+    batches = tuple(_take_samples(feedback, c, t) for c, t in zip(chunks, steps))
+    return batches, np.argsort(sorted_idx, kind="stable")
+
+
+def restore_order(tree, order: np.ndarray | None):
+    """Concatenated per-sample arrays (batch axis 0) put back in their set's order."""
+    if order is None:
+        return tree
+    return jax.tree_util.tree_map(lambda x: np.asarray(x)[order], tree)
 
 
 def split_batches(feedback: Feedback, batch_size: int) -> tuple[Feedback, ...]:
@@ -175,14 +277,15 @@ def split_batches(feedback: Feedback, batch_size: int) -> tuple[Feedback, ...]:
     return tuple(out)
 
 
-def make_task_data(task: str, cfg: ProtocolConfig, seed: int) -> TaskData:
-    """Builds train/val/test data for `task` under protocol `cfg`, seeded like run.py."""
+def make_task_data(task: str, cfg: ProtocolConfig, seed: int, buckets: bool = True) -> TaskData:
+    """Builds train/val/test data for `task` under protocol `cfg`, seeded like run.py
+    (`buckets`: validation and test sets in hint-length buckets where that pays)."""
     check_task(task)
     rng = np.random.RandomState(seed)
     rng_key = jax.random.PRNGKey(rng.randint(2**32))
     spec, train = _train_iterator(task, cfg, rng)
     mult = _multiplier(task)
-    val_spec, val_batches = _fixed_set(
+    val_spec, val_batches, val_order = _fixed_set(
         task,
         cfg,
         seed=rng.randint(2**32),
@@ -190,8 +293,9 @@ def make_task_data(task: str, cfg: ProtocolConfig, seed: int) -> TaskData:
         length=cfg.validation_length,
         sampler_kwargs=_sampler_kwargs(task, cfg, cfg.validation_length),
         rng=rng,
+        buckets=buckets,
     )
-    test_spec, test_batches = _fixed_set(
+    test_spec, test_batches, test_order = _fixed_set(
         task,
         cfg,
         seed=cfg.test_seed,
@@ -199,6 +303,7 @@ def make_task_data(task: str, cfg: ProtocolConfig, seed: int) -> TaskData:
         length=cfg.test_length,
         sampler_kwargs={},
         rng=None,
+        buckets=buckets,
     )
     assert spec == val_spec == test_spec, (spec, val_spec, test_spec)
     return TaskData(
@@ -208,4 +313,6 @@ def make_task_data(task: str, cfg: ProtocolConfig, seed: int) -> TaskData:
         val_batches=val_batches,
         test_batches=test_batches,
         rng_key=rng_key,
+        val_order=val_order,
+        test_order=test_order,
     )

@@ -61,6 +61,7 @@ def train_and_score(
     cascade: tuple[float, float] | None = None,
     precompile: bool = True,
     prefetch: int = 2,
+    buckets: bool = True,
 ) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
@@ -69,9 +70,10 @@ def train_and_score(
     training and is scored as it stands; the metrics record the stage and the verdict.
     `precompile`: compile every executable concurrently before the first step (else lazily,
     one after another). `prefetch`: batches sampled and placed ahead on a background thread
-    (0: sample in the loop). Neither changes the result for a given seed.
+    (0: sample in the loop). `buckets`: score validation and test in hint-length buckets
+    (`data.bucket_batches`). None of them changes the result for a given seed.
     """
-    task_data = data.make_task_data(task, cfg, seed)
+    task_data = data.make_task_data(task, cfg, seed, buckets=buckets)
     # One batch per training length: they fix every step shape (compiled ahead of time).
     lookahead = [next(task_data.train) for _ in data.train_lengths(task, cfg)]
     first = lookahead[0]
@@ -123,7 +125,9 @@ def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, pro
         if step >= next_eval or at_stage_end:
             rng_key, val_key = jax.random.split(rng_key)
             t_eval = time.perf_counter()
-            val = trainer.evaluate(val_key, task_data.val_batches)["score"]
+            val = trainer.evaluate(val_key, task_data.val_batches, order=task_data.val_order)[
+                "score"
+            ]
             eval_seconds += time.perf_counter() - t_eval
             if val > best_val or step == 0:
                 best_val, best_step, best_params = val, step, trainer.snapshot()
@@ -144,7 +148,9 @@ def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, pro
 
     rng_key, test_key = jax.random.split(rng_key)
     t_eval = time.perf_counter()
-    test = trainer.evaluate(test_key, task_data.test_batches, trainer.place(best_params))
+    test = trainer.evaluate(
+        test_key, task_data.test_batches, trainer.place(best_params), task_data.test_order
+    )
     eval_seconds += time.perf_counter() - t_eval
     steady = max(0, steps_run - n_first)
     metrics = dict(
@@ -193,6 +199,8 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
         seeds=tuple(m["seed"] for m in per_seed),
         seed_scores=tuple(m["ood_score"] for m in per_seed),
         seed_val_scores=tuple(m["val_score"] for m in per_seed),
+        seed_best_steps=tuple(m["best_step"] for m in per_seed),
+        seed_final_losses=tuple(m["final_loss"] for m in per_seed),
         peak_rss_mb=_peak_rss_mb(),
         device_peak_mb=_device_peak_mb(jax.local_devices()[:1]),
     )
@@ -200,8 +208,9 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
-    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged);
-    the metrics say where they were measured."""
+    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged;
+    one seed after another when the K-seed program would not fit in memory); the metrics
+    say where they were measured."""
     seed_list = seed_tuple(seed, seeds)
     if len(seed_list) == 1:
         metrics, _ = train_and_score(
@@ -212,11 +221,17 @@ def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
             raise ValueError("a cascade cannot be combined with several seeds")
         from spark_jax.evaluation import seeds as seeds_lib
 
-        metrics = merge_seed_metrics(
-            seeds_lib.train_and_score_seeds(
+        try:
+            per_seed = seeds_lib.train_and_score_seeds(
                 factory, task, cfg, seed_list, devices=devices, progress=progress
             )
-        )
+        except seeds_lib.SeedsDoNotFit as e:  # memory says so: one seed after another
+            print(f"note: {e}; training them one after another", file=sys.stderr)
+            per_seed = [
+                dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
+                for s in seed_list
+            ]
+        metrics = merge_seed_metrics(per_seed)
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 

@@ -13,6 +13,8 @@ from typing import Any, Mapping
 
 __all__ = ["Evaluation"]
 
+_PER_SEED = ("seeds", "seed_scores", "seed_val_scores", "seed_best_steps", "seed_final_losses")
+
 
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
@@ -33,7 +35,8 @@ class Evaluation:
         then `seed` is `seeds[0]`, `ood_score`/`val_score`/`final_loss` are means over the
         seeds, `best_step` is the first seed's, and the timings are the shared program's.
       seed_scores: per-seed OOD scores, in `seeds` order; seed_val_scores: per-seed best
-        validation scores.
+        validation scores; seed_best_steps, seed_final_losses: per-seed best-validation step
+        and last loss (None: a record from before they were kept).
       eval_seconds: wall time of every validation and the test scoring.
       loop_steps_per_second: steady-state training rate, after one step per training length:
         steps / wall time of those steps including the wait for their data (validation
@@ -86,6 +89,8 @@ class Evaluation:
     seeds: tuple[int, ...] | None = None
     seed_scores: tuple[float, ...] | None = None
     seed_val_scores: tuple[float, ...] | None = None
+    seed_best_steps: tuple[int, ...] | None = None
+    seed_final_losses: tuple[float, ...] | None = None
     family: str | None = None
     metrics: dict[str, float] | None = None
     machine: str | None = None
@@ -109,6 +114,30 @@ class Evaluation:
             math.fsum((s - mean) ** 2 for s in self.seed_scores) / len(self.seed_scores)
         )
 
+    def per_seed(self) -> list[Evaluation]:
+        """One single-seed record per seed of a K-seed record (`[self]` for one seed): its
+        scores, best step and last loss; the shared program's timings, each seed's
+        `train_seconds` and `compile_seconds` its 1/K share."""
+        if not self.seeds:
+            return [self]
+        k = len(self.seeds)
+        steps = self.seed_best_steps or (self.best_step,) * k
+        losses = self.seed_final_losses or (self.final_loss,) * k
+        return [
+            dataclasses.replace(
+                self,
+                seed=seed,
+                ood_score=self.seed_scores[i],
+                val_score=self.seed_val_scores[i],
+                best_step=steps[i],
+                final_loss=losses[i],
+                train_seconds=self.train_seconds / k,
+                compile_seconds=self.compile_seconds / k,
+                **dict.fromkeys(_PER_SEED),
+            )
+            for i, seed in enumerate(self.seeds)
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-safe once numpy scalars are converted)."""
         return dataclasses.asdict(self)
@@ -123,7 +152,7 @@ class Evaluation:
         if missing or unknown:
             raise ValueError(f"not an Evaluation: missing {missing}, unknown {unknown}")
         values = dict(data)
-        for name in ("seeds", "seed_scores", "seed_val_scores"):
+        for name in _PER_SEED:
             if values.get(name) is not None:  # JSON turns tuples into lists
                 values[name] = tuple(values[name])
         return cls(**values)

@@ -26,6 +26,57 @@ from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.train import CompileStats, Trainer, TrainingError, count_params
 
 Feedback = clrs.Feedback
+# The K-seed program runs only if its largest step needs at most this share of the memory
+# available to it (device memory where the backend reports it, else the host's).
+MEMORY_SHARE = 0.8
+
+
+class SeedsDoNotFit(RuntimeError):
+    """The K-seed program would not fit in memory: train the seeds one after another."""
+
+
+def available_bytes(device) -> int | None:
+    """Memory free for a new program on `device`: its backend's figure, else the host's
+    MemAvailable (CPU), else None (unknown)."""
+    try:
+        stats = device.memory_stats()
+    except Exception:  # noqa: BLE001 - backends without stats
+        stats = None
+    if stats and "bytes_limit" in stats:
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def program_bytes(compiled) -> int | None:
+    """What one run of a compiled executable holds (arguments, outputs, temporaries)."""
+    try:
+        m = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - not every backend reports it
+        return None
+    if m is None:
+        return None
+    return int(
+        m.temp_size_in_bytes
+        + m.argument_size_in_bytes
+        + m.output_size_in_bytes
+        - m.alias_size_in_bytes
+    )
+
+
+def check_fits(needed: int | None, available: int | None, k: int) -> None:
+    """Raises SeedsDoNotFit when the K-seed step needs more than its share of memory."""
+    if needed is not None and available is not None and needed > MEMORY_SHARE * available:
+        raise SeedsDoNotFit(
+            f"{k} seeds as one program need {needed / 2**20:.0f} MiB per step, more than "
+            f"{MEMORY_SHARE:.0%} of the {available / 2**20:.0f} MiB available"
+        )
 
 
 def _stack(leaves: Sequence[np.ndarray], pad_axis: int | None = None) -> np.ndarray:
@@ -112,6 +163,12 @@ class SeedStack:
         self.compile_stats.wall_seconds += report.wall_seconds
         self.compile_stats.count += report.count
 
+    def check_memory(self) -> None:
+        """Raises SeedsDoNotFit if the largest compiled step exceeds its share of memory."""
+        sizes = [program_bytes(exe) for key, exe in self._exes.items() if key[0] == "step"]
+        known = [b for b in sizes if b is not None]
+        check_fits(max(known) if known else None, available_bytes(self.device), self.k)
+
     def _run(self, kind: str, fn, *args):
         key = self._key(kind, args[-1])
         exe = self._exes.get(key)
@@ -144,11 +201,15 @@ class SeedStack:
             raise TrainingError(f"non-finite training loss {losses.tolist()} (one per seed)")
         return losses
 
-    def evaluate(self, keys: list, batches: Sequence[Feedback], params=None) -> list[float]:
+    def evaluate(
+        self, keys: list, batches: Sequence[Feedback], params=None, orders=None
+    ) -> list[float]:
         """Per seed: `Trainer.evaluate(keys[k], batches[k])['score']`, computed at once.
 
-        batches: per batch index, the stacked `[K, ...]` batch; keys: one key per seed.
+        batches: per batch index, the stacked `[K, ...]` batch; keys: one key per seed;
+        orders: per seed, its set's order (`TaskData.val_order`/`test_order`) or None.
         """
+        orders = [None] * self.k if orders is None else list(orders)
         params = self.params if params is None else params
         preds, outputs = [], []
         keys = list(keys)
@@ -173,7 +234,8 @@ class SeedStack:
                 return np.concatenate([np.asarray(x)[k] for x in xs], axis=0)
 
             out = clrs.evaluate(
-                jax.tree_util.tree_map(concat, *outputs), jax.tree_util.tree_map(concat, *preds)
+                data.restore_order(jax.tree_util.tree_map(concat, *outputs), orders[k]),
+                data.restore_order(jax.tree_util.tree_map(concat, *preds), orders[k]),
             )
             scores.append(float(out["score"]))
         return scores
@@ -202,7 +264,8 @@ def train_and_score_seeds(
     prefetch: int = 2,
 ) -> list[dict[str, Any]]:
     """`train_and_score` for every seed in `seeds` as one vmapped program; one metrics dict
-    per seed (timing fields are those of the shared program)."""
+    per seed (timing fields are those of the shared program). Raises SeedsDoNotFit, after
+    compiling, when the program's step would not fit in memory (`check_fits`)."""
     seeds = list(seeds)
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"seeds must be distinct and non-empty, got {seeds}")
@@ -228,6 +291,7 @@ def train_and_score_seeds(
         first = stacked_lookahead[0]
         if precompile:
             stack.precompile(first.features, stacked_lookahead, [fb.features for fb in val + test])
+            stack.check_memory()
         return _loop(stack, datas, seeds, first, n_lengths, source, val, test, cfg, progress)
     finally:
         if prefetch:
@@ -258,7 +322,7 @@ def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, pro
         if step >= next_eval:
             keys, val_keys = _split_all(keys)
             t_eval = time.perf_counter()
-            scores = stack.evaluate(val_keys, val)
+            scores = stack.evaluate(val_keys, val, orders=[d.val_order for d in datas])
             eval_seconds += time.perf_counter() - t_eval
             improved = [s > b or step == 0 for s, b in zip(scores, best_val)]
             if any(improved):
@@ -271,7 +335,9 @@ def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, pro
     keys, test_keys = _split_all(keys)
     stacked_best = stack.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best_params))
     t_eval = time.perf_counter()
-    test_scores = stack.evaluate(test_keys, test, stacked_best)
+    test_scores = stack.evaluate(
+        test_keys, test, stacked_best, orders=[d.test_order for d in datas]
+    )
     eval_seconds += time.perf_counter() - t_eval
     steady = max(0, cfg.train_steps - n_first)
     shared = dict(

@@ -25,7 +25,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from spark_jax.config.protocol import ProtocolConfig
-from spark_jax.evaluation import compiling
+from spark_jax.evaluation import compiling, data
 
 Feedback = clrs.Feedback
 BATCH_AXIS = "batch"
@@ -244,8 +244,11 @@ class Trainer:
         exe = self._compiled(self._predict_exes, self._predict_fn, params, rng_key, feats)
         return jax.device_get(exe(params, rng_key, feats))
 
-    def evaluate(self, rng_key, batches: Sequence[Feedback], params=None) -> dict[str, float]:
-        """`clrs.evaluate` over all batches of a fixed set; returns per-output scores + 'score'."""
+    def evaluate(
+        self, rng_key, batches: Sequence[Feedback], params=None, order=None
+    ) -> dict[str, float]:
+        """`clrs.evaluate` over all batches of a fixed set; returns per-output scores + 'score'
+        (`order`: the set's `TaskData.val_order`/`test_order` for hint-length buckets)."""
         preds, outputs = [], []
         for fb in batches:
             rng_key, sub = jax.random.split(rng_key)
@@ -256,7 +259,8 @@ class Trainer:
             return np.concatenate(xs, axis=0)
 
         out = clrs.evaluate(
-            jax.tree_util.tree_map(concat, *outputs), jax.tree_util.tree_map(concat, *preds)
+            data.restore_order(jax.tree_util.tree_map(concat, *outputs), order),
+            data.restore_order(jax.tree_util.tree_map(concat, *preds), order),
         )
         return {k: float(v) for k, v in out.items()}
 

@@ -1,0 +1,58 @@
+"""Where one evaluation's time goes: compile per executable, training steps, scoring per
+batch, host<->device, and how much of the validation and test scoring is hint padding.
+
+    python scripts/profile_evaluation.py --task dfs --preset smoke \
+        --label "contended 2-core CPU, shared with other jobs" --out results/bench/profile.md
+
+Prints a Markdown table (`spark_jax.bench.profile`); `--out` appends it to a file and
+`--json` writes the raw figures beside it. Numbers on a shared machine are contended: read
+the proportions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from spark_jax.bench import profile
+from spark_jax.config import protocol
+from spark_jax.util import resources
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--program", default=str(resources.seed_program_path("triplet_gmpnn")))
+    p.add_argument("--task", default="dfs")
+    p.add_argument("--preset", default="smoke")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--steps", type=int, default=30, help="training steps timed")
+    p.add_argument(
+        "--no-buckets", action="store_true", help="padded validation/test sets (the old path)"
+    )
+    p.add_argument("--label", default="", help="machine and conditions, printed in the title")
+    p.add_argument("--out", help="append the table to this Markdown file")
+    p.add_argument("--json", help="write the raw figures to this JSON file")
+    args = p.parse_args()
+    report = profile.profile_evaluation(
+        args.program,
+        args.task,
+        protocol.get_preset(args.preset),
+        args.seed,
+        args.steps,
+        buckets=not args.no_buckets,
+    )
+    report["label"] = args.label
+    text = profile.format_profile(report, args.label)
+    print(text)
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8") as f:
+            f.write(text + "\n\n")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
