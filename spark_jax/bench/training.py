@@ -27,7 +27,7 @@ import numpy as np
 
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
-from spark_jax.evaluation import bridge, data
+from spark_jax.evaluation import bridge, data, seeds
 from spark_jax.evaluation.train import Trainer
 from spark_jax.util import resources
 
@@ -35,19 +35,8 @@ SEED_PROGRAM = resources.seed_program_path("triplet_gmpnn")
 
 
 def _memory_mb(compiled) -> float | None:
-    try:
-        m = compiled.memory_analysis()
-    except Exception:  # noqa: BLE001 - not every backend reports it
-        return None
-    if m is None:
-        return None
-    total = (
-        m.temp_size_in_bytes
-        + m.argument_size_in_bytes
-        + m.output_size_in_bytes
-        - m.alias_size_in_bytes
-    )
-    return total / 2**20
+    held = seeds.program_bytes(compiled)
+    return None if held is None else held / 2**20
 
 
 def _timed_loop(step: Callable[[Any, Any], Any], batches, rng_key) -> tuple[float, list[float]]:
