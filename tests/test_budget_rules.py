@@ -110,7 +110,8 @@ def test_failed_training_counts_toward_budget_and_duplicates_do_not(tmp_path, mo
         # seed, a, b (NaN: counted), c -> 4 evaluated = B: d is never proposed.
         assert executor.trained == ["seed", "a", "b", "c"]  # the repeats were not retrained
         assert result.attempts == 5 and result.evaluated == db.evaluated_count() == 4
-        assert result.best_candidate_ood == 0.6 and result.best_ood == 0.9  # seed apart
+        # The seed (0.9) is apart: best = the best evaluated candidate, what best/ holds.
+        assert result.best_candidate_ood == result.best_ood == 0.6 and result.seed_ood == 0.9
         assert db.scored_count() == 3 and db.evaluated_count(include_baseline=False) == 3
         dups = [p for p in db.proposals() if p.failure_type == DUPLICATE]
         assert [p.attempt for p in dups] == [1, 2]

@@ -87,12 +87,14 @@ def test_search_writes_outputs(reference_run):
         evaluated = [e for e in db.evaluations() if e["proposal_attempt"] is not None]
         feasible = [p.attempt for p in db.proposals() if p.status == "feasible"]
         assert sorted(e["proposal_attempt"] for e in evaluated) == feasible
-        # The best is the top of seed + evaluated candidates, and its file is that program
-        # (`best >= seed` alone cannot fail: the best includes the seed).
-        scored = {e["program_id"]: e["ood_score"] for e in db.evaluations() if e["status"] == "ok"}
-        seed = [e for e in db.evaluations() if e["proposal_attempt"] is None]
+        # The best is the top evaluated candidate, the seed apart (the seed only when no
+        # candidate scored), and its file is that program.
+        evals = db.evaluations()
+        scored = {e["program_id"]: e["ood_score"] for e in evals if e["status"] == "ok"}
+        candidates = [e["ood_score"] for e in evals if e["status"] == "ok" and e["proposal_attempt"] is not None]  # fmt: skip
+        seed = [e for e in evals if e["proposal_attempt"] is None]
         assert [e["ood_score"] for e in seed] == [result.seed_ood]
-        assert result.best_ood == max(scored.values())
+        assert result.best_ood == (max(candidates) if candidates else result.seed_ood)
         assert scored[result.best_program_id] == result.best_ood
         assert pathlib.Path(result.best_path).read_text() == db.program_source(
             result.best_program_id

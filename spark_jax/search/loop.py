@@ -59,6 +59,8 @@ class SearchResult:
     attempts: int
     evaluated: int
     seed_ood: float
+    # best/'s program (`search.best_program`): the best evaluated candidate, the seed apart;
+    # the seed itself when no candidate scored.
     best_ood: float
     best_program_id: str
     best_path: str
