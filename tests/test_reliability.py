@@ -196,6 +196,7 @@ def _pool(tmp_path: pathlib.Path) -> pathlib.Path:
     for k in ("peak_rss_mb", "device_peak_mb", "cascade_steps", "cascade_val_score"):
         fields[k] = None
     fields.update(cascade_promoted=None, seeds=None, seed_scores=None, seed_val_scores=None)
+    fields.update(seed_best_steps=None, seed_final_losses=None)
     fields.update(family=None, metrics=None, compile_wall_seconds=None, eval_seconds=None)
     fields.update(loop_steps_per_second=None, n_devices=1)
     entries = []
