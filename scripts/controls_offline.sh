@@ -6,15 +6,15 @@
 #
 # Offline rule-based analogues, NOT an LLM result: every method runs with the offline editor
 # (SPARK's rule-based roles; the baselines' and controls' offline analogues). Config:
-# results/controls-offline/tiny-ood-test.yaml = configs/tiny.yaml (task bfs, seed program
-# processors/mpnn.py, `tiny` preset) with fitness.source ood_test (selection on the test set,
-# the paper's protocol; see that file for why). JAX on whatever device is present.
+# configs/tiny.yaml (task bfs, seed program processors/mpnn.py, `tiny` preset) with the
+# project's default selection, `fitness.source: ood_val` (select on validation; each search's
+# seed and best are then scored on the test set). JAX on whatever device is present.
 # Copies each run's database and the comparison's report and plots to OUT/data/ (so that
 # `spark-jax compare --report-only OUT/data` rewrites the report), then runs
-# scripts/controls_offline_table.py OUT (OUT/runs.csv and the README's generated section).
+# scripts/compare_table.py OUT (OUT/runs.csv and the README's generated section).
 # WORK=DIR names the comparison directory (re-running with the same WORK resumes it).
 # Environment: PYTHON (default: python3, with spark-jax's dependencies installed).
-# CPU cost on a contended 2-core VM: about 40 minutes (12 searches, ~1 min per training).
+# CPU cost on a 2-core VM: about an hour (12 searches, each with its final test training).
 set -euo pipefail
 
 REPO=$(git rev-parse --show-toplevel)
@@ -28,7 +28,7 @@ echo "working in $WORK"
 
 START=$(date +%s)
 (cd "$REPO" && PYTHONPATH="$REPO" TF_CPP_MIN_LOG_LEVEL=3 "$PY" -m spark_jax.cli compare \
-    --methods spark,sample,sequential,openevolve --seeds 3 --config results/controls-offline/tiny-ood-test.yaml \
+    --methods spark,sample,sequential,openevolve --seeds 3 --config configs/tiny.yaml \
     --budget "$BUDGET" --max-attempts "$ATTEMPTS" --out "$WORK/cmp") \
     >"$WORK/stdout.txt" 2>"$WORK/log.txt"
 END=$(date +%s)
@@ -53,12 +53,12 @@ PYEOF
     cp "${run%/}.log" "$OUT/data/${rel%/}.log" 2>/dev/null || true
 done
 cat >"$OUT/data/run.json" <<JSON
-{"command": "spark-jax compare --methods spark,sample,sequential,openevolve --seeds 3 --config results/controls-offline/tiny-ood-test.yaml --budget $BUDGET --max-attempts $ATTEMPTS",
+{"command": "spark-jax compare --methods spark,sample,sequential,openevolve --seeds 3 --config configs/tiny.yaml --budget $BUDGET --max-attempts $ATTEMPTS",
  "commit": "$(git -C "$REPO" rev-parse --short HEAD)",
  "date_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "wall_seconds": $((END - START)),
  "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
 JSON
-(cd "$REPO" && PYTHONPATH="$REPO" "$PY" scripts/controls_offline_table.py "$OUT")
+(cd "$REPO" && PYTHONPATH="$REPO" "$PY" scripts/compare_table.py "$OUT")
 rm -rf "$WORK"
 echo "wrote $OUT"

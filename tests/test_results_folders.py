@@ -67,3 +67,39 @@ def test_regenerating_the_tables_changes_nothing(folder, tmp_path):
     before, after = _tree(folder), _tree(copy)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     assert not changed, f"{folder.name}: regenerating changed {changed}"
+
+
+def test_readme_results_table_is_generated_from_the_folders():
+    # Every folder opens with **Label.**, **Question.** and **Answer.** paragraphs, and the
+    # README's Results table is exactly what scripts/results_index.py makes of them.
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "results_index.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_results_index_names_what_a_folder_lacks(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import results_index
+    finally:
+        sys.path.pop(0)
+    folder = tmp_path / "results" / "exp"
+    folder.mkdir(parents=True)
+    (folder / "README.md").write_text("# An experiment\n\n**Question.** Why?\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"exp/README.md: no `\*\*Label\.\*\*` paragraph"):
+        results_index.rows(tmp_path / "results")
+    (folder / "README.md").write_text(
+        "# An experiment\n\n**Label.** `tiny`; a CPU; offline.\n\n**Question.** Why? Because.\n\n"
+        "**Answer.** It is 1.5x faster, e.g. here. That is all. Not this.\n",
+        encoding="utf-8",
+    )
+    row = results_index.rows(tmp_path / "results")[-1]
+    assert row == (
+        "| [exp](results/exp/): An experiment | Why? Because. | It is 1.5x faster, e.g. here. "
+        "That is all. | `tiny`; a CPU; offline. |"
+    )

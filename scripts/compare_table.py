@@ -1,13 +1,14 @@
-"""The closing table of issue 31 from results/controls-offline: SPARK, OpenEvolve and the two
-sampling controls in one offline comparison (offline rule-based analogues, not an LLM result).
+"""The generated block of a results folder that holds one `spark-jax compare` run
+(results/controls-offline, results/llm-trained).
 
-Usage: python scripts/controls_offline_table.py [OUT]   (OUT defaults to results/controls-offline)
+Usage: python scripts/compare_table.py OUT   (e.g. results/controls-offline)
 
-Reads the comparison copied to OUT/data (compare.json and each run's database), writes
-OUT/runs.csv (one row per search) and rewrites the README's section between the
-`<!-- generated -->` and `<!-- end generated -->` markers with the per-method table and the
-verdicts against the controls, computed by `spark_jax.compare` (the report's own code). No
-number is typed here.
+Reads the comparison copied to OUT/data (compare.json, run.json and each run's database),
+writes OUT/runs.csv (one row per search) and rewrites OUT/README.md's section between the
+`<!-- generated -->` and `<!-- end generated -->` markers with the per-method table, the
+pairwise verdicts and the verdicts against the sampling controls when they ran, computed by
+`spark_jax.compare` (the report's own code). The editor of every row is read from the runs
+(an offline run is labelled as one, never as an LLM). No number is typed here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.operator.baselines import BASELINES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "results" / "controls-offline"
 BEGIN, END = "<!-- generated -->", "<!-- end generated -->"
 FIELDS = ("method", "seed", "attempts", "evaluated", "best_at_budget_pct", "test_best_pct",
           "test_seed_pct", "valid_rate", "wall_hours", "roles")  # fmt: skip
@@ -78,20 +78,42 @@ def main(out: pathlib.Path) -> None:
     selection = (plan.base.get("fitness") or {}).get("source", "ood_val")  # the default
     meta = json.loads((data / "run.json").read_text(encoding="utf-8"))
     machine = "; ".join(sorted({r.machine for r in figures if r.machine})) or "not recorded"
+    offline = all(r.offline for r in rows)
+    llm = (plan.base.get("editor") or {}).get("llm") or {}
+    if offline:
+        label = "Offline rule-based analogues, not an LLM result."
+    else:
+        label = f"Editor: an LLM, model `{llm.get('model')}` through the `{llm.get('kind')}` " + (
+            "backend (some methods offline: see each row)."
+            if any(r.offline for r in rows)
+            else "backend, the same for every method."
+        )
+    if selection == "ood_test":
+        chosen = (
+            "`ood_test` (the search selects on the official OOD test set it reports, the SPARK "
+            "paper's protocol, so best at budget carries the winner's curse; the column "
+            "'best candidate: test OOD %' is filled only under `ood_val`)"
+        )
+    else:
+        chosen = (
+            f"`{selection}` (selection on a validation draw of the OOD distribution; after "
+            "each search its seed and best candidate were retrained and scored on the test "
+            "set, with a seed no search trained with: the column 'best candidate: test OOD %')"
+        )
     generated = [
         BEGIN,
         f"Command: `{meta['command']}` at commit `{meta['commit']}`, {meta['date_utc']}; "
         f"wall time {meta['wall_seconds'] / 60:.1f} min; machine {machine}; {_versions()}.",
         "",
-        "Offline rule-based analogues, not an LLM result. Cells: mean ± sample std over the "
-        f"search seeds {list(plan.seeds)}. Selection set: `{selection}` "
-        "(`ood_test`: the search selects on the official OOD test set it reports, the SPARK "
-        "paper's protocol, so best at budget carries the winner's curse; the column "
-        "'best candidate: test OOD %' is filled only under `ood_val`). The seed program "
-        f"scored {seeds.text()} on the selection set (mean ± std over the {seeds.n} runs; "
-        "its own row in the report).",
+        f"{label} Cells: mean ± sample std over the search seeds {list(plan.seeds)}. "
+        f"Selection set: {chosen}. The seed program scored {seeds.text()} on the selection "
+        f"set (mean ± std over the {seeds.n} runs; its own row in the report).",
         "",
         *lines,
+        "",
+        f"Every method against `{methods[0].name}` (from the comparison's report):",
+        "",
+        *verdicts.against_first(methods, grouped, plan.budget),
         "",
         "Methods against the sampling controls (from the comparison's report):",
         "",
@@ -106,4 +128,6 @@ def main(out: pathlib.Path) -> None:
 
 
 if __name__ == "__main__":
-    main(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)
+    if len(sys.argv) != 2:
+        sys.exit("usage: python scripts/compare_table.py OUT (a results folder with data/)")
+    main(pathlib.Path(sys.argv[1]))
