@@ -4,7 +4,8 @@ per-candidate cost with K vmapped seeds and an unseen program's check), and the 
 its pipeline builds going through the config loader. No timing is asserted: the bench measures,
 tests only check that it runs and reports every figure.
 
-The end-to-end test is an `acceptance` test (run by .ci/run after the suite): every section
+The end-to-end test is a `slow` test (on demand: `python -m pytest -m slow tests/test_bench.py`;
+not in CI): every section
 trains and the pipeline runs a short search, minutes even at the smallest sizes the flags
 allow (`--steps 10 --repeats 1 --seeds-k 2 --pipeline-candidates 2`): 17.5 min of wall and
 8.7 min of CPU (pytest process) on the 2 shared cores of the development machine (load average

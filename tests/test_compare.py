@@ -145,6 +145,15 @@ def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
     # Both searches shared one XLA compilation cache inside the comparison directory.
     assert any((out / "xla-cache").iterdir())
     assert "compile_cache_dir: ../../xla-cache" in (first / "config.yaml").read_text()
+    # The seed program trained once for both methods: eoh's search read its seed's scores
+    # (and its final test's) from the comparison's result cache, bit for bit.
+    assert "result_cache_dir: ../../eval-cache" in (first / "config.yaml").read_text()
+    seeds = []
+    for run in (first, second):
+        with RunDB.open(run / "run.db") as db:
+            seeds.append(next(e for e in db.evaluations() if e["proposal_attempt"] is None))
+    assert not seeds[0]["worker"].startswith("cache:") and seeds[1]["worker"].startswith("cache:")
+    assert seeds[0]["ood_score"] == seeds[1]["ood_score"]
     # The same directory with another plan is refused, nothing run.
     code = cli.main(["compare", "--methods", "spark", "--seeds", "1", "--out", str(out)])
     assert code == 2

@@ -103,3 +103,13 @@ def test_results_index_names_what_a_folder_lacks(tmp_path):
         "| [exp](results/exp/): An experiment | Why? Because. | It is 1.5x faster, e.g. here. "
         "That is all. | `tiny`; a CPU; offline. |"
     )
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])
+def test_each_folder_has_its_script_and_reads_as_finished(folder):
+    # scripts/results/NAME.sh regenerates the folder from nothing; `--done` is what
+    # scripts/results/all.sh asks to skip it: a committed folder holds a finished run.
+    script = ROOT / "scripts" / "results" / f"{folder.name}.sh"
+    assert script.is_file(), f"{folder.name}: no scripts/results/{folder.name}.sh"
+    done = subprocess.run(["bash", str(script), "--done"], cwd=ROOT, timeout=60)
+    assert done.returncode == 0, f"{folder.name}: {script.name} --done says unfinished"

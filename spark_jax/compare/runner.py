@@ -44,6 +44,9 @@ PLAN_FILE = "compare.json"
 # Every run's `executor.compile_cache_dir` unless the base config names one: relative to the
 # run directory OUT/METHOD/seed-S, so it is OUT/xla-cache and moves with the comparison.
 SHARED_COMPILE_CACHE = "../../xla-cache"
+# And its `executor.result_cache_dir`: OUT/eval-cache, so the seed program every method's
+# search trains (same job: same program, protocol, task and search seed) trains once per seed.
+SHARED_RESULT_CACHE = "../../eval-cache"
 
 
 class CompareError(ConfigError):
@@ -182,11 +185,13 @@ def _validated_configs(
         values["seed_program"] = cfg.seed_program  # absolute: runs start in their own dirs
         if cfg.proposal_only is not None:
             values["proposal_only"] = dataclasses.asdict(cfg.proposal_only)  # pool: absolute
+        executor = dict(values.get("executor") or {})
         if cfg.executor.compile_cache_dir is None:  # one XLA cache for the comparison: the
             # seed program (and any program two runs share) compiles once, not once per run.
-            executor = dict(values.get("executor") or {})
             executor["compile_cache_dir"] = SHARED_COMPILE_CACHE
-            values["executor"] = executor
+        if cfg.executor.result_cache_dir is None:  # and one store of results
+            executor["result_cache_dir"] = SHARED_RESULT_CACHE
+        values["executor"] = executor
         configs[(method.name, seed)] = values
     return configs
 

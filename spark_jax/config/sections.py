@@ -333,6 +333,11 @@ class ExecutorConfig:
         repeated job, the seed program of every search of a comparison) is loaded, not
         recompiled. A relative path is taken from the run or benchmark directory; null: none.
         Results are the same with and without it.
+      result_cache_dir: a folder of successful evaluation results reused for an identical
+        job (same program source, task, protocol, seeds; `evaluation.result_cache`): the seed
+        program every search of a comparison trains is trained once per search seed. A
+        relative path is taken from the run directory; null: none. Scores are the same with
+        and without it; a reused evaluation keeps the timings of the run that measured it.
     """
 
     kind: str = "local"
@@ -345,6 +350,7 @@ class ExecutorConfig:
     num_gpus_per_job: float = 0.0
     num_cpus_per_job: float = 1.0
     compile_cache_dir: str | None = None
+    result_cache_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in EXECUTOR_KINDS:
@@ -366,6 +372,12 @@ class ExecutorConfig:
         ):
             raise ConfigError(
                 f"compile_cache_dir: must be a directory path (got {self.compile_cache_dir!r})"
+            )
+        if self.result_cache_dir is not None and (
+            not isinstance(self.result_cache_dir, str) or not self.result_cache_dir.strip()
+        ):
+            raise ConfigError(
+                f"result_cache_dir: must be a directory path (got {self.result_cache_dir!r})"
             )
 
 

@@ -349,9 +349,20 @@ def make_executor(
 ) -> Executor:
     """An executor by kind ('local' or 'ray') built with `options`, or the one a search's
     `config.sections.ExecutorConfig` describes (handed whole; a relative `compile_cache_dir`
-    is taken from `base_dir`, the run or benchmark directory)."""
+    is taken from `base_dir`, the run or benchmark directory; so is `result_cache_dir`, which
+    puts `evaluation.result_cache.ResultCache` in front of the executor)."""
     if isinstance(kind, ExecutorConfig):
         e = kind
+        if e.result_cache_dir is not None:
+            from spark_jax.evaluation.result_cache import ResultCache  # imports this module
+
+            results = pathlib.Path(e.result_cache_dir).expanduser()
+            if not results.is_absolute() and base_dir is not None:
+                results = pathlib.Path(base_dir) / results
+            inner = make_executor(
+                dataclasses.replace(e, result_cache_dir=None), base_dir, **options
+            )
+            return ResultCache(inner, results.absolute())
         if e.compile_cache_dir is not None:
             cache = pathlib.Path(e.compile_cache_dir).expanduser()
             if not cache.is_absolute() and base_dir is not None:

@@ -102,6 +102,19 @@ def open_db(path: pathlib.Path, meta: dict[str, Any] | None = None) -> RunDB:
         raise SearchUsageError(f"run database {path}: {e.strerror or e}") from None
 
 
+# Executor keys that change where work is stored, never a result: a run resumes with or
+# without them (a comparison started before the result cache existed resumes with it).
+_CACHE_KEYS = ("compile_cache_dir", "result_cache_dir")
+
+
+def _identity(config: Any) -> Any:
+    """`config` without the cache keys of `_CACHE_KEYS`."""
+    if not isinstance(config, dict) or not isinstance(config.get("executor"), dict):
+        return config
+    executor = {k: v for k, v in config["executor"].items() if k not in _CACHE_KEYS}
+    return {**config, "executor": executor}
+
+
 def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path) -> None:
     """Raises SearchUsageError if `config.yaml` no longer matches the config in `run.db`."""
     stored = db.get_meta("config")
@@ -115,8 +128,9 @@ def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path)
         stored = search_config.from_dict(stored).to_dict()
     except (search_config.ConfigError, TypeError, ValueError):
         pass
-    if canonical(stored) != canonical(cfg.to_dict()):
-        keys = config_differences(stored, cfg.to_dict()) or ["(the whole file)"]
+    stored, current = _identity(stored), _identity(cfg.to_dict())
+    if canonical(stored) != canonical(current):
+        keys = config_differences(stored, current) or ["(the whole file)"]
         shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
         raise SearchUsageError(
             f"{config_path} differs from the config stored in {db.path} when the run "

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# results/llm-reliability: valid rate and entanglement with a real model, proposal-only.
+NAME=llm-reliability ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
+done_if results/llm-reliability/record/main/compare.json
+[ -n "${SPARK_LLM_QUEUE:-}" ] || needs "model agents answering \$SPARK_LLM_QUEUE \
+(results/llm-reliability/model_brief.md); without one, 'scripts/llm_reliability.sh replay' \
+re-runs the recorded answers"
+scripts/llm_reliability.sh run
