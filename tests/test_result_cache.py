@@ -6,11 +6,15 @@ import dataclasses
 import json
 from concurrent.futures import Future
 
+import pytest
 import records
 
 from spark_jax.config import search as search_config
 from spark_jax.evaluation import executors
 from spark_jax.evaluation.result_cache import ResultCache, job_key
+from spark_jax.search import startup
+from spark_jax.search.rundb import RunDB
+from spark_jax.search.stops import SearchUsageError
 
 
 class CountingExecutor(executors.Executor):
@@ -103,3 +107,15 @@ def test_the_config_puts_the_cache_in_front_and_compare_turns_it_on(tmp_path):
         assert "result_cache_dir: must be a directory path" in str(e)
     else:
         raise AssertionError("an empty result_cache_dir was accepted")
+
+
+def test_a_run_resumes_with_or_without_the_caches(tmp_path):
+    # A comparison started before the result cache existed resumes with it: the cache keys
+    # change where work is stored, never a result. Any other key still refuses the resume.
+    cfg = search_config.from_dict({})
+    with RunDB.create(tmp_path / "run.db", meta={"config": cfg.to_dict()}) as db:
+        cached = {"executor": {"result_cache_dir": "../../eval-cache", "compile_cache_dir": "x"}}
+        startup.check_resume_config(db, search_config.from_dict(cached), tmp_path / "c.yaml")
+        other = search_config.from_dict({"executor": {"num_workers": 2}})
+        with pytest.raises(SearchUsageError, match=r"at search\.executor\.num_workers;"):
+            startup.check_resume_config(db, other, tmp_path / "c.yaml")
