@@ -333,11 +333,8 @@ class ExecutorConfig:
         repeated job, the seed program of every search of a comparison) is loaded, not
         recompiled. A relative path is taken from the run or benchmark directory; null: none.
         Results are the same with and without it.
-      result_cache_dir: a folder of successful evaluation results reused for an identical
-        job (same program source, task, protocol, seeds; `evaluation.result_cache`): the seed
-        program every search of a comparison trains is trained once per search seed. A
-        relative path is taken from the run directory; null: none. Scores are the same with
-        and without it; a reused evaluation keeps the timings of the run that measured it.
+      result_cache_dir: stored results reused for an identical job (`evaluation.result_cache`;
+        relative to the run directory; null: none). Scores are the same with and without it.
     """
 
     kind: str = "local"
@@ -367,18 +364,10 @@ class ExecutorConfig:
             ):
                 raise ConfigError(f"devices: must be a list of device ids (got {self.devices!r})")
             object.__setattr__(self, "devices", tuple(str(d) for d in self.devices))
-        if self.compile_cache_dir is not None and (
-            not isinstance(self.compile_cache_dir, str) or not self.compile_cache_dir.strip()
-        ):
-            raise ConfigError(
-                f"compile_cache_dir: must be a directory path (got {self.compile_cache_dir!r})"
-            )
-        if self.result_cache_dir is not None and (
-            not isinstance(self.result_cache_dir, str) or not self.result_cache_dir.strip()
-        ):
-            raise ConfigError(
-                f"result_cache_dir: must be a directory path (got {self.result_cache_dir!r})"
-            )
+        for key in ("compile_cache_dir", "result_cache_dir"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ConfigError(f"{key}: must be a directory path (got {value!r})")
 
 
 @dataclasses.dataclass(frozen=True)
