@@ -97,8 +97,9 @@ def main(out: pathlib.Path) -> None:
     else:
         chosen = (
             f"`{selection}` (selection on a validation draw of the OOD distribution; after "
-            "each search its seed and best candidate were retrained and scored on the test "
-            "set, with a seed no search trained with: the column 'best candidate: test OOD %')"
+            "each search its seed and best candidate were trained again with the search's "
+            "seed, the same parameters, and scored once on the official OOD test set: the "
+            "column 'best candidate: test OOD %')"
         )
     generated = [
         BEGIN,
