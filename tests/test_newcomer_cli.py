@@ -83,6 +83,14 @@ def _err(capsys) -> str:
 def test_config_check(tmp_path, capsys, monkeypatch):
     assert cli.main(["config", "check", str(harness.TINY)]) == 0
     assert "valid" in capsys.readouterr().out
+    command = tmp_path / "command.yaml"  # a backend with no server: its command is named
+    command.write_text(
+        "editor: {kind: llm, llm: {kind: command, command: 'python3 answer.py', model: m}}\n"
+    )
+    assert cli.main(["config", "check", str(command)]) == 0
+    assert "LLM: command backend, command `python3 answer.py`, model m;" in (
+        capsys.readouterr().out
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("editor: {kind: offline, temprature: 1}\n")
     assert cli.main(["config", "check", str(bad)]) == 2

@@ -52,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if cfg.editor.kind == "llm":
         llm = cfg.editor.llm
         key = getattr(llm, "api_key_env", None)
-        where = f"{getattr(llm, 'base_url', '?')} model {getattr(llm, 'model', '?')}"
+        command = getattr(llm, "command", None)  # the `command` backend has no server
+        endpoint = f"command `{command}`" if command else getattr(llm, "base_url", "?")
+        where = (
+            f"{getattr(llm, 'kind', '?')} backend, {endpoint}, model {getattr(llm, 'model', '?')}"
+        )
         if not key:
             print(f"LLM: {where}; no API key (api_key_env: null)")
         else:
