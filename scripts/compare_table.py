@@ -14,7 +14,6 @@ pairwise verdicts and the verdicts against the sampling controls when they ran, 
 from __future__ import annotations
 
 import csv
-import importlib.metadata
 import json
 import pathlib
 import sys
@@ -24,6 +23,7 @@ from spark_jax.compare.figures import best_at_budget, by_method, collect
 from spark_jax.compare.methods import resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.operator.baselines import BASELINES
+from spark_jax.util import labels
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- generated -->", "<!-- end generated -->"
@@ -36,14 +36,8 @@ def _pct(v: float | None) -> str:
 
 
 def _versions() -> str:
-    names = ("jax", "flax", "dm-clrs", "optax")
-    found = []
-    for n in names:
-        try:
-            found.append(f"{n} {importlib.metadata.version(n)}")
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return ", ".join(found)
+    found = labels.package_versions(("jax", "flax", "dm-clrs", "optax"))
+    return ", ".join(f"{n} {v}" for n, v in found.items() if v != labels.NOT_INSTALLED)
 
 
 def main(out: pathlib.Path) -> None:

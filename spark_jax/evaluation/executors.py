@@ -344,6 +344,14 @@ class LocalExecutor(Executor):
 _KINDS = ("local", "ray")
 
 
+def _under(base_dir: str | os.PathLike | None, path: str) -> pathlib.Path:
+    """`path` (`~` expanded) as an absolute path, a relative one taken from `base_dir`."""
+    resolved = pathlib.Path(path).expanduser()
+    if not resolved.is_absolute() and base_dir is not None:
+        resolved = pathlib.Path(base_dir) / resolved
+    return resolved.absolute()
+
+
 def make_executor(
     kind: "str | ExecutorConfig", base_dir: str | os.PathLike | None = None, **options: Any
 ) -> Executor:
@@ -356,18 +364,12 @@ def make_executor(
         if e.result_cache_dir is not None:
             from spark_jax.evaluation.result_cache import ResultCache  # imports this module
 
-            results = pathlib.Path(e.result_cache_dir).expanduser()
-            if not results.is_absolute() and base_dir is not None:
-                results = pathlib.Path(base_dir) / results
             inner = make_executor(
                 dataclasses.replace(e, result_cache_dir=None), base_dir, **options
             )
-            return ResultCache(inner, results.absolute())
+            return ResultCache(inner, _under(base_dir, e.result_cache_dir))
         if e.compile_cache_dir is not None:
-            cache = pathlib.Path(e.compile_cache_dir).expanduser()
-            if not cache.is_absolute() and base_dir is not None:
-                cache = pathlib.Path(base_dir) / cache
-            options.setdefault("compile_cache_dir", str(cache.absolute()))
+            options.setdefault("compile_cache_dir", str(_under(base_dir, e.compile_cache_dir)))
         if e.kind == "local":
             return LocalExecutor(
                 num_workers=e.num_workers,

@@ -15,7 +15,6 @@ device hours read as what it would cost alone); its `worker` reads `cache:<origi
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import logging
 import os
@@ -24,6 +23,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from spark_jax.evaluation.executors import EvalJob, EvalResult, Executor
+from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 
 __all__ = ["ResultCache", "job_key"]
@@ -31,19 +31,13 @@ __all__ = ["ResultCache", "job_key"]
 log = logging.getLogger(__name__)
 
 # The code a result depends on: a result computed by other versions is not reused.
-_PACKAGES = ("spark-jax", "jax", "jaxlib", "flax", "optax", "dm-clrs")
+_PACKAGES = ("spark-jax", "jax", "jaxlib", "flax", "optax", "dm-haiku", "dm-clrs")
 # Job fields that name or limit a job but do not decide its result.
 _NOT_KEYED = ("job_id", "program_name", "timeout_s", "memory_mb")
 
 
 def _versions() -> dict[str, str]:
-    found = {}
-    for name in _PACKAGES:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
+    return labels.package_versions(_PACKAGES)
 
 
 def job_key(job: EvalJob, versions: dict[str, str] | None = None) -> str:

@@ -186,15 +186,8 @@ def missing_key_message(key_env: str) -> str:
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for pkg in ("spark-jax", "jax", "flax", "optax", "dm-haiku", "dm-clrs"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+    packages = ("spark-jax", "jax", "flax", "optax", "dm-haiku", "dm-clrs")
+    return {"python": platform.python_version(), **labels.package_versions(packages)}
 
 
 def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Editor:

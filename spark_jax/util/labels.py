@@ -11,7 +11,30 @@ import os
 import platform
 from typing import Any
 
-__all__ = ["caption", "editor_label", "machine_label", "measured_on", "machines_label"]
+__all__ = [
+    "caption",
+    "editor_label",
+    "machine_label",
+    "measured_on",
+    "machines_label",
+    "package_versions",
+]
+
+NOT_INSTALLED = "not installed"
+
+
+def package_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """{distribution: installed version, or 'not installed'} for `names`, in that order: the
+    code a figure (or a stored result) was computed with."""
+    from importlib import metadata
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = NOT_INSTALLED
+    return found
 
 
 def machine_label() -> str:
