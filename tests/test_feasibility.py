@@ -27,8 +27,8 @@ import feasibility_corpus as corpus  # noqa: E402
 PROCESSORS = pathlib.Path(__file__).resolve().parents[1] / "processors"
 SEEDS = ("triplet_gmpnn", "mpnn", "pgn")
 MASKING = {"triplet_gmpnn": False, "mpnn": False, "pgn": True}
-# The tiny preset's processor settings (as `--preset tiny`), short limits.
-OPTIONS = CheckOptions.from_protocol(config.get_preset("tiny"), timeout_s=20.0, memory_mb=1024)
+# The tiny preset's processor settings (as `--preset tiny`); the conftest fixture's limits.
+OPTIONS = CheckOptions.from_protocol(config.get_preset("tiny"), timeout_s=60.0, memory_mb=1024)
 CASE_NAMES = [c.name for c in corpus.build_cases((PROCESSORS / "pgn.py").read_text(), True)]
 
 
