@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The real-model trained run (issue 28, part 3), from the repository root.
+#
+#   scripts/llm_trained.sh run      # the searches: model agents answer the queue
+#   scripts/llm_trained.sh table    # rewrite results/llm-trained/README.md's generated block
+#
+# SPARK vs OpenEvolve (diff mode) and the two sampling controls (`sample`, `sequential`, both
+# full rewrites), 2 search seeds each, dfs, seed program triplet_gmpnn, smoke
+# preset, budget B = 8 evaluated candidates (seed included), 10 proposal attempts per search,
+# selection on validation (`ood_val`); each search's seed and best are retrained and scored on
+# the test set after the search (results/llm-trained/config.yaml). Every prompt goes to
+# $SPARK_LLM_QUEUE/pending/ (scripts/llm_queue_model.py); model agents answer it following
+# results/llm-reliability/model_brief.md. Re-running `run` with the same WORK resumes: finished
+# searches are kept, unfinished ones resumed.
+#
+# Environment: PY (python with spark-jax; default python), SPARK_LLM_QUEUE (default
+# ./llm-queue-trained), WORK (the comparison directory; default ./llm-trained-work), JOBS
+# (searches at once, default 4), OUT (default results/llm-trained), METHODS (default
+# spark,openevolve,sample,sequential; a WORK holds one set of methods).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-python}
+export SPARK_LLM_QUEUE=${SPARK_LLM_QUEUE:-$PWD/llm-queue-trained}
+WORK=${WORK:-$PWD/llm-trained-work}
+JOBS=${JOBS:-4}
+OUT=${OUT:-results/llm-trained}
+METHODS=${METHODS:-spark,openevolve,sample,sequential}
+ARGS=(--methods "$METHODS" --seeds 2 --config results/llm-trained/config.yaml --budget 8
+      --max-attempts 10)
+
+copy_data() {  # the comparison's record into OUT/data: databases, cassettes, report, plots
+  rm -rf "$OUT/data"
+  mkdir -p "$OUT/data"
+  cp "$WORK/compare.json" "$WORK/report.md" "$OUT/data/"
+  cp -r "$WORK/plots" "$OUT/data/"
+  for run in "$WORK"/*/seed-*/; do
+    rel=${run#"$WORK/"}
+    mkdir -p "$OUT/data/$rel"
+    "$PY" - "$run/run.db" "$OUT/data/$rel/run.db" <<'PYEOF'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1])
+dst = sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("PRAGMA journal_mode=WAL")  # as RunDB opens it: reading changes no byte
+dst.close()
+PYEOF
+    cp "$run/config.yaml" "$OUT/data/$rel/"
+    cp "${run%/}.log" "$OUT/data/${rel%/}.log" 2>/dev/null || true
+  done
+  for cassette in "$WORK"/*/seed-*.cassette.jsonl; do
+    rel=${cassette#"$WORK/"}
+    cp "$cassette" "$OUT/data/$rel"
+  done
+  mkdir -p "$OUT/unclear"
+  cp "$SPARK_LLM_QUEUE"/unclear/*.txt "$OUT/unclear/" 2>/dev/null || true
+}
+
+case "${1:-}" in
+  run)
+    mkdir -p "$SPARK_LLM_QUEUE"/{pending,claimed,answers,unclear}
+    start=$(date +%s)
+    "$PY" -m spark_jax.cli compare "${ARGS[@]}" --jobs "$JOBS" --out "$WORK"
+    end=$(date +%s)
+    copy_data
+    cat >"$OUT/data/run.json" <<JSON
+{"command": "spark-jax compare ${ARGS[*]} --jobs $JOBS",
+ "commit": "$(git rev-parse --short HEAD)",
+ "date_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "wall_seconds": $((end - start)),
+ "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
+JSON
+    "$PY" scripts/compare_table.py "$OUT"
+    ;;
+  table)
+    "$PY" scripts/compare_table.py "$OUT"
+    ;;
+  *)
+    sed -n '2,17p' "$0"
+    exit 2
+    ;;
+esac
