@@ -99,17 +99,36 @@ def test_an_uncached_dataset_names_the_cache_path(tmp_path, benchmark, path):
         classify_data.load(benchmark, "tiny", tmp_path)
 
 
-def test_mice_protein_reads_a_cached_fixture_and_imputes_missing_values(tmp_path):
+def test_mice_protein_splits_by_mouse_and_imputes_from_the_training_part(tmp_path):
     import numpy as np
 
+    # OpenML 40966's layout: 15 measurements per mouse (MouseID 'MOUSE_REPLICATE'), one class
+    # per mouse, a categorical column (dropped) and missing values. f1 is the mouse's number,
+    # so each part's distinct f1 values name its mice (one affine standardization for all).
     rng = np.random.default_rng(0)
-    rows = ["MouseID,f1,f2,class"]
-    for i in range(40):
-        f2 = "" if i % 7 == 0 else f"{rng.normal():.3f}"
-        rows.append(f"m{i},{rng.normal():.3f},{f2},c-{'CS' if i % 2 else 'SC'}-m")
+    rows = ["MouseID,f1,f2,Genotype,class"]
+    for mouse in range(16):
+        for rep in range(1, 16):
+            gap = (mouse + rep) % 7 == 0
+            f2 = "" if gap else f"{rng.normal(loc=mouse):.3f}"
+            rows.append(f"{300 + mouse}_{rep},{mouse},{f2},Control,c-{'CS' if mouse % 2 else 'SC'}")
     (tmp_path / "openml").mkdir()
     (tmp_path / "openml" / "mice_protein_40966.csv").write_text("\n".join(rows) + "\n")
-    split = classify_data.load("mice_protein", "tiny", tmp_path)
+    split = classify_data.load("mice_protein", "tiny", tmp_path)  # tiny: at most 200 rows
+    parts = (split.x_train, split.x_val, split.x_test)
     assert split.x_train.shape[1] == 2 and split.num_classes == 2
-    assert np.isfinite(split.x_train).all() and np.isfinite(split.x_test).all()
-    assert np.isfinite(split.x_val).all() and len(split.x_val) == 7  # 20% of 32, stratified
+    assert sum(len(p) for p in parts) <= 200 and all(len(p) and len(p) % 15 == 0 for p in parts)
+    mice = [set(np.round(p[:, 0], 4).tolist()) for p in parts]
+    assert not (mice[0] & mice[1] or mice[0] & mice[2] or mice[1] & mice[2])  # no shared mouse
+    # Imputed with the training part's mean, then standardized with it: exactly 0, in every
+    # part (a mean over all rows would leave the held-out parts' imputed values off 0).
+    # Each mouse misses 2 or 3 of its 15 f2 values.
+    for part in parts:
+        imputed = int(np.sum(np.abs(part[:, 1]) < 1e-5))
+        assert 2 * len(part) // 15 <= imputed <= 3 * len(part) // 15
+    assert all(np.isfinite(p).all() for p in parts)
+    assert "split by mouse" in split.record["source"]
+    (tmp_path / "openml" / "mice_protein_40966.csv").write_text("f1,class\n1,a\n")
+    classify_data._load.cache_clear()
+    with pytest.raises(classify_data.DataError, match="no 'MouseID' column"):
+        classify_data.load("mice_protein", "smoke", tmp_path)

@@ -163,18 +163,48 @@ def _news20(preset: str, data_dir: pathlib.Path) -> Split:
 
 
 def _mice_protein(preset: str, data_dir: pathlib.Path) -> Split:
+    """OpenML 40966: 15 measurements per mouse (`MouseID` 'MOUSE_REPLICATE'), so every part is
+    split by mouse (no mouse in two parts, stratified by class: each mouse has one class), and
+    missing values are imputed with the training part's per-feature means only."""
     path = data_dir / "openml" / "mice_protein_40966.csv"
     if not path.is_file():
         raise DataError(f"Mice Protein not cached: fill {path} (OpenML 40966 as CSV, 'class' last)")
     import pandas as pd
 
     frame = pd.read_csv(path)
-    if "class" not in frame.columns:
-        raise DataError(f"{path}: no 'class' column")
+    for column in ("class", "MouseID"):
+        if column not in frame.columns:
+            raise DataError(f"{path}: no {column!r} column")
     y = frame["class"].astype("category").cat.codes.to_numpy()
-    feats = frame.drop(columns=["class"]).select_dtypes(include="number")
-    x = feats.fillna(feats.mean()).to_numpy(np.float64)  # Per-feature mean imputation.
-    return _split("mice_protein", x, y, preset, f"{path} (mean-imputed)")
+    mice = frame["MouseID"].astype(str).str.rsplit("_", n=1).str[0].to_numpy()  # [N]
+    x = frame.drop(columns=["class"]).select_dtypes(include="number").to_numpy(np.float64)
+    limit = _SIZES[preset]
+    if limit is not None and len(x) > limit:  # whole mice, in a seeded order, up to `limit` rows
+        order = np.random.default_rng(SPLIT_SEED).permutation(np.unique(mice))
+        counts = np.cumsum([np.sum(mice == m) for m in order])
+        kept = np.isin(mice, order[: max(1, int(np.searchsorted(counts, limit, "right")))])
+        x, y, mice = x[kept], y[kept], mice[kept]
+    train, test = _group_parts("mice_protein", y, mice, TEST_FRACTION, np.arange(len(y)))
+    train, val = _group_parts("mice_protein", y[train], mice[train], VAL_FRACTION, train)
+    mean = np.nanmean(x[train], axis=0)  # [F]: the training part's, as standardization
+    x = np.where(np.isnan(x), np.nan_to_num(mean), x)
+    x_tr, x_val, x_te = _standardize(x[train], x[val], x[test])
+    source = f"{path} (split by mouse; imputed with training-part means)"
+    parts = ((x_tr, y[train]), (x_val, y[val]), (x_te, y[test]))
+    return _finish("mice_protein", *parts, preset, source)
+
+
+def _group_parts(name: str, y: np.ndarray, groups: np.ndarray, fraction: float, index):
+    """(rest, held out): `index` cut so that about `fraction` is held out, whole groups only,
+    stratified by class (StratifiedGroupKFold's first fold, seeded)."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    folds = StratifiedGroupKFold(round(1 / fraction), shuffle=True, random_state=SPLIT_SEED)
+    try:
+        rest, held = next(folds.split(np.zeros(len(y)), y, groups))
+    except ValueError as e:  # fewer groups than folds
+        raise DataError(f"{name}: cannot split by mouse: {e}") from None
+    return index[rest], index[held]
 
 
 # Where the downloaded datasets (20News, Mice Protein) are cached when no directory is given.
