@@ -16,7 +16,7 @@ SPARK's region contract, and its children are checked without a factor (tag line
 Each states its scale parameters against its original's defaults (`scale_note()`).
 
 `make_operator` picks the operator an `operator.mode` names (SPARK's own for 'spark' and
-'rewrite'). Without an LLM editor each runs its offline analogue: NOT an LLM.
+'rewrite'; an unknown mode is a ValueError naming the known ones). Without an LLM editor each runs its offline analogue: NOT an LLM.
 """
 
 from __future__ import annotations
@@ -56,4 +56,7 @@ def make_operator(editor, checker, config, history=None):
         return EoHOperator(editor, checker, config, history)
     if mode in CONTROLS:
         return ControlOperator(editor, checker, config, history, mode=mode)
-    return SparkOperator(editor, checker, config, history)
+    if mode in ("spark", "rewrite"):
+        return SparkOperator(editor, checker, config, history)
+    known = ", ".join(("spark", "rewrite", *BASELINES))
+    raise ValueError(f"unknown operator mode {mode!r}; known: {known}")
