@@ -18,6 +18,10 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _CACHE
     atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
+# No test downloads a dataset (20News, Mice Protein fetch on first use): a missing cache is
+# the one-line error at once, with or without a network. Tests of the download path unset it.
+os.environ.setdefault("SPARK_JAX_OFFLINE", "1")
+
 import pytest  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -99,6 +99,27 @@ def test_an_uncached_dataset_names_the_cache_path(tmp_path, benchmark, path):
         classify_data.load(benchmark, "tiny", tmp_path)
 
 
+@pytest.mark.parametrize(
+    "benchmark,url",
+    [("news20", "ndownloader.figshare.com"), ("mice_protein", "api.openml.org/d/40966")],
+)
+def test_a_failed_first_download_names_the_directory_and_the_url(
+    tmp_path, monkeypatch, benchmark, url
+):
+    import socket
+
+    def offline(host, *args, **kwargs):
+        raise socket.gaierror(-2, f"Name or service not known: {host}")
+
+    monkeypatch.delenv(classify_data.OFFLINE_ENV, raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", offline)  # scikit-learn's fetcher, no network
+    with pytest.raises(classify_data.DataError) as info:
+        classify_data.load(benchmark, "tiny", tmp_path)
+    message = str(info.value)
+    assert "\n" not in message and str(tmp_path) in message and url in message
+    assert "failed" in message and not (tmp_path / "openml" / "mice_protein_40966.csv").exists()
+
+
 def test_mice_protein_splits_by_mouse_and_imputes_from_the_training_part(tmp_path):
     import numpy as np
 

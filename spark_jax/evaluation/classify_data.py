@@ -6,8 +6,10 @@ and test (the benchmark's test part, scored only for the final programs of a sea
 selects on validation). Standardization uses the train part's statistics only. Every loader
 returns a `Split` whose `record` (dataset, sizes, split seed, source) is stored in
 the run database. MNIST-1D is generated offline by the `mnist1d` package; Breast Cancer
-Wisconsin is scikit-learn's bundled copy; 20News and Mice Protein are read from a cache under
-the data dir and never downloaded here: a missing cache is a one-line error naming the path.
+Wisconsin is scikit-learn's bundled copy; 20News and Mice Protein are downloaded on first use
+into the data dir by scikit-learn's fetchers (`fetch_20newsgroups`, `fetch_openml`) and read
+from there after; with no network a missing cache is a one-line error naming the directory and
+the URL.
 """
 
 from __future__ import annotations
@@ -136,13 +138,12 @@ def _news20(preset: str, data_dir: pathlib.Path) -> Split:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     home = data_dir / "scikit_learn_data"
-    if not home.is_dir():  # sklearn would create it: a missing cache writes nothing
-        raise DataError(f"20News not cached: fill {home} (sklearn fetch_20newsgroups)")
-    try:
-        tr = fetch_20newsgroups(data_home=str(home), subset="train", download_if_missing=False)
-        te = fetch_20newsgroups(data_home=str(home), subset="test", download_if_missing=False)
-    except OSError as e:
-        raise DataError(f"20News not cached: fill {home} (sklearn fetch_20newsgroups)") from e
+    url = "https://ndownloader.figshare.com/files/5975967"  # scikit-learn's 20news-bydate
+
+    def fetch(subset: str):
+        return fetch_20newsgroups(data_home=str(home), subset=subset, download_if_missing=True)
+
+    tr, te = _download("20News", home, url, lambda: (fetch("train"), fetch("test")))
     vec = TfidfVectorizer(max_features=2000, stop_words="english")
     x_tr = vec.fit_transform(tr.data).toarray()
     x_te = vec.transform(te.data).toarray()
@@ -167,10 +168,18 @@ def _mice_protein(preset: str, data_dir: pathlib.Path) -> Split:
     split by mouse (no mouse in two parts, stratified by class: each mouse has one class), and
     missing values are imputed with the training part's per-feature means only."""
     path = data_dir / "openml" / "mice_protein_40966.csv"
-    if not path.is_file():
-        raise DataError(f"Mice Protein not cached: fill {path} (OpenML 40966 as CSV, 'class' last)")
     import pandas as pd
 
+    if not path.is_file():  # first use: OpenML's copy, kept as the CSV read from then on
+        from sklearn.datasets import fetch_openml
+
+        url = "https://api.openml.org/d/40966"
+        home = data_dir / "openml"
+
+        def fetch():
+            return fetch_openml(data_id=40966, data_home=str(home), as_frame=True, n_retries=1)
+
+        _download("Mice Protein", path, url, fetch).frame.to_csv(path, index=False)
     frame = pd.read_csv(path)
     for column in ("class", "MouseID"):
         if column not in frame.columns:
@@ -207,8 +216,31 @@ def _group_parts(name: str, y: np.ndarray, groups: np.ndarray, fraction: float, 
     return index[rest], index[held]
 
 
+def _download(what: str, cache: pathlib.Path, url: str, fetch):
+    """`fetch()` (a scikit-learn fetcher that fills `cache` on first use) with a 60 s socket
+    timeout; DataError naming the cache and the URL when it cannot (e.g. no network)."""
+    import socket
+
+    if os.environ.get(OFFLINE_ENV):
+        raise DataError(f"{what} not cached: fill {cache} (downloads are off: ${OFFLINE_ENV})")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(60.0)
+    try:
+        return fetch()
+    except Exception as e:  # urllib's URLError, HTTP errors, a truncated archive
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataError(
+            f"{what} not cached: fill {cache} (download from {url} failed: {reason})"
+        ) from None
+    finally:
+        socket.setdefaulttimeout(previous)
+
+
 # Where the downloaded datasets (20News, Mice Protein) are cached when no directory is given.
 DATA_DIR_ENV = "SPARK_JAX_DATA_DIR"
+# Set (to anything) for no download attempt: a missing cache is then the error at once.
+OFFLINE_ENV = "SPARK_JAX_OFFLINE"
 
 
 def data_dir_default() -> pathlib.Path:
