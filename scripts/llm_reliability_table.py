@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Regenerates the reliability table of results/llm-reliability/README.md from the runs.
 
-    python scripts/llm_reliability_table.py [--readme README.md] [--check] COMPARE_DIR...
+    python scripts/llm_reliability_table.py [--readme README.md] [--plot PNG] [--check] COMPARE_DIR...
     python scripts/llm_reliability_table.py [--check] RESULTS_DIR
 
 (the second form: RESULTS_DIR/record/main and RESULTS_DIR/record/others into
-RESULTS_DIR/README.md, e.g. `python scripts/llm_reliability_table.py results/llm-reliability`.)
+RESULTS_DIR/README.md and RESULTS_DIR/rates.png, e.g.
+`python scripts/llm_reliability_table.py results/llm-reliability`.)
 
 Reads each proposal-only comparison directory (its compare.json and run databases), builds
 one table over all their methods (`spark_jax.compare.reliability.reliability_section`:
@@ -13,6 +14,8 @@ valid and entanglement rates with Wilson intervals, failure types, tokens and la
 attempt, Fisher's exact test of spark vs openevolve) and replaces the README's part between
 the generated-table markers (appended when it has none). `--check` changes nothing and
 exits 1 if the README's part differs: what a replay uses to show it is bit-for-bit.
+`--plot PNG` also draws each method's valid and cross-factor entanglement rates with their
+Wilson intervals (`spark_jax.report.reliability.rates_plot`).
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ import json
 import pathlib
 import sys
 
-from spark_jax.compare.reliability import END, START, reliability_section
+from spark_jax.compare.reliability import END, START, reliability_rows, reliability_section
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+from spark_jax.report.reliability import rates_plot
 
 
-def section(dirs: list[str]) -> str:
+def _parts(dirs: list[str]) -> list[tuple[str, ComparePlan]]:
     parts = []
     for d in dirs:
         plan_path = pathlib.Path(d) / PLAN_FILE
@@ -36,7 +40,17 @@ def section(dirs: list[str]) -> str:
         if not plan.proposal_only:
             sys.exit(f"{d}: not a proposal-only comparison")
         parts.append((d, plan))
-    return "\n".join(reliability_section(parts))
+    return parts
+
+
+def _caption(parts: list[tuple[str, ComparePlan]], rows) -> str:
+    base = parts[0][1].base
+    models = ", ".join(sorted({m for r in rows.values() for m in r.models})) or "no LLM call"
+    editor = (base.get("editor") or {}).get("kind", "offline")
+    return (
+        f"proposal-only, task {base.get('task', 'dfs')}, preset {base.get('preset', 'smoke')}; "
+        f"editor {editor}: {models}"
+    )
 
 
 def main() -> int:
@@ -44,13 +58,16 @@ def main() -> int:
     ap.add_argument("dirs", nargs="+", metavar="COMPARE_DIR")
     ap.add_argument("--readme", default=None, help="default: results/llm-reliability/README.md")
     ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    ap.add_argument("--plot", default=None, help="also draw the rates figure to this PNG")
     args = ap.parse_args()
     results = pathlib.Path(args.dirs[0])
     if len(args.dirs) == 1 and (results / "record").is_dir() and args.readme is None:
         args.dirs = [str(results / "record" / "main"), str(results / "record" / "others")]
         args.readme = str(results / "README.md")
+        args.plot = args.plot or str(results / "rates.png")
     args.readme = args.readme or "results/llm-reliability/README.md"
-    new = section(args.dirs)
+    parts = _parts(args.dirs)
+    new = "\n".join(reliability_section(parts))
     readme = pathlib.Path(args.readme)
     text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
     if START in text and END in text:
@@ -66,6 +83,9 @@ def main() -> int:
             print(new)
         return 0 if same else 1
     readme.write_text(updated, encoding="utf-8")
+    if args.plot:
+        rows = reliability_rows(parts)
+        rates_plot(list(rows.values()), pathlib.Path(args.plot), _caption(parts, rows))
     print(new)
     return 0
 

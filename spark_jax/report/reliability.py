@@ -26,7 +26,7 @@ from typing import Iterable, Mapping, Sequence
 from spark_jax.report.proportions import fisher_exact, wilson
 from spark_jax.search.rundb import RunDB
 
-__all__ = ["MethodAttempts", "collect", "table_lines"]
+__all__ = ["MethodAttempts", "collect", "rates_plot", "table_lines"]
 
 _EDIT_ROLES_SKIP = ("route", "directive")
 
@@ -146,3 +146,38 @@ def fisher_line(
         f"{y}/{b.attempts} (two-sided): odds ratio {t.odds_ratio:.2f}, "
         f"p = {t.p_value:.4f}."
     )
+
+
+RATE_BARS = (("valid", "valid"), ("cross_factor", "cross-factor entangled"))
+
+
+def rates_plot(rows: Sequence[MethodAttempts], path: pathlib.Path, caption: str) -> None:
+    """A PNG: each method's valid and cross-factor entanglement rates per attempt, with
+    Wilson 95% intervals as error bars (matplotlib's Agg canvas, no pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rows = [r for r in rows if r.attempts]
+    assert rows, "no method has attempts to plot"
+    fig = Figure(figsize=(7.0, 3.6), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(RATE_BARS)
+    for i, (field, label) in enumerate(RATE_BARS):
+        rates, low, high = [], [], []
+        for r in rows:
+            k = getattr(r, field)
+            lo, hi = wilson(k, r.attempts)
+            rates.append(k / r.attempts)
+            low.append(k / r.attempts - lo)
+            high.append(hi - k / r.attempts)
+        xs = [j + (i - (len(RATE_BARS) - 1) / 2) * width for j in range(len(rows))]
+        ax.bar(xs, rates, width, yerr=[low, high], capsize=3, label=label)
+    ax.set_xticks(range(len(rows)), [f"{r.method}\n(n={r.attempts})" for r in rows])
+    ax.set_ylim(0.0, 1.25)
+    ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_ylabel("rate per attempt (Wilson 95%)")
+    ax.legend(loc="upper center", ncol=len(RATE_BARS), fontsize=8, frameon=False)
+    fig.text(0.01, 0.01, caption, fontsize=7, ha="left", va="bottom", wrap=True)
+    fig.subplots_adjust(bottom=0.25)
+    fig.savefig(path, metadata={"Software": None})
