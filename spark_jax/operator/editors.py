@@ -307,6 +307,23 @@ def role_fields(ctx: StepContext) -> dict[str, Any]:
 TRUNCATED = "truncated"
 
 
+async def ask_and_parse(backend, role: str, prompt: str, system: str, parse):
+    """One LLM call, parsed by `parse(response) -> (value, outcome)`: `(value, CallRecord)`,
+    never raising; the one call path of SPARK's roles and every baseline. A failed call keeps
+    its latency and retries; an answer cut off at max_tokens is never parsed (so it is not
+    misread as a missing factor, a half directive or missing tags)."""
+    try:
+        response = await backend.complete(role, prompt, system=system)
+    except LLMError as e:
+        rec = make_call_record(role, prompt, None, "llm_error", str(e), backend=backend.name)
+        return None, dataclasses.replace(rec, latency_s=e.latency_s, attempts=e.attempts)
+    if response.finish_reason == "length":
+        error = "answer cut off at max_tokens (finish_reason 'length')"
+        return None, make_call_record(role, prompt, response, TRUNCATED, error)
+    value, outcome = parse(response)
+    return value, make_call_record(role, prompt, response, outcome)
+
+
 class LLMEditor(Editor):
     """Role prompts + one LLM backend + deterministic parsers."""
 
@@ -323,26 +340,8 @@ class LLMEditor(Editor):
         self.is_llm = True
 
     async def _ask(self, role: str, prompt: str, parse) -> RoleOutput:
-        try:
-            response = await self.backend.complete(role, prompt, system=self.prompts.system)
-        except LLMError as e:
-            return RoleOutput(
-                None,
-                dataclasses.replace(
-                    make_call_record(
-                        role, prompt, None, "llm_error", str(e), backend=self.backend.name
-                    ),
-                    latency_s=e.latency_s,
-                    attempts=e.attempts,
-                ),
-            )
-        if response.finish_reason == "length":
-            # Cut off at max_tokens: never parsed, so it is not misread as a missing factor,
-            # a half directive or missing tags.
-            error = "answer cut off at max_tokens (finish_reason 'length')"
-            return RoleOutput(None, make_call_record(role, prompt, response, TRUNCATED, error))
-        value, outcome = parse(response)
-        return RoleOutput(value, make_call_record(role, prompt, response, outcome))
+        system = self.prompts.system
+        return RoleOutput(*await ask_and_parse(self.backend, role, prompt, system, parse))
 
     async def route(self, ctx: StepContext) -> RoleOutput:
         prompt = self.prompts.render(

@@ -22,8 +22,7 @@ import random
 from typing import Any, Callable, Sequence
 
 from spark_jax.config.sections import OperatorConfig
-from spark_jax.operator.editors import CallRecord, Editor, LLMEditor, StepContext, make_call_record
-from spark_jax.operator.llm import LLMError, LLMResponse
+from spark_jax.operator.editors import CallRecord, Editor, LLMEditor, StepContext, ask_and_parse
 from spark_jax.operator.offline import CATALOGUE, TransformNotApplicable
 from spark_jax.operator.prompts import PROMPTS_DIR, PromptLibrary, read_template
 from spark_jax.operator.signals import SearchHistory
@@ -221,22 +220,10 @@ class BaselineOperator(abc.ABC):
     async def ask(
         self, role: str, prompt: str, parse, system: str | None = None
     ) -> tuple[Any, CallRecord]:
-        """One LLM call parsed by `parse(text) -> (value, outcome)`; never raises. `system`
-        defaults to the shared system prompt."""
-        try:
-            response: LLMResponse = await self.backend.complete(
-                role, prompt, system=self.prompts.system if system is None else system
-            )
-        except LLMError as e:
-            rec = make_call_record(
-                role, prompt, None, "llm_error", str(e), backend=self.backend.name
-            )
-            return None, rec
-        if response.finish_reason == "length":
-            error = "answer cut off at max_tokens (finish_reason 'length')"
-            return None, make_call_record(role, prompt, response, "truncated", error)
-        value, outcome = parse(response.text)
-        return value, make_call_record(role, prompt, response, outcome)
+        """One LLM call parsed by `parse(text) -> (value, outcome)`; never raises (SPARK's
+        call path: `editors.ask_and_parse`). `system` defaults to the shared system prompt."""
+        system = self.prompts.system if system is None else system
+        return await ask_and_parse(self.backend, role, prompt, system, lambda r: parse(r.text))
 
     @abc.abstractmethod
     async def propose(self, ctx: StepContext, attempt: int) -> Child:
