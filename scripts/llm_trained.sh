@@ -51,8 +51,37 @@ PYEOF
     rel=${cassette#"$WORK/"}
     cp "$cassette" "$OUT/data/$rel"
   done
-  mkdir -p "$OUT/unclear"
-  cp "$SPARK_LLM_QUEUE"/unclear/*.txt "$OUT/unclear/" 2>/dev/null || true
+  rm -rf "$OUT/unclear"
+  # The agents' notes on prompts of these searches only, with an index naming each one's call.
+  "$PY" - "$SPARK_LLM_QUEUE" "$WORK" "$OUT/unclear" <<'PYEOF'
+import pathlib, sqlite3, sys
+queue, work, dest = map(pathlib.Path, sys.argv[1:])
+calls = []
+for db in sorted(work.glob("*/seed-*/run.db")):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute("SELECT attempt, role, prompt, response FROM llm_calls")
+    for attempt, role, prompt, response in rows:
+        name = f"`{db.parts[-3]}` {db.parts[-2]} attempt {attempt} {role}"
+        calls.append((name, prompt.strip(), (response or "").strip()))
+    con.close()
+dest.mkdir(parents=True)
+rows = []
+for note in sorted((queue / "unclear").glob("*.txt")):
+    asked = sorted(queue.glob(f"claimed/*/{note.stem}.md"))
+    text = asked[0].read_text(encoding="utf-8") if asked else ""
+    owners = [(name, said) for name, prompt, said in calls if prompt and prompt in text]
+    answer = queue / "answers" / f"{note.stem}.md"  # the same prompt asked again: its answer
+    said = answer.read_text(encoding="utf-8").strip() if answer.is_file() else None
+    owners = [n for n, a in owners if a == said] or [n for n, _ in owners]
+    if owners:
+        (dest / note.name).write_bytes(note.read_bytes())
+        rows.append(f"| [{note.stem}]({note.name}) | {'; '.join(owners)} |")
+(dest / "README.md").write_text("\n".join([
+    "# What the agents found unclear, by prompt", "",
+    "One file per prompt: the agent's own note. The call it belongs to (method, search seed,",
+    "attempt, role) is found by the prompt text each run database records.", "",
+    "| prompt | call(s) |", "|---|---|", *rows]) + "\n", encoding="utf-8")
+PYEOF
 }
 
 case "${1:-}" in
