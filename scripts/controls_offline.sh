@@ -33,25 +33,7 @@ START=$(date +%s)
     >"$WORK/stdout.txt" 2>"$WORK/log.txt"
 END=$(date +%s)
 
-rm -rf "$OUT/data"
-mkdir -p "$OUT/data"
-cp "$WORK/cmp/compare.json" "$WORK/cmp/report.md" "$WORK/log.txt" "$OUT/data/"
-cp -r "$WORK/cmp/plots" "$OUT/data/"
-for run in "$WORK"/cmp/*/seed-*/; do
-    rel=${run#"$WORK/cmp/"}
-    mkdir -p "$OUT/data/$rel"
-    # One self-contained database per run (its WAL folded in), its config and its log.
-    "$PY" - "$run/run.db" "$OUT/data/$rel/run.db" <<'PYEOF'
-import sqlite3, sys
-src = sqlite3.connect(sys.argv[1])
-dst = sqlite3.connect(sys.argv[2])
-src.backup(dst)
-dst.execute("PRAGMA journal_mode=WAL")  # as RunDB opens it: reading changes no byte
-dst.close()
-PYEOF
-    cp "$run/config.yaml" "$OUT/data/$rel/"
-    cp "${run%/}.log" "$OUT/data/${rel%/}.log" 2>/dev/null || true
-done
+"$PY" "$REPO/scripts/compare_copy.py" "$WORK/cmp" "$OUT/data" "$WORK/log.txt"
 cat >"$OUT/data/run.json" <<JSON
 {"command": "spark-jax compare --methods spark,sample,sequential,openevolve --seeds 3 --config configs/tiny.yaml --budget $BUDGET --max-attempts $ATTEMPTS",
  "commit": "$(git -C "$REPO" rev-parse --short HEAD)",

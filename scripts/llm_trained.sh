@@ -29,28 +29,7 @@ ARGS=(--methods "$METHODS" --seeds 2 --config results/llm-trained/config.yaml --
       --max-attempts 10)
 
 copy_data() {  # the comparison's record into OUT/data: databases, cassettes, report, plots
-  rm -rf "$OUT/data"
-  mkdir -p "$OUT/data"
-  cp "$WORK/compare.json" "$WORK/report.md" "$OUT/data/"
-  cp -r "$WORK/plots" "$OUT/data/"
-  for run in "$WORK"/*/seed-*/; do
-    rel=${run#"$WORK/"}
-    mkdir -p "$OUT/data/$rel"
-    "$PY" - "$run/run.db" "$OUT/data/$rel/run.db" <<'PYEOF'
-import sqlite3, sys
-src = sqlite3.connect(sys.argv[1])
-dst = sqlite3.connect(sys.argv[2])
-src.backup(dst)
-dst.execute("PRAGMA journal_mode=WAL")  # as RunDB opens it: reading changes no byte
-dst.close()
-PYEOF
-    cp "$run/config.yaml" "$OUT/data/$rel/"
-    cp "${run%/}.log" "$OUT/data/${rel%/}.log" 2>/dev/null || true
-  done
-  for cassette in "$WORK"/*/seed-*.cassette.jsonl; do
-    rel=${cassette#"$WORK/"}
-    cp "$cassette" "$OUT/data/$rel"
-  done
+  "$PY" scripts/compare_copy.py "$WORK" "$OUT/data"
   rm -rf "$OUT/unclear"
   # The agents' notes on prompts of these searches only, with an index naming each one's call.
   "$PY" - "$SPARK_LLM_QUEUE" "$WORK" "$OUT/unclear" <<'PYEOF'
