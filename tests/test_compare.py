@@ -86,13 +86,17 @@ def test_usage_errors(tmp_path, capsys):
     assert cli.main(["compare", "--report-only", str(tmp_path)]) == 2
 
 
-def _compare(out: pathlib.Path, methods="fixed-act-sar,eoh", seeds=1, budget=2, cap=1, base=True):
+def _compare(
+    out: pathlib.Path, methods="fixed-act-sar,eoh", seeds=1, budget=2, cap=1, base=True, jobs=1
+):
     """`spark-jax compare` in its own process group; `base`: on configs/tiny.yaml (bfs, our mpnn,
-    4 training steps), else on the embedded default (dfs, triplet_gmpnn) with `--preset tiny`."""
+    4 training steps), else on the embedded default (dfs, triplet_gmpnn) with `--preset tiny`;
+    `jobs` searches at once."""
     argv = [sys.executable, "-m", "spark_jax.cli", "compare", "--methods", methods]
     argv += ["--seeds", str(seeds), "--budget", str(budget), "--out", str(out)]
     argv += ["--config", str(ROOT / "configs" / "tiny.yaml")] if base else ["--preset", "tiny"]
     argv += ["--max-attempts", str(cap)] if cap else []
+    argv += ["--jobs", str(jobs)] if jobs > 1 else []
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
     return subprocess.Popen(
         argv,
@@ -217,10 +221,12 @@ def test_done_when_comparison_of_every_baseline(tmp_path):
     # first search has finished, then re-run to the end. Since issue 24 the budget no longer
     # stops a run (every method runs the same attempt cap): `--max-attempts 4` keeps the runs
     # as long as the budget of 4 (seed included) made them, instead of the config's 12.
+    # `--jobs 2`: two searches at once, so the kill also lands on a search in flight, and the
+    # comparison uses both cores once CI's other acceptance worker is done.
     out = tmp_path / "cmp"
     methods = "spark,openevolve,evoprompting,funsearch,eoh"
     first = run_dir_of(out, compare.METHODS["spark"], 0)
-    proc = _compare(out, methods, seeds=2, budget=4, cap=4, base=False)
+    proc = _compare(out, methods, seeds=2, budget=4, cap=4, base=False, jobs=2)
     while proc.poll() is None and run_status(first) != "finished":
         time.sleep(1)
     assert proc.poll() is None, proc.communicate()[1][-3000:]
@@ -228,7 +234,7 @@ def test_done_when_comparison_of_every_baseline(tmp_path):
     proc.wait()
     with RunDB.open(first / "run.db") as db:
         finished_at = db.get_meta("finished_at")
-    rerun = _compare(out, methods, seeds=2, budget=4, cap=4, base=False)
+    rerun = _compare(out, methods, seeds=2, budget=4, cap=4, base=False, jobs=2)
     _, err = rerun.communicate(timeout=7200)
     assert rerun.returncode == 0, err[-3000:]
     assert "spark seed 0: finished earlier, kept" in err
