@@ -33,10 +33,8 @@ def copy_comparison(src: pathlib.Path, dest: pathlib.Path, extras: list[pathlib.
         out.close()
         db.close()
         shutil.copy2(run / "config.yaml", dest / rel / "config.yaml")
-        for suffix in (
-            ".log",
-            ".cassette.jsonl",
-        ):  # METHOD/seed-S.log, METHOD/seed-S.cassette.jsonl
+        # Beside the run directory: METHOD/seed-S.log and METHOD/seed-S.cassette.jsonl.
+        for suffix in (".log", ".cassette.jsonl"):
             side = run.parent / f"{run.name}{suffix}"
             if side.is_file():
                 shutil.copy2(side, dest / rel.parent / side.name)

@@ -67,7 +67,8 @@ def main() -> int:
         args.plot = args.plot or str(results / "rates.png")
     args.readme = args.readme or "results/llm-reliability/README.md"
     parts = _parts(args.dirs)
-    new = "\n".join(reliability_section(parts))
+    rows = reliability_rows(parts)  # read once: the table and the figure
+    new = "\n".join(reliability_section(parts, rows))
     readme = pathlib.Path(args.readme)
     text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
     if START in text and END in text:
@@ -84,7 +85,6 @@ def main() -> int:
         return 0 if same else 1
     readme.write_text(updated, encoding="utf-8")
     if args.plot:
-        rows = reliability_rows(parts)
         rates_plot(list(rows.values()), pathlib.Path(args.plot), _caption(parts, rows))
     print(new)
     return 0

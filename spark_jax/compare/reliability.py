@@ -59,10 +59,14 @@ def reliability_rows(
     return rows
 
 
-def reliability_section(parts: Sequence[tuple[str | pathlib.Path, ComparePlan]]) -> list[str]:
+def reliability_section(
+    parts: Sequence[tuple[str | pathlib.Path, ComparePlan]],
+    rows: dict[str, reliability.MethodAttempts] | None = None,
+) -> list[str]:
     """The table, the test and what was run, as markdown lines (deterministic), over one or
-    more comparisons `(out, plan)` (e.g. methods run for different attempt counts)."""
-    rows = reliability_rows(parts)
+    more comparisons `(out, plan)` (e.g. methods run for different attempt counts); `rows`:
+    their `reliability_rows` when the caller has read them already."""
+    rows = reliability_rows(parts) if rows is None else rows
     models = {model for row in rows.values() for model in row.models}
     heads = []
     for out, plan in parts:

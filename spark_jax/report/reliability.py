@@ -167,10 +167,10 @@ def rates_plot(rows: Sequence[MethodAttempts], path: pathlib.Path, caption: str)
         rates, low, high = [], [], []
         for r in rows:
             k = getattr(r, field)
-            lo, hi = wilson(k, r.attempts)
-            rates.append(k / r.attempts)
-            low.append(k / r.attempts - lo)
-            high.append(hi - k / r.attempts)
+            rate, (lo, hi) = k / r.attempts, wilson(k, r.attempts)
+            rates.append(rate)
+            low.append(rate - lo)
+            high.append(hi - rate)
         xs = [j + (i - (len(RATE_BARS) - 1) / 2) * width for j in range(len(rows))]
         ax.bar(xs, rates, width, yerr=[low, high], capsize=3, label=label)
     ax.set_xticks(range(len(rows)), [f"{r.method}\n(n={r.attempts})" for r in rows])

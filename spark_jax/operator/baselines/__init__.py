@@ -21,6 +21,7 @@ Each states its scale parameters against its original's defaults (`scale_note()`
 
 from __future__ import annotations
 
+from spark_jax.config.sections import MODES
 from spark_jax.operator.baselines.common import OFFLINE_ANALOGUE, OFFLINE_NOTE, BaselineOperator
 from spark_jax.operator.baselines.controls import CONTROLS, ControlOperator
 from spark_jax.operator.baselines.eoh import EoHOperator
@@ -58,5 +59,4 @@ def make_operator(editor, checker, config, history=None):
         return ControlOperator(editor, checker, config, history, mode=mode)
     if mode in ("spark", "rewrite"):
         return SparkOperator(editor, checker, config, history)
-    known = ", ".join(("spark", "rewrite", *BASELINES))
-    raise ValueError(f"unknown operator mode {mode!r}; known: {known}")
+    raise ValueError(f"unknown operator mode {mode!r}; known: {', '.join(MODES)}")
