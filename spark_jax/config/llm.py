@@ -45,6 +45,22 @@ class OpenAILLMConfig:
     means no authentication. `temperature` 0.7 as the paper; `max_tokens` (default 16384,
     sized for reasoning models: their thinking plus a whole program) null: no cap. An answer
     cut off at the cap is a `truncated` failure, never parsed.
+
+    Attributes:
+      kind: 'openai'.
+      base_url: the endpoint's base URL, up to `/v1` (e.g. http://127.0.0.1:8000/v1).
+      model: the model name the endpoint serves.
+      api_key_env: the environment variable holding the API key (null: no authentication).
+      temperature: sampling temperature.
+      max_tokens: cap on an answer's tokens (null: no cap).
+      timeout_s: per-request timeout in seconds.
+      max_retries: retries after the first request for retryable failures (408, 409, 425,
+        429, 5xx, connection errors, timeouts); other 4xx fail at once.
+      backoff_base_s, backoff_max_s: the retry backoff's first delay (doubling each retry,
+        with jitter) and its cap (which also caps a server's Retry-After).
+      extra_body: extra JSON fields sent with every request (e.g. a server's sampling options).
+      max_response_retries: retries of a 200 reply with malformed JSON or no choices
+        before the call fails.
     """
 
     kind: str = "openai"
@@ -84,7 +100,15 @@ class OpenAILLMConfig:
 
 @dataclasses.dataclass(frozen=True)
 class CommandLLMConfig:
-    """A shell command that reads the prompt on stdin and answers on stdout."""
+    """A shell command that reads the prompt on stdin and answers on stdout.
+
+    Attributes:
+      kind: 'command'.
+      command: the command line (a string, run by the shell, or a list of arguments).
+      timeout_s: seconds to wait for the command's answer.
+      model: the name recorded for the model behind the command (null: the command's
+        program name).
+    """
 
     kind: str = "command"
     command: str | tuple[str, ...] = ""

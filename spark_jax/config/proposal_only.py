@@ -22,9 +22,13 @@ __all__ = ["ProposalOnlyConfig", "proposal_only_from"]
 
 @dataclasses.dataclass(frozen=True)
 class ProposalOnlyConfig:
-    """pool: the parent pool file (absolute path). jobs: attempts in flight at once (each
-    attempt's parent and prompts do not depend on the others, so what is recorded does
-    not depend on `jobs`)."""
+    """Proposal-only mode: attempts from a fixed parent pool, proposed and checked, never trained.
+
+    Attributes:
+      pool: the parent pool file (a JSON path; stored absolute).
+      jobs: attempts in flight at once (each attempt's parent and prompts do not depend on
+        the others, so what is recorded does not depend on `jobs`).
+    """
 
     pool: str
     jobs: int = 1

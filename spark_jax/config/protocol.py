@@ -33,7 +33,8 @@ class ProtocolConfig:
       learning_rate, grad_clip_max_norm: Adam with global-norm clipping (0 disables clipping).
       hint_mode: 'encoded_decoded' (hints are inputs and targets), 'decoded_only', or 'none'.
       hint_repred_mode: how predicted hints are fed back ('soft', 'hard', 'hard_on_eval').
-      use_ln: layer norm in the processor; nb_triplet_fts: triplet feature width.
+      use_ln: layer norm in the processor.
+      nb_triplet_fts: triplet feature width.
       encoder_init: CLRS encoder initializer.
       random_pos, enforce_permutations, enforce_pred_as_input: run.py's data processing.
       length_needle: needle length for string matchers (negative: random up to -value).

@@ -109,16 +109,21 @@ class SearchConfig:
     """One search: what to evolve, on which task and protocol, with which editor, where.
 
     Attributes:
-      task: CLRS task. preset: protocol preset name; protocol: the preset with overrides.
+      task: the CLRS task (for the clrs family; `benchmark` names it too).
+      preset: protocol preset name (a CLRS preset, or the family's preset).
+      protocol: the preset with overrides (YAML: a mapping of the preset's fields to change).
       seed: the one seed (evaluation seed of every candidate; archive, operator and editor
         RNGs are seeded from it).
-      seed_program: the program the search starts from (absolute path).
-      budget: evaluated candidates, the seed included. max_attempts: proposals (feasible or
-        not), or None for no cap.
+      seed_program: the program the search starts from (a file, or a shipped seed's name;
+        stored as an absolute path).
+      budget: evaluated candidates, the seed included.
+      max_attempts: proposals (feasible or not), or null for no cap.
       editor, operator, archive, executor, feasibility, cascade, fitness: the section
-        records.
-      family: task family ('clrs', or a family under `assets/families/`); benchmark: its
-        benchmark (None for 'clrs': `task`).
+        records (`config.sections`).
+      family: task family ('clrs', or a family under `assets/families/`).
+      benchmark: the family's benchmark (null for 'clrs': `task`).
+      proposal_only: a fixed parent pool whose attempts are proposed and checked, never
+        trained (null: off).
     """
 
     task: str = "dfs"

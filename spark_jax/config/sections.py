@@ -2,9 +2,8 @@
 
 Each record is handed whole to the stage that consumes it: `ArchiveConfig` to
 `search.archive.IslandArchive`, `OperatorConfig` to `operator.step.SparkOperator`,
-`EditorConfig` to `operator.editors.make_editor`, `ExecutorConfig` to
-`evaluation.executors.make_executor`, `FeasibilityConfig` to
-`feasibility.checker.CheckOptions.from_config`, `CascadeConfig` to the evaluation job.
+`EditorConfig` to `operator.editors.make_editor`. The evaluation sections (executor,
+feasibility, cascade, fitness) live in `config.evaluation` and are re-exported here.
 Bad values raise `ConfigError` (a ValueError) naming the key. Pure Python: importing this
 module imports no stage code.
 """
@@ -16,6 +15,14 @@ import numbers
 from typing import Any, Mapping
 
 from spark_jax.config.checks import check_number as _check_number
+from spark_jax.config.evaluation import (
+    EXECUTOR_KINDS,
+    FITNESS_SOURCES,
+    CascadeConfig,
+    ExecutorConfig,
+    FeasibilityConfig,
+    FitnessConfig,
+)
 from spark_jax.config.llm import (
     LLM_CONFIGS,
     CommandLLMConfig,
@@ -23,7 +30,7 @@ from spark_jax.config.llm import (
     check_prices,
     llm_config_from_dict,
 )
-from spark_jax.config.protocol import ConfigError, ProtocolConfig
+from spark_jax.config.protocol import ConfigError
 
 __all__ = [
     "check_int",
@@ -54,8 +61,6 @@ MODES = (
     *("sample", "sample-regions", "sequential", "sequential-regions"),  # the controls
 )
 EDITOR_KINDS = ("offline", "llm")
-EXECUTOR_KINDS = ("local", "ray")
-FITNESS_SOURCES = ("ood_test", "ood_val")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,11 +201,15 @@ class OperatorConfig:
     """The SPARK operator and its ablations.
 
     Attributes:
-      mode: 'spark' (factor-scoped) or 'rewrite' (holistic baseline, no factor).
+      mode: the method: 'spark' (factor-scoped), 'rewrite' (holistic, no factor), a
+        baseline (OpenEvolve, EvoPrompting, FunSearch, EoH) or a sampling control.
       factor_choice: 'asr' (router), 'random', or a fixed 'OPERATOR' / 'ACTION'.
       use_rc: ask RC for a directive (False: SAR gets no directive).
       asr_retries: R_asr, router attempts before falling back to ACTION.
-      stagnation_window: k; failure_window: k' (RC signals).
+      stagnation_window: k: RC reports stagnation when none of the last k evaluated
+        candidates raised the best score.
+      failure_window: k': RC's failure rate and dominant failure types are over the last k'
+        proposals.
       directive_max_chars: RC sanitization cap.
       seed: RNG seed of random factor choice (derived from the search's top-level seed).
       funsearch_islands, funsearch_functions_per_prompt, funsearch_reset_every: FunSearch's
@@ -316,130 +325,3 @@ class EditorConfig:
             )
         if self.prices is not None:
             check_prices(self.prices)
-
-
-@dataclasses.dataclass(frozen=True)
-class ExecutorConfig:
-    """Where candidates train: 'local' worker processes or 'ray'.
-
-    Attributes:
-      in_flight: evaluations running while the next proposals are made (1 = the paper's
-        strictly sequential loop).
-      num_workers: local worker processes. devices: GPU ids to pin them to (round-robin).
-      timeout_s, memory_mb: per-evaluation wall-clock and host-memory limits (null: none).
-      address, num_gpus_per_job, num_cpus_per_job: Ray's cluster and per-task resources.
-      compile_cache_dir: a persistent XLA compilation cache the workers share (JAX's
-        `jax_compilation_cache_dir`): a program compiled once (another seed of it, a resumed or
-        repeated job, the seed program of every search of a comparison) is loaded, not
-        recompiled. A relative path is taken from the run or benchmark directory; null: none.
-        Results are the same with and without it.
-      result_cache_dir: stored results reused for an identical job (`evaluation.result_cache`;
-        relative to the run directory; null: none). Scores are the same with and without it.
-    """
-
-    kind: str = "local"
-    num_workers: int = 1
-    in_flight: int = 1
-    timeout_s: float | None = None
-    memory_mb: int | None = None
-    devices: tuple[str, ...] | None = None
-    address: str | None = None
-    num_gpus_per_job: float = 0.0
-    num_cpus_per_job: float = 1.0
-    compile_cache_dir: str | None = None
-    result_cache_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in EXECUTOR_KINDS:
-            raise ConfigError(f"kind: must be one of {EXECUTOR_KINDS} (got {self.kind!r})")
-        _check_number("num_workers", self.num_workers, minimum=1, integer=True)
-        _check_number("in_flight", self.in_flight, minimum=1, integer=True)
-        _check_number("timeout_s", self.timeout_s, positive=True, optional=True)
-        _check_number("memory_mb", self.memory_mb, minimum=1, optional=True, integer=True)
-        _check_number("num_gpus_per_job", self.num_gpus_per_job, minimum=0.0)
-        _check_number("num_cpus_per_job", self.num_cpus_per_job, minimum=0.0)
-        if self.devices is not None:
-            if isinstance(self.devices, (str, bytes)) or not isinstance(
-                self.devices, (list, tuple)
-            ):
-                raise ConfigError(f"devices: must be a list of device ids (got {self.devices!r})")
-            object.__setattr__(self, "devices", tuple(str(d) for d in self.devices))
-        for key in ("compile_cache_dir", "result_cache_dir"):
-            value = getattr(self, key)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ConfigError(f"{key}: must be a directory path (got {value!r})")
-
-
-@dataclasses.dataclass(frozen=True)
-class FeasibilityConfig:
-    """Feasibility limits: optional parameter/MACs caps (the `budget` stage), and the
-    sandbox's wall clock and memory allowance per check."""
-
-    max_params: int | None = None
-    max_macs: int | None = None
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-
-    def __post_init__(self) -> None:
-        _check_number("max_params", self.max_params, minimum=0, optional=True, integer=True)
-        _check_number("max_macs", self.max_macs, minimum=0, optional=True, integer=True)
-        _check_number("timeout_s", self.timeout_s, positive=True)
-        _check_number("memory_mb", self.memory_mb, minimum=1, integer=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class CascadeConfig:
-    """Cascade evaluation: a first training stage of `fraction` of the protocol's steps; a
-    candidate whose best validation score by then is below `threshold` is not promoted to
-    the rest of the training (it is scored on the OOD set as it stands). Scores lie in
-    [0, 1], so the default threshold (the paper's -100) promotes every candidate and the
-    stage boundary is only recorded. Each evaluation stores its stage score and whether it
-    was promoted."""
-
-    threshold: float = -100.0
-    fraction: float = 0.25
-
-    def __post_init__(self) -> None:
-        _check_number("threshold", self.threshold)
-        _check_number("fraction", self.fraction, positive=True)
-        if not self.fraction <= 1.0:
-            raise ConfigError(f"fraction: must be in (0, 1] (got {self.fraction!r})")
-
-    @property
-    def active(self) -> bool:
-        """Whether the first stage can reject anything."""
-        return self.threshold > 0.0
-
-
-@dataclasses.dataclass(frozen=True)
-class FitnessConfig:
-    """What the search selects on (default: a validation set, never the reported test set).
-
-    Attributes:
-      seeds: training seeds per candidate (the search's `seed`, `seed + 1`, ...), trained
-        as one vmapped program; archive placement and the incumbent use the mean OOD score
-        over them. The seed program is evaluated with the same number (1: the paper).
-      source: 'ood_val' (default: CLRS selects on a separate OOD-size validation set drawn
-        with `ood_val_seed`, another task family on its validation split; the official test
-        set or test split is scored only for the final programs, the seed and the best) or
-        'ood_test' (the paper's protocol: the search selects on the test set it reports, and
-        the report says so).
-      ood_val_seed: sampler seed of the CLRS OOD validation set (must differ from the
-        protocol's `test_seed`, the official test set's); other families ignore it.
-    """
-
-    seeds: int = 1
-    source: str = "ood_val"
-    ood_val_seed: int = 1003
-
-    def __post_init__(self) -> None:
-        _check_number("seeds", self.seeds, minimum=1, integer=True)
-        _check_number("ood_val_seed", self.ood_val_seed, minimum=0, integer=True)
-        if self.source not in FITNESS_SOURCES:
-            raise ConfigError(f"source: must be one of {FITNESS_SOURCES} (got {self.source!r})")
-
-    def selection_protocol(self, protocol: ProtocolConfig) -> ProtocolConfig:
-        """`protocol` with its OOD set swapped for the validation set under 'ood_val'."""
-        if self.source == "ood_test":
-            return protocol
-        return protocol.replace(test_seed=self.ood_val_seed)
