@@ -16,13 +16,12 @@ import json
 import pathlib
 
 from spark_jax.bench import profile
-from spark_jax.config import protocol
-from spark_jax.util import resources
+from spark_jax.config import assets, protocol
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--program", default=str(resources.seed_program_path("triplet_gmpnn")))
+    p.add_argument("--program", default=str(assets.seed_program_path("triplet_gmpnn")))
     p.add_argument("--task", default="dfs")
     p.add_argument("--preset", default="smoke")
     p.add_argument("--seed", type=int, default=42)

@@ -130,3 +130,116 @@ def test_public_api_is_lazy_and_complete():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "run_search" in out.stdout and "check_program" in out.stdout
+
+
+# -- the import graph between files (lazy imports included) -------------------------------------
+MAX_FLOORS = 8
+SCRIPTS = PACKAGE.parent / "scripts"
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _file_graph() -> dict[str, set[str]]:
+    """module -> the spark_jax/scripts modules it imports (`from a import b` names a.b when
+    b is a module, else a)."""
+    files = MODULES + sorted(SCRIPTS.rglob("*.py"))
+    known = {_module_name(p): p for p in files}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in known.items():
+        targets = set()
+        for _, imported, names in _imports(path):
+            candidates = [f"{imported}.{n}" for n in names if f"{imported}.{n}" in known]
+            targets.update(resolve(c) for c in candidates or [imported])
+        graph[name] = {t for t in targets if t and t != name}
+    return graph
+
+
+def _group(module: str) -> str:
+    """The floor a module stands on: its spark_jax subpackage, or 'scripts'."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "spark_jax" and len(parts) > 1 else parts[0]
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def _floors(graph: dict[str, set[str]]) -> dict[str, int]:
+    """Each group's floor: 1 + the highest floor among the groups it imports."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges.setdefault(_group(module), set()).update(
+            _group(t) for t in targets if _group(t) != _group(module)
+        )
+    floors: dict[str, int] = {}
+
+    def floor(group: str, seen: tuple[str, ...] = ()) -> int:
+        assert group not in seen, f"subpackages import each other: {seen + (group,)}"
+        if group not in floors:
+            below = [floor(t, seen + (group,)) for t in edges.get(group, ())]
+            floors[group] = 1 + max(below, default=0)
+        return floors[group]
+
+    for group in edges:
+        floor(group)
+    return floors
+
+
+def test_no_file_level_import_circle():
+    assert _circles(_file_graph()) == []
+
+
+def test_the_import_graph_has_at_most_eight_floors():
+    floors = _floors(_file_graph())
+    assert max(floors.values()) <= MAX_FLOORS, sorted(floors.items(), key=lambda kv: kv[1])
+
+
+def test_the_graph_checks_can_fail():
+    graph = {"spark_jax.a.x": {"spark_jax.b.y"}, "spark_jax.b.y": {"spark_jax.a.x"}}
+    assert _circles(graph) == [["spark_jax.a.x", "spark_jax.b.y"]]
+    chain = {f"spark_jax.p{i}.m": {f"spark_jax.p{i - 1}.m"} for i in range(1, 10)}
+    chain["spark_jax.p0.m"] = set()
+    assert max(_floors(chain).values()) == 10

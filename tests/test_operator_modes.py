@@ -40,3 +40,19 @@ def test_a_baselines_failed_call_keeps_its_latency_and_retries(mode):
         value, call = asyncio.run(op.ask("role", "a prompt", lambda text: (text, "ok")))
     assert value is None and not call.ok and call.parse_outcome == "llm_error"
     assert call.attempts == 3 and call.latency_s > 0 and "503" in call.error
+
+
+def test_editor_kinds_are_one_registry_and_an_unknown_kind_names_the_known_ones():
+    import dataclasses
+
+    from spark_jax.config.sections import EDITOR_KINDS, EditorConfig
+    from spark_jax.operator import editor_kinds
+
+    assert tuple(editor_kinds.EDITORS) == EDITOR_KINDS
+    assert type(editor_kinds.make_editor(EditorConfig())).__name__ == "OfflineEditor"
+    bad = dataclasses.replace(EditorConfig(), kind="offline")
+    object.__setattr__(bad, "kind", "oracle")  # past the config's own check
+    with pytest.raises(
+        ValueError, match=r"unknown editor kind 'oracle'; known kinds: offline, llm"
+    ):
+        editor_kinds.make_editor(bad)

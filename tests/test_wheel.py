@@ -171,9 +171,9 @@ def test_installed_package_is_self_contained(installed, tmp_path):
         [
             python,
             "-c",
-            "import spark_jax; from spark_jax.util import resources; "
-            'print(spark_jax.__file__); print(resources.seed_program_path("mpnn")); '
-            'print(resources.asset_dir("prompts"))',
+            "import spark_jax; from spark_jax.config import assets; "
+            'print(spark_jax.__file__); print(assets.seed_program_path("mpnn")); '
+            'print(assets.asset_dir("prompts"))',
         ],
         cwd=tmp_path,
     ).stdout.split()

@@ -29,11 +29,11 @@ import jax
 import numpy as np
 
 from spark_jax import program as program_lib
+from spark_jax.config import assets
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, evaluate, seeds
-from spark_jax.util import resources
 
-SEED_PROGRAM = resources.seed_program_path("triplet_gmpnn")
+SEED_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 TARGETS = {
     "total_wall_ours_over_official": ("<=", 0.6),
     "seeds_vmapped_over_sequential": ("<=", 0.5),

@@ -15,13 +15,13 @@ import re
 import tempfile
 from typing import Any
 
+from spark_jax.config import assets
 from spark_jax.config import search as search_config
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
 from spark_jax.search import loop as search
 from spark_jax.search.preflight import PREFLIGHT_PROMPT
 from spark_jax.search.rundb import RunDB
-from spark_jax.util import resources
 
 
 def _loopback_responder(seed: int):
@@ -61,7 +61,7 @@ def pipeline_config(
             seed=seed,
             budget=candidates + 1,
             max_attempts=4 * candidates,
-            seed_program=str(resources.seed_program_path("mpnn")),
+            seed_program=str(assets.seed_program_path("mpnn")),
             editor=dict(
                 kind="llm",
                 llm=dict(

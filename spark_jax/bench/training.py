@@ -26,12 +26,12 @@ import jax
 import numpy as np
 
 from spark_jax import program as program_lib
+from spark_jax.config import assets
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, seeds
 from spark_jax.evaluation.train import Trainer
-from spark_jax.util import resources
 
-SEED_PROGRAM = resources.seed_program_path("triplet_gmpnn")
+SEED_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 
 
 def _memory_mb(compiled) -> float | None:

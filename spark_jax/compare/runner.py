@@ -32,11 +32,11 @@ import yaml
 
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.config import search as search_config
+from spark_jax.config.assets import package_root
 from spark_jax.config.protocol import ConfigError
 from spark_jax.search.rundb import RunDB
 from spark_jax.search.schema import RunDBError
 from spark_jax.util.files import write_atomic
-from spark_jax.util.resources import package_root
 
 __all__ = ["PLAN_FILE", "ComparePlan", "CompareError", "run_comparison", "run_status"]
 

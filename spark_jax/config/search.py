@@ -54,6 +54,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
 from spark_jax.config.proposal_only import ProposalOnlyConfig, proposal_only_from
 from spark_jax.config.protocol import ConfigError, ProtocolConfig
@@ -72,7 +73,6 @@ from spark_jax.config.sections import (
     llm_config_from_dict,
 )
 from spark_jax.config.tasks import TaskError, check_task
-from spark_jax.util import resources
 
 __all__ = [
     "DEFAULT_SEED_PROGRAM",
@@ -98,7 +98,7 @@ __all__ = [
     "with_seed",
 ]
 
-DEFAULT_SEED_PROGRAM = str(resources.seed_program_path("triplet_gmpnn"))
+DEFAULT_SEED_PROGRAM = str(assets.seed_program_path("triplet_gmpnn"))
 FAMILY_DEFAULT_SEED = "mlp"  # The seed program of a non-CLRS family when none is named.
 # Sections whose RNG seed derives from the top-level seed.
 _SEEDED_SECTIONS = ("archive", "editor", "operator")
@@ -220,7 +220,7 @@ def _section(cls, values: Any, path: str, **fixed: Any):
 
 def family_names() -> tuple[str, ...]:
     """'clrs' and every family with shipped seeds under `assets/families/`."""
-    shipped = resources.asset_dir("families")
+    shipped = assets.asset_dir("families")
     return ("clrs",) + tuple(sorted(d.name for d in shipped.iterdir() if d.is_dir()))
 
 
@@ -231,7 +231,7 @@ def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) ->
     if family is not None and family != cfg.family:
         values["family"] = family
         values["benchmark"] = None
-        shipped = (resources.asset_dir("processors"), resources.asset_dir("families"))
+        shipped = (assets.asset_dir("processors"), assets.asset_dir("families"))
         if any(pathlib.Path(cfg.seed_program).is_relative_to(d.resolve()) for d in shipped):
             values["seed_program"] = None  # a shipped seed of the old family: the new default
     if benchmark is not None:
@@ -246,10 +246,10 @@ def _resolve_program(path: str, family: str = "clrs") -> str:
     seed of that file name (of that name, for another family)."""
     p = pathlib.Path(path)
     if family != "clrs":
-        shipped = resources.asset_dir("families") / family / f"{p.stem}.py"
+        shipped = assets.asset_dir("families") / family / f"{p.stem}.py"
         if p.suffix in ("", ".py") and len(p.parts) == 1 and shipped.is_file():
             return str(shipped.resolve())
-    shipped = resources.asset_dir("processors") / p.name
+    shipped = assets.asset_dir("processors") / p.name
     for candidate in [p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]:
         if candidate.is_file():
             return str(candidate.resolve())

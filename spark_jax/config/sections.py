@@ -2,7 +2,7 @@
 
 Each record is handed whole to the stage that consumes it: `ArchiveConfig` to
 `search.archive.IslandArchive`, `OperatorConfig` to `operator.step.SparkOperator`,
-`EditorConfig` to `operator.editors.make_editor`. The evaluation sections (executor,
+`EditorConfig` to `operator.editor_kinds.make_editor`. The evaluation sections (executor,
 feasibility, cascade, fitness) live in `config.evaluation` and are re-exported here.
 Bad values raise `ConfigError` (a ValueError) naming the key. Pure Python: importing this
 module imports no stage code.

@@ -14,8 +14,8 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
+from spark_jax.config import assets
 from spark_jax.evaluation import cartpole_ppo
-from spark_jax.util import resources
 
 __all__ = [
     "BENCHMARK",
@@ -37,7 +37,7 @@ FACTORY = "make_policy"
 
 
 def _family_dir() -> pathlib.Path:
-    return resources.asset_dir("families") / NAME
+    return assets.asset_dir("families") / NAME
 
 
 def seed_programs() -> dict[str, pathlib.Path]:

@@ -17,8 +17,8 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
+from spark_jax.config import assets
 from spark_jax.evaluation import classify_data
-from spark_jax.util import resources
 
 __all__ = ["FACTORY", "FAMILY", "ClassifyFamily", "TrainPreset", "check_program", "evaluate"]
 
@@ -36,7 +36,7 @@ PRESETS = {"tiny": TrainPreset(steps=20, hidden=16), "smoke": TrainPreset(steps=
 
 
 def _family_dir() -> pathlib.Path:
-    return resources.asset_dir("families") / "classify"
+    return assets.asset_dir("families") / "classify"
 
 
 def _build(source: str, num_classes: int, hidden: int) -> Any:

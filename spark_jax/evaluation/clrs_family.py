@@ -17,9 +17,9 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
+from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
 from spark_jax.config.tasks import TASKS, check_task
-from spark_jax.util import resources
 
 __all__ = ["FAMILY", "ClrsFamily"]
 
@@ -34,10 +34,10 @@ class ClrsFamily:
     presets: tuple[str, ...] = tuple(protocol_lib.PRESETS)
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
-        return resources.seed_programs()
+        return assets.seed_programs()
 
     def contract_text(self) -> str:
-        prompts = resources.asset_dir("prompts")  # the task description, then SPARK's part
+        prompts = assets.asset_dir("prompts")  # the task description, then SPARK's part
         parts = [(prompts / f"{n}.md").read_text("utf-8").strip() for n in ("task", "contract")]
         return "\n\n".join(parts)
 

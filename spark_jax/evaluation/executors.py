@@ -7,14 +7,13 @@ the same job function (`worker.run_job`: build the Program, `evaluate_program`, 
 * 'local' (`LocalExecutor`): long-lived worker processes on this machine, one job each at a
   time, optionally pinned to GPUs; wall-clock and memory limits; a worker that times out,
   runs over memory, crashes or raises an unexpected error is replaced by a fresh one.
-* 'ray' (`ray_executor.RayExecutor`, imported on first use; also importable from here): one
-  Ray task per job, for several machines/GPUs.
+* 'ray' (`ray_executor.RayExecutor`; Ray itself is imported when one is built): one Ray task
+  per job, for several machines/GPUs.
+The records and the interface are in `jobs` (re-exported here).
 """
 
 from __future__ import annotations
 
-import abc
-import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -22,15 +21,22 @@ import pathlib
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any
 
 from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation import worker as _eval_worker
-from spark_jax.evaluation.record import Evaluation
+from spark_jax.evaluation.jobs import (
+    COMPILE_CACHE_ENV,
+    ERROR_TYPES,
+    EvalJob,
+    EvalResult,
+    Executor,
+    Future,
+    _failed,
+)
+from spark_jax.evaluation.ray_executor import RayExecutor
+from spark_jax.evaluation.result_cache import ResultCache
 from spark_jax.evaluation.worker import WorkerProcess, worker_env
-
-if TYPE_CHECKING:
-    from spark_jax.evaluation.ray_executor import RayExecutor
 
 __all__ = [
     "EvalJob",
@@ -42,117 +48,6 @@ __all__ = [
     "worker_env",
     "ERROR_TYPES",
 ]
-
-ERROR_TYPES = _eval_worker.ERROR_TYPES
-# JAX reads its persistent compilation cache directory from this variable at import.
-COMPILE_CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
-Future = concurrent.futures.Future
-
-
-# -- records and the contract -----------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class EvalJob:
-    """One candidate to train and score (plain data, so it can cross process boundaries).
-
-    Attributes:
-      job_id: the caller's id for the job (echoed in the result).
-      source, program_name: the program (`Program(source, program_name)`); an empty source
-        with program_name 'official:KIND' trains DeepMind's processor KIND instead.
-      task: CLRS task; protocol: `ProtocolConfig.to_dict()`; seed: evaluation seed.
-      timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
-      seeds: training seeds (`seed`, `seed + 1`, ...) trained as one vmapped program; the
-        evaluation then carries per-seed scores and their mean.
-      family, benchmark, family_preset: the task family ('clrs': `task` under `protocol`);
-        another family's job trains `benchmark` at its preset `family_preset` through the
-        family's `evaluate` (`family_jobs.run_family_job`); family_split: the part it scores,
-        'val' (a search's selection) or 'test' (a search's final programs).
-    """
-
-    job_id: str
-    source: str
-    program_name: str
-    task: str
-    protocol: dict[str, Any]
-    seed: int
-    timeout_s: float | None = None
-    memory_mb: int | None = None
-    cascade: tuple[float, float] | None = None
-    seeds: int = 1
-    family: str = "clrs"
-    benchmark: str = ""
-    family_preset: str = ""
-    family_split: str = "test"
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalResult:
-    """The outcome of one EvalJob.
-
-    Attributes:
-      job_id: the job's id.
-      ok: whether the program trained and was scored.
-      evaluation: the typed `Evaluation` when ok (a plain dict from a worker is rebuilt
-        into one), else None.
-      error_type: None when ok, else one of ERROR_TYPES: 'timeout' (wall-clock limit, worker
-        killed), 'crash' (the worker process died), 'memory' (memory limit or out of memory),
-        'program_error' (`ProgramError`), 'training_diverged' (`TrainingError`), 'error'.
-      error: '' when ok, else one line plus a short traceback tail or the worker's log tail.
-      worker: where it ran ('local:SLOT:PID', 'ray:HOST:PID').
-      wall_seconds: from the start of the job on its worker to its result (queueing and
-        worker start-up excluded).
-    """
-
-    job_id: str
-    ok: bool
-    evaluation: Evaluation | None
-    error_type: str | None
-    error: str
-    worker: str
-    wall_seconds: float
-
-    def __post_init__(self):
-        assert self.ok == (self.error_type is None), (self.ok, self.error_type)
-        assert self.error_type is None or self.error_type in ERROR_TYPES, self.error_type
-        if isinstance(self.evaluation, Mapping):  # Plain data from a worker or Ray task.
-            object.__setattr__(self, "evaluation", Evaluation.from_dict(self.evaluation))
-        assert self.ok == (self.evaluation is not None), (self.ok, self.evaluation)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data; `EvalResult(**result.to_dict()) == result`."""
-        return dataclasses.asdict(self)
-
-
-def _failed(job: EvalJob, error_type: str, error: str, worker: str, seconds: float) -> EvalResult:
-    return EvalResult(job.job_id, False, None, error_type, error, worker, seconds)
-
-
-class Executor(abc.ABC):
-    """Runs EvalJobs concurrently, up to `capacity` at a time, queueing the rest FIFO.
-
-    Contract: `submit(job)` returns at once with a `concurrent.futures.Future` that resolves
-    to an `EvalResult` for that job; failures of the job (timeouts, crashes, exceptions) are
-    results with ok=False, never exceptions set on the future. `shutdown()` cancels jobs
-    that have not started and releases the workers; use the executor as a context manager.
-    """
-
-    capacity: int
-
-    @abc.abstractmethod
-    def submit(self, job: EvalJob) -> Future:
-        """Queues `job`; returns a future of its EvalResult."""
-
-    @abc.abstractmethod
-    def shutdown(self, wait: bool = True) -> None:
-        """Cancels queued jobs; waits for running ones (wait) or abandons them (not wait)."""
-
-    def __enter__(self) -> "Executor":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
 
 
 # -- local worker processes -------------------------------------------------------------------
@@ -362,8 +257,6 @@ def make_executor(
     if isinstance(kind, ExecutorConfig):
         e = kind
         if e.result_cache_dir is not None:
-            from spark_jax.evaluation.result_cache import ResultCache  # imports this module
-
             inner = make_executor(
                 dataclasses.replace(e, result_cache_dir=None), base_dir, **options
             )
@@ -388,14 +281,5 @@ def make_executor(
         )
     if kind not in _KINDS:
         raise ValueError(f"Unknown executor kind {kind!r}; known kinds: {', '.join(_KINDS)}")
-    cls = LocalExecutor if kind == "local" else __getattr__("RayExecutor")
+    cls = LocalExecutor if kind == "local" else RayExecutor
     return cls(**options)
-
-
-def __getattr__(name: str) -> Any:
-    """`RayExecutor`, imported from `ray_executor` on first use."""
-    if name == "RayExecutor":
-        from spark_jax.evaluation.ray_executor import RayExecutor
-
-        return RayExecutor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """`RayExecutor`: one Ray task per evaluation job, for clusters of machines and GPUs.
 
-Imported on first use by `executors` (`make_executor('ray', ...)`,
-`executors.RayExecutor`); Ray itself is imported when an executor is built.
+Built by `executors.make_executor('ray', ...)`; Ray itself is imported when an executor is
+built, so importing this module costs nothing without Ray.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from spark_jax.evaluation import worker as eval_worker
-from spark_jax.evaluation.executors import (
+from spark_jax.evaluation.jobs import (
     COMPILE_CACHE_ENV,
     EvalJob,
     EvalResult,

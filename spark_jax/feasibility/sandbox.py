@@ -33,7 +33,7 @@ import time
 from typing import Any, Mapping
 
 from spark_jax import workers
-from spark_jax.util import resources
+from spark_jax.config import assets
 
 __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS"]
 
@@ -41,7 +41,7 @@ __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS
 WARM_KEYS = ("hidden_size", "use_ln", "nb_triplet_fts", "batch", "nodes", "macs_nodes")
 # Keys a task family adds (absent in older option dicts).
 _FAMILY_WARM_KEYS = ("family", "family_spec")
-_WARMUP_PROGRAM = resources.seed_program_path("triplet_gmpnn")
+_WARMUP_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 _STDERR_TAIL = 8192
 _MIN_FRAME_CAP = 1 << 16
 # The supervisor's failure kinds in this module's failure types.

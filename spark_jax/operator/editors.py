@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 from typing import Any, Mapping, Sequence
 
-from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
 from spark_jax.operator.prompts import (
@@ -407,32 +406,3 @@ class LLMEditor(Editor):
 
     async def aclose(self) -> None:
         await self.backend.aclose()
-
-
-def make_editor(
-    editor: EditorConfig, operator: OperatorConfig | None = None, family: str = "clrs"
-) -> Editor:
-    """The editor a config names: the offline rules (with task family `family`'s catalogue),
-    or an LLM backend (optionally recorded to, or replayed from, a cassette). `operator`
-    supplies the directive length cap."""
-    if editor.kind == "offline":
-        from spark_jax.operator.offline import OfflineEditor, family_catalogue
-
-        return OfflineEditor(seed=editor.seed, catalogue=family_catalogue(family))
-    from spark_jax.operator.llm import RecordBackend, ReplayBackend, make_backend
-
-    if editor.replay:
-        backend: LLMBackend = ReplayBackend(editor.replay)
-    else:
-        llm = editor.llm
-        if isinstance(llm, Mapping):  # Plain data from a script: validate it the same way.
-            llm = llm_config_from_dict(llm, "editor.llm")
-        backend = make_backend(llm)
-        if editor.record:
-            backend = RecordBackend(backend, editor.record)
-    cap = (
-        operator.directive_max_chars
-        if operator is not None
-        else OperatorConfig().directive_max_chars
-    )
-    return LLMEditor(backend, directive_max_chars=cap)

@@ -29,9 +29,9 @@ import re
 import string
 from typing import Mapping
 
-from spark_jax.util import resources
+from spark_jax.config import assets
 
-PROMPTS_DIR = resources.asset_dir("prompts")
+PROMPTS_DIR = assets.asset_dir("prompts")
 ROLES = ("route", "directive", "edit", "rewrite")
 MASK_FLAG = "MASKS_NON_EDGES"
 DEFAULT_SPLIT = (

@@ -22,7 +22,7 @@ import functools
 import types
 from typing import Mapping, Sequence
 
-from spark_jax.util import resources
+from spark_jax.config import assets
 
 __all__ = [
     "REFERENCE_DIR",
@@ -53,7 +53,7 @@ __all__ = [
     "comparison_lines",
 ]
 
-REFERENCE_DIR = resources.asset_dir("reference")
+REFERENCE_DIR = assets.asset_dir("reference")
 PAPER_LLM = "DeepSeek-R1"
 PAPER_PROTOCOL = "paper"
 

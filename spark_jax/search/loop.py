@@ -35,8 +35,17 @@ from spark_jax.operator.editors import Editor, ProgramView, StepContext
 from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import best_program, budget, family_setup, final_test, prompt_context, startup
+from spark_jax.search import (
+    best_program,
+    budget,
+    family_setup,
+    final_test,
+    prompt_context,
+    proposal_only,
+    startup,
+)
 from spark_jax.search.archive import Candidate, IslandArchive
+from spark_jax.search.outcome import Progress, SearchResult
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
 from spark_jax.search.stops import EditorFailing, FailureStreak, SearchError, SearchUsageError
@@ -51,32 +60,6 @@ __all__ = [
     "SearchUsageError",
     "run_search",
 ]
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchResult:
-    run_dir: str
-    attempts: int
-    evaluated: int
-    seed_ood: float
-    # best/'s program (`search.best_program`): the best evaluated candidate, the seed apart;
-    # the seed itself when no candidate scored.
-    best_ood: float
-    best_program_id: str
-    best_path: str
-    # Best at budget: the best evaluated candidate's OOD, the seed excluded (None: none scored).
-    best_candidate_ood: float | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Progress:
-    """What the progress display shows."""
-
-    attempt: int
-    evaluated: int
-    valid_rate: float
-    best_ood: float | None
-    stage: str
 
 
 class _Run:
@@ -369,8 +352,6 @@ def run_search(
     check at the protocol's sizes; tests may pass their own.
     """
     if cfg.proposal_only is not None:  # propose and check only: nothing trains
-        from spark_jax.search import proposal_only
-
         return proposal_only.run_proposal_search(
             cfg, run_dir, resume=resume, command=command, on_progress=on_progress, checker=checker
         )

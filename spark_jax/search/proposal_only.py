@@ -34,7 +34,7 @@ from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.search import budget, family_setup, preflight, prompt_context, startup
 from spark_jax.search.archive import Candidate
-from spark_jax.search.loop import Progress, SearchResult
+from spark_jax.search.outcome import Progress, SearchResult
 from spark_jax.search.parent_pool import ParentPool, load_pool
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.stops import SearchUsageError

@@ -22,7 +22,8 @@ import yaml
 from spark_jax import workers
 from spark_jax.config import search as search_config
 from spark_jax.config.search import SearchConfig
-from spark_jax.operator.editors import Editor, make_editor
+from spark_jax.operator.editor_kinds import make_editor
+from spark_jax.operator.editors import Editor
 from spark_jax.program import regions
 from spark_jax.search import preflight
 from spark_jax.search.lock import RunLock, RunLockedError

@@ -1,2 +1,2 @@
-"""Small helpers below every stage: RNG state round-trips, files shipped with the package,
-atomic writes. Imports nothing from the rest of spark_jax."""
+"""Small helpers below every stage: RNG state round-trips, atomic writes, labels, the
+accelerator probe. Imports nothing from the rest of spark_jax."""

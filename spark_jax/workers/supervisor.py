@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -27,7 +28,6 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from spark_jax.util import resources
 from spark_jax.workers.frames import FrameEOF, FrameTimeout, encode_frame, read_frame_from
 
 __all__ = [
@@ -63,6 +63,9 @@ POLL_S = 0.05  # How often a waiting parent polls the pipe and the RSS.
 EXIT_GRACE_S = 1.0  # After EOF, how long the child may take to exit before it is killed.
 _REASON_TAIL = 400  # Characters of the stderr tail quoted in a reason.
 _READY_FRAME_CAP = 1 << 16
+
+# The directory holding this spark_jax package: children put it first on PYTHONPATH.
+_PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def mentions_memory(text: str) -> bool:
@@ -133,7 +136,7 @@ def python_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(resources.package_root())] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+        [str(_PACKAGE_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     env.update(overrides or {})
     return env
