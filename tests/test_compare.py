@@ -83,6 +83,14 @@ def test_usage_errors(tmp_path, capsys):
     assert cli.main(["compare", "--config", str(bad), "--out", str(tmp_path / "b")]) == 2
     assert "dfz" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+    # The file itself is read by the search's loader: the same one-line errors.
+    bad.write_text("task: [dfs\n")
+    assert cli.main(["compare", "--config", str(bad), "--out", str(tmp_path / "c")]) == 2
+    assert f"{bad}: not valid YAML at line 2, column 1" in capsys.readouterr().err
+    bad.write_text("")
+    assert cli.main(["compare", "--config", str(bad), "--out", str(tmp_path / "c")]) == 2
+    assert "the config file is empty" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
     assert cli.main(["compare", "--report-only", str(tmp_path)]) == 2
 
 

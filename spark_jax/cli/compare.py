@@ -130,18 +130,10 @@ def _report(out: pathlib.Path, plan, threshold) -> str:
 
 
 def _base(args: argparse.Namespace) -> dict:
-    import yaml
-
     from spark_jax.config import search as search_config
 
     if args.config:
-        path = pathlib.Path(args.config)
-        try:
-            values = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-            raise search_config.ConfigError(f"{path}: cannot read the config: {e}") from None
-        if not isinstance(values, dict):
-            raise search_config.ConfigError(f"{path}: the config file must be a YAML mapping")
+        values = search_config.read_mapping(args.config)  # the search loader's file errors
     else:
         values = search_config.default_config().to_dict()
         values.pop("protocol", None)  # the preset's, re-derived from `preset`

@@ -94,6 +94,7 @@ __all__ = [
     "default_config",
     "from_dict",
     "load",
+    "read_mapping",
     "with_family",
     "with_seed",
 ]
@@ -376,6 +377,16 @@ def _check_fitness(cfg: SearchConfig) -> None:
 
 def load(path: str | pathlib.Path) -> SearchConfig:
     """Reads and validates a YAML search config; errors name the file and the key."""
+    values = read_mapping(path)
+    try:
+        return from_dict(values)
+    except ConfigError as e:
+        raise ConfigError(f"{pathlib.Path(path)}: {e}") from None
+
+
+def read_mapping(path: str | pathlib.Path) -> dict[str, Any]:
+    """A YAML config file's mapping, not yet validated (what `load` validates; `compare`
+    derives one config per method from it). Errors name the file and what is wrong."""
     p = pathlib.Path(path)
     if not p.is_file():
         raise ConfigError(f"config file not found: {p}")
@@ -399,7 +410,6 @@ def load(path: str | pathlib.Path) -> SearchConfig:
             f"{p}: the config file is empty; give at least one key (e.g. `task: dfs`), or run "
             "`spark-jax search` without --config for the embedded default"
         )
-    try:
-        return from_dict(values)
-    except ConfigError as e:
-        raise ConfigError(f"{p}: {e}") from None
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{p}: search: the config file must be a YAML mapping")
+    return dict(values)
