@@ -49,18 +49,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     task_data = data.make_task_data(task, cfg, seed)
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
     first = next(task_data.train)
-    model = clrs.models.BaselineModel(
-        spec=task_data.spec,
-        dummy_trajectory=first,
-        processor_factory=factory,
-        hidden_dim=cfg.hidden_size,
-        encode_hints=cfg.encode_hints,
-        decode_hints=cfg.decode_hints,
-        encoder_init=cfg.encoder_init,
-        learning_rate=cfg.learning_rate,
-        grad_clip_max_norm=cfg.grad_clip_max_norm,
-        hint_repred_mode=cfg.hint_repred_mode,
-    )
+    model = bridge.baseline_model(task_data.spec, first, factory, cfg)
     t0 = time.perf_counter()
     model.init(first.features, seed + 1)
     jax.block_until_ready(model._device_params)

@@ -61,21 +61,9 @@ class _Side:
 
 
 def _setup_official(spec, warm, cfg: ProtocolConfig, seed: int) -> _Side:
-    import clrs
 
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
-    model = clrs.models.BaselineModel(
-        spec=spec,
-        dummy_trajectory=warm[0],
-        processor_factory=factory,
-        hidden_dim=cfg.hidden_size,
-        encode_hints=cfg.encode_hints,
-        decode_hints=cfg.decode_hints,
-        encoder_init=cfg.encoder_init,
-        learning_rate=cfg.learning_rate,
-        grad_clip_max_norm=cfg.grad_clip_max_norm,
-        hint_repred_mode=cfg.hint_repred_mode,
-    )
+    model = bridge.baseline_model(spec, warm[0], factory, cfg)
     key = jax.random.PRNGKey(seed)
     start = time.perf_counter()
     model.init(warm[0].features, seed + 1)

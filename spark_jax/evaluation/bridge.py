@@ -114,3 +114,26 @@ def official_processor_factory(
     return clrs_processors.get_processor_factory(
         kind, use_ln=use_ln, nb_triplet_fts=nb_triplet_fts, nb_heads=nb_heads
     )
+
+
+def baseline_model(spec, dummy_trajectory, processor_factory, cfg):
+    """DeepMind's `BaselineModel` under protocol `cfg` (a `ProtocolConfig`): the one place the
+    protocol's fields become its arguments (our trainer and both bench loops use it).
+    Checkpoints are never written: the path is only a required argument."""
+    import tempfile
+
+    import clrs
+
+    return clrs.models.BaselineModel(
+        spec=spec,
+        dummy_trajectory=dummy_trajectory,
+        processor_factory=processor_factory,
+        hidden_dim=cfg.hidden_size,
+        encode_hints=cfg.encode_hints,
+        decode_hints=cfg.decode_hints,
+        encoder_init=cfg.encoder_init,
+        learning_rate=cfg.learning_rate,
+        grad_clip_max_norm=cfg.grad_clip_max_norm,
+        hint_repred_mode=cfg.hint_repred_mode,
+        checkpoint_path=tempfile.gettempdir(),
+    )

@@ -13,7 +13,6 @@ before the first step; a shape it did not foresee is compiled lazily when first 
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 import time
 from typing import Any, Callable, Sequence
 
@@ -25,7 +24,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from spark_jax.config.protocol import ProtocolConfig
-from spark_jax.evaluation import compiling, data
+from spark_jax.evaluation import bridge, compiling, data
 
 Feedback = clrs.Feedback
 BATCH_AXIS = "batch"
@@ -84,19 +83,7 @@ class Trainer:
         self._replicated = NamedSharding(self.mesh, P())
         self._rows = NamedSharding(self.mesh, P(BATCH_AXIS))
         self._time_rows = NamedSharding(self.mesh, P(None, BATCH_AXIS))
-        self.model = clrs.models.BaselineModel(
-            spec=spec,
-            dummy_trajectory=dummy_feedback,
-            processor_factory=processor_factory,
-            hidden_dim=cfg.hidden_size,
-            encode_hints=cfg.encode_hints,
-            decode_hints=cfg.decode_hints,
-            encoder_init=cfg.encoder_init,
-            learning_rate=cfg.learning_rate,
-            grad_clip_max_norm=cfg.grad_clip_max_norm,
-            hint_repred_mode=cfg.hint_repred_mode,
-            checkpoint_path=tempfile.gettempdir(),
-        )  # unused: checkpoints stay in memory
+        self.model = bridge.baseline_model(spec, dummy_feedback, processor_factory, cfg)
         self.params = None
         self.opt_state = None
         self.compile_stats = CompileStats()
