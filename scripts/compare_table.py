@@ -40,6 +40,13 @@ def _versions() -> str:
     return ", ".join(f"{n} {v}" for n, v in found.items() if v != labels.NOT_INSTALLED)
 
 
+def _wall(meta: dict) -> str:
+    """The run's wall time; a comparison run in parts says so in run.json's `wall_note`."""
+    if meta.get("wall_note"):
+        return f"wall time {meta['wall_note']}"
+    return f"wall time {meta['wall_seconds'] / 60:.1f} min"
+
+
 def main(out: pathlib.Path) -> None:
     data = out / "data"
     plan = ComparePlan.from_dict(json.loads((data / PLAN_FILE).read_text(encoding="utf-8")))
@@ -98,7 +105,7 @@ def main(out: pathlib.Path) -> None:
     generated = [
         BEGIN,
         f"Command: `{meta['command']}` at commit `{meta['commit']}`, {meta['date_utc']}; "
-        f"wall time {meta['wall_seconds'] / 60:.1f} min; machine {machine}; {_versions()}.",
+        f"{_wall(meta)}; machine {machine}; {_versions()}.",
         "",
         f"{label} Cells: mean ± sample std over the search seeds {list(plan.seeds)}. "
         f"Selection set: {chosen}. The seed program scored {seeds.text()} on the selection "
