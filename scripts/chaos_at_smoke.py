@@ -65,7 +65,7 @@ def _perturbing_init(scale: float, index: int, changes: list[float]):
         self.params = jax.device_put(params, self._replicated)
         self.opt_state = jax.device_put(self.model.opt.init(params), self._replicated)
 
-    return original, init
+    return init
 
 
 def run_one(program, task: str, preset: str, seed: int, scale: float, index: int) -> dict:
@@ -77,7 +77,7 @@ def run_one(program, task: str, preset: str, seed: int, scale: float, index: int
 
     original, changes = Trainer.init, [0.0]
     if index:
-        original, Trainer.init = _perturbing_init(scale, index, changes)
+        Trainer.init = _perturbing_init(scale, index, changes)
     start = time.perf_counter()
     try:
         ev = evaluate_program(program, task, get_preset(preset), seed=seed)

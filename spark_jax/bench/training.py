@@ -61,7 +61,6 @@ class _Side:
 
 
 def _setup_official(spec, warm, cfg: ProtocolConfig, seed: int) -> _Side:
-
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
     model = bridge.baseline_model(spec, warm[0], factory, cfg)
     key = jax.random.PRNGKey(seed)

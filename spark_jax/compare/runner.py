@@ -32,11 +32,11 @@ import yaml
 
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.config import search as search_config
-from spark_jax.config.assets import package_root
 from spark_jax.config.protocol import ConfigError
 from spark_jax.search.rundb import RunDB
 from spark_jax.search.schema import RunDBError
 from spark_jax.util.files import write_atomic
+from spark_jax.workers.supervisor import package_pythonpath
 
 __all__ = ["PLAN_FILE", "ComparePlan", "CompareError", "run_comparison", "run_status"]
 
@@ -254,8 +254,6 @@ def run_comparison(
 
 def _run(argv: list[str], log_path: pathlib.Path) -> int:
     env = dict(os.environ)  # the child imports this same spark_jax
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(package_root()), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    env["PYTHONPATH"] = package_pythonpath(env)
     with log_path.open("ab") as log_file:
         return subprocess.call(argv, stdout=log_file, stderr=subprocess.STDOUT, env=env)

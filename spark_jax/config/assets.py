@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.resources
 import pathlib
 
-__all__ = ["asset_dir", "package_root", "seed_program_path", "seed_programs"]
+__all__ = ["asset_dir", "seed_program_path", "seed_programs"]
 
 _KINDS = ("processors", "prompts", "reference", "families")
 
@@ -32,8 +32,3 @@ def seed_program_path(name: str) -> pathlib.Path:
 def seed_programs() -> dict[str, pathlib.Path]:
     """Every shipped seed program, by name."""
     return {p.stem: p for p in sorted(asset_dir("processors").glob("*.py"))}
-
-
-def package_root() -> pathlib.Path:
-    """The directory holding the `spark_jax` package (child processes put it on PYTHONPATH)."""
-    return pathlib.Path(str(importlib.resources.files("spark_jax"))).resolve().parent

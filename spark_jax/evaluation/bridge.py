@@ -11,8 +11,10 @@ adapter's `inf_bias` / `inf_bias_edge`, which CLRS's decoders read.
 
 from __future__ import annotations
 
+import tempfile
 from typing import Callable
 
+import clrs
 import haiku as hk
 import jax.numpy as jnp
 from clrs._src import processors as clrs_processors
@@ -120,10 +122,6 @@ def baseline_model(spec, dummy_trajectory, processor_factory, cfg):
     """DeepMind's `BaselineModel` under protocol `cfg` (a `ProtocolConfig`): the one place the
     protocol's fields become its arguments (our trainer and both bench loops use it).
     Checkpoints are never written: the path is only a required argument."""
-    import tempfile
-
-    import clrs
-
     return clrs.models.BaselineModel(
         spec=spec,
         dummy_trajectory=dummy_trajectory,

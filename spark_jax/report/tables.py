@@ -33,13 +33,6 @@ class ReportPaths:
     source: str = "ood_test"  # the set the search's OOD scores were measured on
 
 
-def _markdown(run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best):
-    report = run_sections.RunReport.build(
-        run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best
-    )
-    return run_sections.render(report)
-
-
 # ---------------------------------------------------------------- entry points
 
 
@@ -89,9 +82,10 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
     except OSError as e:
         plot_error, plots = plot_error or e, ()
     path = run_dir / "report.md"
-    text = _markdown(
+    report = run_sections.RunReport.build(
         run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best
     )
+    text = run_sections.render(report)
     try:
         files.write_atomic(path, text)
     except OSError as e:

@@ -33,6 +33,7 @@ from spark_jax.workers.frames import FrameEOF, FrameTimeout, encode_frame, read_
 __all__ = [
     "PARENT_DEATH_FD_VAR",
     "register_secret_env",
+    "package_pythonpath",
     "scrubbed_env",
     "KINDS",
     "MEMORY_MARKERS",
@@ -66,6 +67,12 @@ _READY_FRAME_CAP = 1 << 16
 
 # The directory holding this spark_jax package: children put it first on PYTHONPATH.
 _PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def package_pythonpath(env: Mapping[str, str]) -> str:
+    """PYTHONPATH for a child that must import this same spark_jax: the directory holding
+    the package first, then `env`'s own PYTHONPATH."""
+    return os.pathsep.join([str(_PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
 
 
 def mentions_memory(text: str) -> bool:
@@ -135,9 +142,7 @@ def python_env(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     env = scrubbed_env(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(_PACKAGE_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    )
+    env["PYTHONPATH"] = package_pythonpath(env)
     env.update(overrides or {})
     return env
 
