@@ -13,6 +13,10 @@ keeps what it finished):
                            device (no preallocation, memory fraction 0.9/W); GPU utilisation and
                            memory sampled by nvidia-smi while they run
   seeds:K[:PRESET[:STEPS]] one evaluation of our port with K seeds vmapped in one program
+  bench:SEED[:PRESET]      one `spark-jax bench --only-candidate --repeats 1 --seed SEED` process
+                           (official vs ours per candidate, K=4 vmapped seeds, an unseen
+                           program's feasibility): run it several times with different seeds
+                           for the median and range over repeats, each repeat its own process
 
 Each evaluation is a separate `spark-jax evaluate` process timed whole (import, data, compile,
 train, score): `process_wall_s` is what a search pays per candidate. Runs anywhere JAX runs.
@@ -20,6 +24,7 @@ train, score): `process_wall_s` is what a search pays per candidate. Runs anywhe
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -242,6 +247,30 @@ def phase_seeds(out: Path, spec: str, tmp: str) -> None:
     )
 
 
+def phase_bench(out: Path, spec: str) -> None:
+    seed, preset, _ = _parse(spec)
+    seed = 42 if seed is None else seed
+    cmd = [*_cli(), "bench", "--only-candidate", "--repeats", "1", "--seed", str(seed)]
+    cmd += ["--preset", preset, "--json"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    record = dict(
+        phase="bench",
+        preset=preset,
+        seed=seed,
+        rc=proc.returncode,
+        process_wall_s=time.perf_counter() - start,
+        commit=os.environ.get("SPARK_JAX_COMMIT", ""),
+        jax=importlib.metadata.version("jax"),
+    )
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+    if proc.returncode == 0 and lines:
+        record["candidate"] = json.loads(lines[-1])["candidate"]
+    else:
+        record["stderr_tail"] = proc.stderr[-2000:]
+    _append(out, record)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -260,6 +289,8 @@ def main(argv: list[str]) -> int:
                 phase_workers(out, spec, tmp)
             elif name == "seeds":
                 phase_seeds(out, spec, tmp)
+            elif name == "bench":
+                phase_bench(out, spec)
             else:
                 print(f"unknown phase {spec!r}", file=sys.stderr)
                 return 2
