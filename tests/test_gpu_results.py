@@ -36,6 +36,9 @@ def test_every_gpu_measurement_names_its_device():
     rows = _gpu_table().load(RESULTS)
     [env] = [r for r in rows if r["phase"] == "env"]
     assert env["backend"] == "gpu" and "H100" in env["device_kind"]
+    benches = [r for r in rows if r["phase"] == "bench"]
+    assert len(benches) >= 3  # the cost issue asks for >= 3 repeats
+    assert all("H100" in r["candidate"]["device_kind"] for r in benches)
     for r in rows:
         for run in r.get("runs", [r]):
             if "evaluation" in run:
