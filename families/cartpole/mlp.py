@@ -7,7 +7,6 @@ value), as in CleanRL and PureJaxRL's PPO.
 import math
 
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
 
 OBS_SIZE = 4

@@ -1,6 +1,5 @@
 """GRU: reads the features as a length-F sequence of scalars; classifies the last state."""
 import flax.linen as nn
-import jax.numpy as jnp
 
 
 class Processor(nn.Module):

@@ -1,6 +1,5 @@
 """Tabular/sequence classifier: a two-layer ReLU MLP over the flattened features."""
 import flax.linen as nn
-import jax.numpy as jnp
 
 
 class Processor(nn.Module):

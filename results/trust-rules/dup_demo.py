@@ -5,15 +5,24 @@ A scripted executor assigns each program a fixed score by name (seed 0.9, a 0.4,
 Usage: PYTHONPATH=TREE python dup_demo.py TREE  (run with the cwd at TREE). Adapted from the
 engineers' /tmp/demo/dup_demo.py: ROOT from argv, FIGURE lines added for trust_rules_table.py.
 """
-import concurrent.futures, dataclasses, pathlib, re, sys, tempfile
+import concurrent.futures
+import dataclasses
+import pathlib
+import re
+import sys
+import tempfile
+
 ROOT = pathlib.Path(sys.argv[1]).resolve()
 sys.path.insert(0, str(ROOT / "tests"))
 import records
+
 from spark_jax.config import search as search_config
 from spark_jax.evaluation.executors import EvalResult
 from spark_jax.report.accounting import summarize
 from spark_jax.search import loop
 from spark_jax.search.rundb import RunDB
+
+
 class _MP:
     def setattr(self, obj, name, value): setattr(obj, name, value)
 

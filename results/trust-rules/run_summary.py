@@ -1,5 +1,8 @@
 """Prints per-run attempts, statuses, evaluated counts and best figures of a comparison dir."""
-import sqlite3, sys, pathlib, json
+import pathlib
+import sqlite3
+import sys
+
 out = pathlib.Path(sys.argv[1])
 for db in sorted(out.glob("*/seed-*/run.db")):
     c = sqlite3.connect(db)

@@ -1,5 +1,8 @@
 """Count baseline prompts carrying SPARK factor vocabulary (via a real loopback server)."""
-import asyncio, types, pathlib, sys
+import asyncio
+import pathlib
+import types
+
 from spark_jax.config.sections import OperatorConfig
 from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
