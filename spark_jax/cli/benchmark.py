@@ -22,6 +22,7 @@ import datetime
 import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+from spark_jax.config.evaluation import EXECUTOR_KINDS
 
 __all__ = ["add_parser", "run"]
 
@@ -64,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=EXECUTOR_KINDS,
         default="local",
         help="where jobs run: local worker processes or a Ray cluster",
     )

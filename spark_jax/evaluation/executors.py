@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from spark_jax.config.sections import ExecutorConfig
+from spark_jax.config.sections import EXECUTOR_KINDS, ExecutorConfig
 from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.evaluation.jobs import (
     COMPILE_CACHE_ENV,
@@ -236,7 +236,10 @@ class LocalExecutor(Executor):
             t.join(timeout=None if wait else 15)
 
 
-_KINDS = ("local", "ray")
+# The executor registry: the kinds' names are `config.evaluation.EXECUTOR_KINDS` (what config
+# validation and the CLI's choices read); each name builds its executor class from options.
+_EXECUTORS: dict[str, type] = {"local": LocalExecutor, "ray": RayExecutor}
+assert tuple(_EXECUTORS) == EXECUTOR_KINDS, "executor registry and EXECUTOR_KINDS differ"
 
 
 def _under(base_dir: str | os.PathLike | None, path: str) -> pathlib.Path:
@@ -279,7 +282,6 @@ def make_executor(
             timeout_s=e.timeout_s,
             **options,
         )
-    if kind not in _KINDS:
-        raise ValueError(f"Unknown executor kind {kind!r}; known kinds: {', '.join(_KINDS)}")
-    cls = LocalExecutor if kind == "local" else RayExecutor
-    return cls(**options)
+    if kind not in _EXECUTORS:
+        raise ValueError(f"Unknown executor kind {kind!r}; known kinds: {', '.join(_EXECUTORS)}")
+    return _EXECUTORS[kind](**options)
