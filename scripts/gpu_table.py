@@ -194,50 +194,21 @@ def _projection(checks: list[dict], workers: list[dict]) -> list[str]:
 
 def _bench_table(benches: list[dict]) -> list[str]:
     """`spark-jax bench --only-candidate`, one repeat per process: median and range over them."""
-    import statistics
-
-    from spark_jax.bench.targets import TARGETS, meets
+    from spark_jax.bench.summary import candidate_table
 
     done = [r for r in benches if r["rc"] == 0]
     if not done:
         return ["(no `bench` phase in the data)"]
     kinds = sorted({r["candidate"]["device_kind"] for r in done})
     seeds = ", ".join(str(r["seed"]) for r in done)
-    out = [
+    return [
         f"{len(done)} repeats (training seeds {seeds}), each one `spark-jax bench --only-candidate "
         f"--repeats 1 --seed S --preset {done[0]['preset']}` process on {', '.join(kinds)} at "
         f"commit {done[0]['commit'] or 'unknown'}; task {done[0]['candidate']['task']}; "
         f"{len(benches) - len(done)} failed.",
         "",
-        "| figure | median | min | max | target | median meets it |",
-        "|---|---|---|---|---|---|",
+        *candidate_table([r["candidate"] for r in done]),
     ]
-    sides = {
-        f"{side} {label}": [r["candidate"]["runs"][side][0][key] for r in done]
-        for side in ("official", "ours")
-        for key, label in (
-            ("total_s", "candidate wall s"),
-            ("compile_wall_s", "compile wall s"),
-            ("steps_per_s", "steady steps/s"),
-        )
-    }
-    sides["K=4 vmapped seeds wall s"] = [r["candidate"]["runs"]["seeds_vmapped_s"][0] for r in done]
-    for name, values in sides.items():
-        out.append(
-            f"| {name} | {_f(statistics.median(values))} | {_f(min(values))} | {_f(max(values))} | | |"
-        )
-    for name in done[0]["candidate"]["ratios"]:
-        values = [r["candidate"]["ratios"][name]["median"] for r in done]
-        med = statistics.median(values)
-        target, verdict = "", ""
-        if name in TARGETS:
-            op, bound = TARGETS[name]
-            target = f"{op} {bound:g}"
-            verdict = "yes" if meets(name, med) else "no"
-        out.append(
-            f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {target} | {verdict} |"
-        )
-    return out
 
 
 def render(rows: list[dict]) -> str:

@@ -11,27 +11,14 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from test_ports import _haiku_to_flax_names
 
 from spark_jax import program as program_lib
 from spark_jax.config import protocol as config
 from spark_jax.evaluation import bridge, data
+from spark_jax.evaluation.port_params import PORT_SCOPE as FLAX_SCOPE
+from spark_jax.evaluation.port_params import haiku_to_flax_names
+from spark_jax.evaluation.port_params import official_to_port as _to_ours
 from spark_jax.evaluation.train import Trainer
-
-FLAX_SCOPE = "net/" + bridge.ADAPTER_NAME + "_clrs_processor/flax/"
-
-
-def _to_ours(official: dict, mapping: dict[str, str]) -> dict:
-    out = {k: v for k, v in official.items() if "clrs_processor" not in k}
-    for name, leaves in official.items():
-        if "clrs_processor" not in name:
-            continue
-        local = name.split("clrs_processor/", 1)[1]
-        if local == "layer_norm":
-            out[FLAX_SCOPE + mapping[local]] = {"scale": leaves["scale"], "bias": leaves["offset"]}
-        else:
-            out[FLAX_SCOPE + mapping[local]] = {"kernel": leaves["w"], "bias": leaves["b"]}
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +38,7 @@ def both(seed_paths):
     )
     ours.init(fb.features, seed=1)
     official.init(fb.features, seed=1)
-    mapping = _haiku_to_flax_names(triplets=True, gated=True, use_ln=cfg.use_ln)
+    mapping = haiku_to_flax_names(triplets=True, gated=True, use_ln=cfg.use_ln)
     return ours, official, fb, mapping
 
 

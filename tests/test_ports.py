@@ -14,6 +14,7 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.evaluation.bridge import official_processor_factory
+from spark_jax.evaluation.port_params import haiku_to_flax_names as _haiku_to_flax_names
 
 B, N, H, T = 2, 6, 16, 4
 
@@ -29,22 +30,6 @@ def _inputs(seed: int):
         adj_mat=jnp.asarray(adj),
         hidden=jnp.asarray(rng.normal(size=(B, N, H)), jnp.float32),
     )
-
-
-# Haiku creation order inside clrs PGN.__call__: m_1, m_2, m_e, m_g, o1, o2, [triplets t_1..t_g,
-# o3], mlp, layer_norm, [gate1..gate3]. Flax names are the port's attribute names.
-def _haiku_to_flax_names(triplets: bool, gated: bool, use_ln: bool = True) -> dict[str, str]:
-    names = ["m_1", "m_2", "m_e", "m_g", "o1", "o2"]
-    if triplets:
-        names += ["t_1", "t_2", "t_3", "t_e_1", "t_e_2", "t_e_3", "t_g", "o3"]
-    if gated:
-        names += ["gate1", "gate2", "gate3"]
-    mapping = {("linear" if i == 0 else f"linear_{i}"): flax for i, flax in enumerate(names)}
-    mapping["mlp/~/linear_0"] = "msg_mlp_1"
-    mapping["mlp/~/linear_1"] = "msg_mlp_2"
-    if use_ln:
-        mapping["layer_norm"] = "ln"
-    return mapping
 
 
 KINDS = {

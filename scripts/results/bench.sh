@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# results/bench: where one smoke evaluation's time goes (dfs; quickselect before/after buckets).
+# results/bench: where one smoke evaluation's time goes (dfs; quickselect before/after buckets),
+# `spark-jax bench`'s per-candidate table (3 repeats) and the timed clrs10 benchmark. Take the
+# timings on a quiet machine: anything else on the cores inflates them.
 NAME=bench ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
-done_if results/bench/profile-dfs-smoke.json results/bench/profile-quickselect-smoke-after.json
+done_if results/bench/profile-dfs-smoke.json results/bench/profile-quickselect-smoke-after.json \
+  results/bench/bench-cpu-smoke.json results/bench/clrs10-smoke/benchmark.db
 label="${LABEL:-$(uname -n), $(nproc) CPUs}"
 "$PY" scripts/profile_evaluation.py --task dfs --preset smoke --steps 30 --label "$label" \
   --json results/bench/profile-dfs-smoke.json
@@ -9,4 +12,9 @@ label="${LABEL:-$(uname -n), $(nproc) CPUs}"
   --label "$label; before" --json results/bench/profile-quickselect-smoke-before.json
 "$PY" scripts/profile_evaluation.py --task quickselect --preset smoke --steps 20 \
   --label "$label; after" --json results/bench/profile-quickselect-smoke-after.json
+"$PY" -m spark_jax.cli bench --only-candidate --repeats 3 --preset smoke --json \
+  | "$PY" -c 'import json, sys; d = json.loads(sys.stdin.read().splitlines()[-1]); d["label"] = sys.argv[1]; print(json.dumps(d))' "$label" \
+  > results/bench/bench-cpu-smoke.json
+SPARK_JAX="$PY -m spark_jax.cli" scripts/bench_clrs10.sh results/bench/clrs10-smoke
+rm -rf results/bench/clrs10-smoke/xla-cache results/bench/clrs10-smoke/logs
 "$PY" scripts/profile_table.py results/bench

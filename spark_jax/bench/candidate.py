@@ -29,7 +29,7 @@ import jax
 import numpy as np
 
 from spark_jax import program as program_lib
-from spark_jax.bench.targets import TARGETS, meets
+from spark_jax.bench.summary import TARGETS, meets
 from spark_jax.config import assets
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, evaluate, seeds
@@ -142,8 +142,10 @@ def _feasibility_unseen(cfg: ProtocolConfig, repeats: int) -> list[float]:
     return times
 
 
-def _spread(values: list[float]) -> dict[str, float]:
-    return dict(median=statistics.median(values), min=min(values), max=max(values))
+def _spread(values: list[float]) -> dict[str, Any]:
+    return dict(
+        median=statistics.median(values), min=min(values), max=max(values), values=list(values)
+    )
 
 
 def bench_candidate(
