@@ -63,6 +63,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", metavar="OUT", help="continue the benchmark in OUT (default: start a new one)"
     )
+    _add_executor_args(p)
+    p.add_argument("--quiet", action="store_true", help="no line per landed job")
+    return p
+
+
+def _add_executor_args(p: argparse.ArgumentParser) -> None:
+    """Where the jobs run, their limits, and what they share."""
     p.add_argument(
         "--executor",
         choices=EXECUTOR_KINDS,
@@ -87,8 +94,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="persistent XLA compilation cache shared by the jobs (relative: inside OUT; "
         "share one between benchmarks to reuse compiles); 'none' turns it off",
     )
-    p.add_argument("--quiet", action="store_true", help="no line per landed job")
-    return p
 
 
 def _progress(job, result, finished: int, total: int) -> None:

@@ -62,6 +62,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "of the best evaluated candidate)",
     )
     p.add_argument("--out", help="comparison directory (default: comparisons/<time>)")
+    _add_run_mode_args(p)
+    return p
+
+
+def _add_run_mode_args(p: argparse.ArgumentParser) -> None:
+    """Replay, report-only and proposal-only runs; searches at once."""
     p.add_argument(
         "--replay",
         metavar="DIR",
@@ -98,7 +104,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="N",
         help="(method, seed) searches run at once (default: %(default)s)",
     )
-    return p
 
 
 def _proposal_only(args: argparse.Namespace, base: dict) -> None:

@@ -275,15 +275,23 @@ def _reference_rows(task: str, preset: str) -> list[str]:
     return lines
 
 
-def write_compare_report(
-    out: pathlib.Path, plan: ComparePlan, threshold: float | None = None
-) -> pathlib.Path:
-    """Writes OUT/report.md and OUT/plots/*.png from the runs' databases; returns report.md."""
-    methods: list[Method] = list(resolve_methods(list(plan.methods)))
-    figures = collect(out, plan)
-    grouped = by_method(figures)
-    if threshold is None:
-        threshold = default_threshold(grouped)
+_TABLE_NOTE = (
+    "Cells: mean ± sample std over search seeds. Best at budget B: the best of each run's "
+    "first B evaluated candidates on the score the search selected with (the validation "
+    "set under `ood_val`), the seed program excluded (it is the row `seed`, one "
+    "evaluation per run); best candidate: test OOD %: the run's best evaluated candidate "
+    "(over all its attempts) scored once on the test set after the search (`ood_val` "
+    "runs only); attempts: every proposal, the same cap for every method; evaluated: the "
+    "candidates counted toward the budget (feasible and entered training, failed "
+    "trainings included; duplicates are not retrained and not counted). Entanglement rate: share of attempts whose edit mixed both "
+    "factors or touched the scaffolding (broken tag lines included). Device hours: the "
+    "runs' evaluations (compile + train)."
+)
+
+
+def _run_context(plan: ComparePlan, figures) -> dict[str, Any]:
+    """Task, preset, editors and machine of the runs, the report's protocol line and the
+    plots' label."""
     base: dict[str, Any] = dict(plan.base)
     task, preset = base.get("task", "dfs"), base.get("preset", "smoke")
     editors = sorted({r.editor for r in figures}) or ["?"]
@@ -300,11 +308,15 @@ def write_compare_report(
         )
         + f"; machine {machine}"
     )
-    plots = out / "plots"
     label = (
         f"{preset} protocol, task {task}, budget {plan.budget}, search seeds "
         f"{list(plan.seeds)}; {labels.editor_label(editors)}; machine {machine}"
     )
+    return dict(task=task, preset=preset, offline=offline, protocol=protocol, label=label)
+
+
+def _draw_plots(plots: pathlib.Path, methods, grouped, context: dict[str, Any]) -> None:
+    preset, task, label = context["preset"], context["task"], context["label"]
     plots_lib.band_plot(
         plots / PLOT_FILES[0], methods, grouped, "best_eval", "evaluated candidates (0: seed)",
         "best-so-far OOD accuracy (%)", f"best-so-far vs evaluated ({preset}, {task})", 100.0,
@@ -314,11 +326,38 @@ def write_compare_report(
         plots / PLOT_FILES[1], methods, grouped, "valid", "attempt",
         "cumulative valid rate", f"cumulative valid rate ({preset}, {task})", 1.0, label,
     )  # fmt: skip
+
+
+def _methods_section(methods: list[Method], offline: bool) -> list[str]:
+    lines = [f"- `{m.name}` ({m.paper_name}): {m.description}" for m in methods]
+    if offline and any(m.operator.get("mode") in BASELINES for m in methods):
+        lines += [
+            "",
+            "Baselines under the offline editor run offline analogues: the method's "
+            "population loop and selection with catalogue transforms in place of the "
+            "LLM (NOT an LLM). They test the harness, the budget accounting and the "
+            "selection schemes, not what the method's prompts would get from a model.",
+        ]
+    return lines
+
+
+def write_compare_report(
+    out: pathlib.Path, plan: ComparePlan, threshold: float | None = None
+) -> pathlib.Path:
+    """Writes OUT/report.md and OUT/plots/*.png from the runs' databases; returns report.md."""
+    methods: list[Method] = list(resolve_methods(list(plan.methods)))
+    figures = collect(out, plan)
+    grouped = by_method(figures)
+    if threshold is None:
+        threshold = default_threshold(grouped)
+    context = _run_context(plan, figures)
+    task, preset, offline = context["task"], context["preset"], context["offline"]
+    _draw_plots(out / "plots", methods, grouped, context)
     expected = len(methods) * len(plan.seeds)
     lines = [
         "# Comparison",
         "",
-        protocol,
+        context["protocol"],
         "",
         f"Runs with a database: {len(figures)} of {expected}.",
         "",
@@ -326,16 +365,7 @@ def write_compare_report(
         "",
         *_method_table(methods, grouped, threshold, plan.budget),
         "",
-        "Cells: mean ± sample std over search seeds. Best at budget B: the best of each run's "
-        "first B evaluated candidates on the score the search selected with (the validation "
-        "set under `ood_val`), the seed program excluded (it is the row `seed`, one "
-        "evaluation per run); best candidate: test OOD %: the run's best evaluated candidate "
-        "(over all its attempts) scored once on the test set after the search (`ood_val` "
-        "runs only); attempts: every proposal, the same cap for every method; evaluated: the "
-        "candidates counted toward the budget (feasible and entered training, failed "
-        "trainings included; duplicates are not retrained and not counted). Entanglement rate: share of attempts whose edit mixed both "
-        "factors or touched the scaffolding (broken tag lines included). Device hours: the "
-        "runs' evaluations (compile + train).",
+        _TABLE_NOTE,
         "",
         f"## Methods against `{methods[0].name if methods else '?'}`",
         "",
@@ -356,18 +386,7 @@ def write_compare_report(
         "",
         "## Methods",
         "",
-        *(f"- `{m.name}` ({m.paper_name}): {m.description}" for m in methods),
-        *(
-            [
-                "",
-                "Baselines under the offline editor run offline analogues: the method's "
-                "population loop and selection with catalogue transforms in place of the "
-                "LLM (NOT an LLM). They test the harness, the budget accounting and the "
-                "selection schemes, not what the method's prompts would get from a model.",
-            ]
-            if offline and any(m.operator.get("mode") in BASELINES for m in methods)
-            else []
-        ),
+        *_methods_section(methods, offline),
         "",
         "## Paper reference rows",
         "",

@@ -160,15 +160,8 @@ def read_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:
     return _flatten(raw), created
 
 
-def summarize(
-    db: RunDB, meta: Mapping[str, Any] | None = None, created_at: float | None = None
-) -> RunAccounting:
-    """Computes every number and curve of the report from an open run database."""
-    if meta is None:
-        meta, created_at = read_meta(db)
-    props: list[Proposal] = db.proposals()
-    evals = db.evaluations()
-    by_attempt = {e["proposal_attempt"]: e for e in evals if e["proposal_attempt"] is not None}
+def _seed_evaluation(evals: list[dict], meta: Mapping[str, Any]) -> dict | None:
+    """The seed program's scored evaluation (the run's task and preset first), or None."""
     baselines = [e for e in evals if e["proposal_attempt"] is None and is_scored(e)]
     task, preset = find_meta(meta, "task"), find_meta(meta, "preset")
     matching = [
@@ -177,10 +170,13 @@ def summarize(
         if (task is None or e["task"] in (None, task))
         and (preset is None or e["preset"] in (None, preset))
     ]
-    seed = (matching or baselines or [None])[0]
-    cands = [e for e in evals if e["proposal_attempt"] is not None and e["status"] == "ok"]
+    return (matching or baselines or [None])[0]
+
+
+def _attempt_curves(props: list[Proposal], by_attempt: dict, seed: dict | None):
+    """Per attempt (x = 0 is the seed, before any attempt): the incumbent and the curves of
+    best OOD, its MACs, each candidate's OOD, and the running valid and entangled rates."""
     nan = float("nan")
-    # Per attempt (x = 0 is the seed, before any attempt).
     incumbent = seed
     best_curve = [seed["ood_score"] if seed else nan]
     macs_curve = [seed["macs"] if seed and seed["macs"] is not None else nan]
@@ -199,24 +195,42 @@ def summarize(
         n_entangled += p.entanglement in ENTANGLED_KINDS
         valid.append(n_feasible / k)
         entangled.append(n_entangled / k)
-    # Per evaluated candidate, in the order evaluations were recorded.
-    eval_curve, running, best_candidate = [seed["ood_score"] if seed else nan], seed, None
+    curves = dict(
+        best=tuple(best_curve),
+        macs=tuple(macs_curve),
+        cand_ood=tuple(cand_ood),
+        valid=tuple(valid),
+        entangled=tuple(entangled),
+    )
+    return incumbent, curves, n_feasible, n_entangled
+
+
+def _evaluated_curve(cands: list[dict], seed: dict | None):
+    """Per evaluated candidate, in the order evaluations were recorded: the best OOD so far,
+    and the best scored candidate (the seed apart)."""
+    eval_curve, running, best_candidate = [seed["ood_score"] if seed else float("nan")], seed, None
     for e in cands:
         if is_scored(e):
             running = e if _better(e, running) else running
             best_candidate = e if _better(e, best_candidate) else best_candidate
-        eval_curve.append(running["ood_score"] if running else nan)
-    best_ood = incumbent["ood_score"] if incumbent else None
-    best_attempt = best_index = best_eval = None
-    if best_ood is not None and not (seed and seed["ood_score"] == best_ood):
-        best_attempt = next(k for k, v in enumerate(best_curve) if v == best_ood)
-        best_index = props[best_attempt - 1].attempt
-        first = by_attempt[best_index]
-        best_eval = next(i for i, e in enumerate(cands, 1) if e["id"] == first["id"])
-    verdict = None
-    if seed is not None and best_candidate is not None:
-        diff = best_candidate["ood_score"] - seed["ood_score"]
-        verdict = "beats" if diff > 0 else "equals" if diff == 0 else "below"
+        eval_curve.append(running["ood_score"] if running else float("nan"))
+    return tuple(eval_curve), best_candidate
+
+
+def _best_position(best_curve, props, by_attempt, cands, seed, best_ood):
+    """(attempt number, proposal attempt index, evaluated index) where the best first appeared;
+    all None when the best is the seed or nothing scored."""
+    if best_ood is None or (seed and seed["ood_score"] == best_ood):
+        return None, None, None
+    best_attempt = next(k for k, v in enumerate(best_curve) if v == best_ood)
+    best_index = props[best_attempt - 1].attempt
+    first = by_attempt[best_index]
+    best_eval = next(i for i, e in enumerate(cands, 1) if e["id"] == first["id"])
+    return best_attempt, best_index, best_eval
+
+
+def _costs(db: RunDB, props, evals, cands, created_at) -> dict[str, Any]:
+    """Wall and device hours, mean train and compile seconds of the evaluated candidates."""
     stamps = [p.created_at for p in props] + [e["created_at"] for e in evals]
     stamps += [c["created_at"] for c in db.llm_calls()] + [created_at]
     stamps = [s for s in stamps if s is not None]
@@ -229,6 +243,35 @@ def summarize(
         else (e["wall_seconds"] or 0.0)
         for e in evals
     )
+    return dict(
+        wall_hours=(max(stamps) - min(stamps)) / 3600 if len(stamps) > 1 else None,
+        device_hours=device_s / 3600,
+        mean_train_seconds=sum(train) / len(train) if train else None,
+        mean_compile_seconds=sum(comp) / len(comp) if comp else None,
+    )
+
+
+def summarize(
+    db: RunDB, meta: Mapping[str, Any] | None = None, created_at: float | None = None
+) -> RunAccounting:
+    """Computes every number and curve of the report from an open run database."""
+    if meta is None:
+        meta, created_at = read_meta(db)
+    props: list[Proposal] = db.proposals()
+    evals = db.evaluations()
+    by_attempt = {e["proposal_attempt"]: e for e in evals if e["proposal_attempt"] is not None}
+    seed = _seed_evaluation(evals, meta)
+    cands = [e for e in evals if e["proposal_attempt"] is not None and e["status"] == "ok"]
+    incumbent, curves, n_feasible, n_entangled = _attempt_curves(props, by_attempt, seed)
+    eval_curve, best_candidate = _evaluated_curve(cands, seed)
+    best_ood = incumbent["ood_score"] if incumbent else None
+    best_attempt, best_index, best_eval = _best_position(
+        curves["best"], props, by_attempt, cands, seed, best_ood
+    )
+    verdict = None
+    if seed is not None and best_candidate is not None:
+        diff = best_candidate["ood_score"] - seed["ood_score"]
+        verdict = "beats" if diff > 0 else "equals" if diff == 0 else "below"
     n = len(props)
     budget_curve = _budget_curve(evals)
     n_duplicates = sum(p.failure_type == DUPLICATE for p in props)
@@ -254,19 +297,8 @@ def summarize(
         best_attempt_index=best_index,
         best_evaluated=best_eval,
         verdict=verdict,
-        wall_hours=(max(stamps) - min(stamps)) / 3600 if len(stamps) > 1 else None,
-        device_hours=device_s / 3600,
-        mean_train_seconds=sum(train) / len(train) if train else None,
-        mean_compile_seconds=sum(comp) / len(comp) if comp else None,
-        curves={
-            "best": tuple(best_curve),
-            "macs": tuple(macs_curve),
-            "cand_ood": tuple(cand_ood),
-            "valid": tuple(valid),
-            "entangled": tuple(entangled),
-            "best_eval": tuple(eval_curve),
-            "best_at_evaluated": budget_curve,
-        },
+        **_costs(db, props, evals, cands, created_at),
+        curves={**curves, "best_eval": eval_curve, "best_at_evaluated": budget_curve},
         routed=sum(p.factor_source == "asr" for p in props),
         route_retried=sum(route_calls[p.attempt] > 1 for p in props),
         route_fallback=sum(p.factor_source == "fallback" for p in props),

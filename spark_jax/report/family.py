@@ -107,7 +107,12 @@ def family_lines(
         _selection_text(meta, data),
         "",
     ]
-    pair = [("seed", seed), ("best evaluated candidate", best)]
+    lines += _program_table(meta, [("seed", seed), ("best evaluated candidate", best)])
+    return lines + _paper_rows(paper_key(str(benchmark), meta.get("config.seed_program")))
+
+
+def _program_table(meta: Mapping[str, Any], pair) -> list[str]:
+    """The seed's and the best candidate's selection score, final metrics, MACs and params."""
     found = {
         label: {**_metrics(row), **_final_metrics(meta, row["program_id"])}
         for label, row in pair
@@ -117,7 +122,7 @@ def family_lines(
     names = sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
     header = ["program", "id", "selection score"] + [_METRIC_COLUMNS.get(n, n) for n in names]
     header += ["MACs (K, one example)", "params", "train (s)"]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, row in pair:
         if row is None:
             lines.append(f"| {label} |" + " — |" * (len(header) - 1))
@@ -132,9 +137,13 @@ def family_lines(
             f"{row.get('train_seconds') or 0:.1f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    key = paper_key(str(benchmark), meta.get("config.seed_program"))
+    return lines
+
+
+def _paper_rows(key: str) -> list[str]:
+    """The paper's figures for this benchmark and seed program (targets, not comparable)."""
     rows = [r for r in reference.extra_benchmarks() if r.benchmark == key]
-    lines += ["", f"### Paper reference figures for `{key}` ({reference.paper_label()})", ""]
+    lines = ["", f"### Paper reference figures for `{key}` ({reference.paper_label()})", ""]
     if not rows:
         lines.append("The paper reports no row for this benchmark and seed program.")
         return lines + [""]

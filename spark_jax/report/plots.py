@@ -27,10 +27,14 @@ def write_plots(
     """Writes the five PNGs of PLOT_FILES into `out` (created) and returns their paths, in
     PLOT_FILES order; a plot with nothing to draw says so instead. `caption` (protocol, task,
     editor, machine) is every figure's caption."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    out.mkdir(parents=True, exist_ok=True)
+    for name, spec in zip(PLOT_FILES, _plot_specs(acc)):
+        _draw(out / name, *spec, caption)
+    return tuple(out / name for name in PLOT_FILES)
 
+
+def _plot_specs(acc: RunAccounting) -> list[tuple]:
+    """(title, x label, y label, [(xs, ys, label, style)]) per plot, in PLOT_FILES order."""
     c = {
         k: [100.0 * y for y in v] if k in ("best", "cand_ood", "best_eval") else list(v)
         for k, v in acc.curves.items()
@@ -39,7 +43,7 @@ def write_plots(
     att, seed_x = list(range(-1, len(c["best"]) - 1)), "attempt index (-1: the seed)"
     ood = "OOD accuracy (%)"
     c["macs"] = [m / 1000.0 for m in c["macs"]]  # K, as report.md
-    specs = [  # title, x label, y label, [(xs, ys, label, style)]
+    return [
         (
             "best-so-far OOD accuracy vs attempt",
             seed_x,
@@ -71,32 +75,36 @@ def write_plots(
             [(att, c["macs"], "incumbent MACs", "step")],
         ),
     ]
-    out.mkdir(parents=True, exist_ok=True)
-    for name, (title, xlabel, ylabel, series) in zip(PLOT_FILES, specs):
-        fig = Figure(figsize=(6.4, 4.0), dpi=100)
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
-        drawn = [s for s in series if any(not math.isnan(y) for y in s[1])]
-        for xs, ys, label, style in drawn:
-            if style == "step":
-                ax.step(xs, ys, where="post", label=label, marker="." if len(xs) < 3 else None)
-            else:
-                ax.plot(xs, ys, style, label=label, alpha=0.5 if style == "." else 1.0)
-        if "rate" in title:
-            ax.set_ylim(-0.02, 1.02)
-        if len(drawn) > 1:
-            ax.legend(loc="lower right", fontsize="small")
-        elif not drawn:
-            ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
-        ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # attempt indices, counts
-        ax.grid(True, alpha=0.3)
-        fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
-        if caption:
-            labels.caption(fig, caption)
-        _save(fig, out / name)
-    return tuple(out / name for name in PLOT_FILES)
+
+
+def _draw(path: pathlib.Path, title, xlabel, ylabel, series, caption: str) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    drawn = [s for s in series if any(not math.isnan(y) for y in s[1])]
+    for xs, ys, label, style in drawn:
+        if style == "step":
+            ax.step(xs, ys, where="post", label=label, marker="." if len(xs) < 3 else None)
+        else:
+            ax.plot(xs, ys, style, label=label, alpha=0.5 if style == "." else 1.0)
+    if "rate" in title:
+        ax.set_ylim(-0.02, 1.02)
+    if len(drawn) > 1:
+        ax.legend(loc="lower right", fontsize="small")
+    elif not drawn:
+        ax.text(0.5, 0.5, "no data recorded", ha="center", va="center", transform=ax.transAxes)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # attempt indices, counts
+    ax.grid(True, alpha=0.3)
+    fig.subplots_adjust(left=0.13, right=0.97, bottom=0.17 if caption else 0.12, top=0.92)
+    if caption:
+        labels.caption(fig, caption)
+    _save(fig, path)
 
 
 def _save(fig, path: pathlib.Path) -> None:

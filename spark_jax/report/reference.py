@@ -392,6 +392,36 @@ def comparison_lines(
       ours: (label, OOD accuracy in %, thousands of MACs) per row of this run.
     """
     this = f"this run, `{preset or 'unknown'}` protocol"
+    lines = _comparison_intro(preset, this)
+    if not task:
+        return lines + ["", "The run's task is unknown, so no paper figures are shown."]
+    try:
+        figures = for_task(task)
+    except ReferenceDataError as exc:
+        return lines + ["", f"Reference tables unavailable: {exc}"]
+    if not figures:
+        lines += ["", f"The paper reports no figures for task `{task}`."]
+    lines += [
+        "",
+        "Our MACs (one processor step, contraction count) and the paper's MACs (its "
+        "model-level figure, counted by the SPARK paper for every row) measure different "
+        "things and are never compared.",
+        "",
+        "| table | method | source | LLM | OOD (%) | our MACs (K, one processor step) "
+        "| paper MACs (K, as reported) | comparable |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        "| " + " | ".join(row) + " |" for row in _comparison_rows(this, preset, ours, figures)
+    ]
+    notes = SEARCH_DYNAMICS.get(task, ())
+    if notes:
+        lines += ["", f"Search dynamics reported by the SPARK paper (its text; {paper_label()}):"]
+        lines += [f"- {n}" for n in notes]
+    return lines
+
+
+def _comparison_intro(preset: str | None, this: str) -> list[str]:
     lines = [
         "## Paper reference figures",
         "",
@@ -410,14 +440,10 @@ def comparison_lines(
             f" This run used the `{preset or 'unknown'}` protocol, so its numbers are "
             "NOT comparable with any published row."
         )
-    lines += ["", *legend_lines()]
-    if not task:
-        return lines + ["", "The run's task is unknown, so no paper figures are shown."]
-    try:
-        figures = for_task(task)
-    except ReferenceDataError as exc:
-        return lines + ["", f"Reference tables unavailable: {exc}"]
+    return [*lines, "", *legend_lines()]
 
+
+def _comparison_rows(this: str, preset: str | None, ours, figures) -> list[tuple[str, ...]]:
     def fmt(value: float | None, digits: int) -> str:
         return "—" if value is None else f"{value:.{digits}f}"
 
@@ -440,21 +466,4 @@ def comparison_lines(
         )
         for f in figures
     ]
-    if not figures:
-        lines += ["", f"The paper reports no figures for task `{task}`."]
-    lines += [
-        "",
-        "Our MACs (one processor step, contraction count) and the paper's MACs (its "
-        "model-level figure, counted by the SPARK paper for every row) measure different "
-        "things and are never compared.",
-        "",
-        "| table | method | source | LLM | OOD (%) | our MACs (K, one processor step) "
-        "| paper MACs (K, as reported) | comparable |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    notes = SEARCH_DYNAMICS.get(task, ())
-    if notes:
-        lines += ["", f"Search dynamics reported by the SPARK paper (its text; {paper_label()}):"]
-        lines += [f"- {n}" for n in notes]
-    return lines
+    return rows
