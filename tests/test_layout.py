@@ -262,7 +262,6 @@ LONG_FUNCTIONS = {
     "program/regions.py:parse_regions",
     "search/loop.py:run_search",
     "search/rundb.py:record_evaluation",
-    "serve/data.py:benchmark_detail",
 }
 
 

@@ -9,7 +9,8 @@ bounded tail in the parent; candidate prints to a bounded counting sink):
 Worker-side stages (the parent does template, locality, the static half of syntax and the
 budget comparison): syntax = exec in a fresh namespace (`program.load_module`); interface;
 semantic (`stage_checks.check_semantic`) = `jax.eval_shape` of init + apply, then one
-concrete batch run eagerly (op compilations are shared by all candidates) for finiteness and
+concrete batch run eagerly (op compilations are shared by all candidates; parameter draws
+compiled per power-of-two length, `install_bucketed_truncated_normal`) for finiteness and
 the masking invariant; budget = params and MACs. jax is imported only in `_preimport`.
 """
 
@@ -28,6 +29,7 @@ from spark_jax.feasibility.stage_checks import (
     check_semantic,
     failure_from_exception,
     guarded,
+    install_bucketed_truncated_normal,
     macs_lib,
 )
 
@@ -372,6 +374,7 @@ def _preimport(cache_dir: str | None) -> None:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     jnp.ones((2, 2)).block_until_ready()  # Starts the CPU client and its thread pools.
+    install_bucketed_truncated_normal()  # New parameter shapes reuse compiled draws.
 
 
 def main(argv: list[str] | None = None) -> int:

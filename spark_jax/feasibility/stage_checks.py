@@ -233,3 +233,42 @@ def check_output_spec(out: Any, b: int, n: int, h: int) -> None:
         )
     if edge is not None and not np.issubdtype(np.dtype(edge.dtype), np.floating):
         raise fail("dtype_mismatch", f"edge output has dtype {edge.dtype}, expected float")
+
+
+def install_bucketed_truncated_normal() -> None:
+    """Makes `jax.random.truncated_normal` (what Flax's default initializers draw from) draw
+    a flat vector of the next power-of-two length and cut it to the asked shape, in this
+    process only (the sandbox worker: checks never train).
+
+    Why: in the concrete init of the semantic stage, every new parameter shape compiled its
+    own truncated normal (about 0.7 s of XLA compile on a CPU), most of a new program's check;
+    with power-of-two lengths the compiled draws are reused across shapes and programs. The
+    values are still truncated normal draws from the same key and bounds, not the ones the
+    same key would give at that shape: the check tests shapes, finiteness and masking, none
+    of which depends on which draw it got. Scalar bounds and a known shape only; anything
+    else goes to the original unchanged.
+    """
+    import math
+
+    import jax
+    import jax._src.random as jax_random
+    import numpy as np
+
+    original = jax.random.truncated_normal
+    if getattr(original, "_spark_bucketed", False):
+        return
+
+    def truncated_normal(key, lower, upper, shape=None, dtype=None, **kwargs):
+        if shape is None or kwargs or np.ndim(lower) or np.ndim(upper):
+            return original(key, lower, upper, shape, dtype, **kwargs)
+        shape = tuple(shape)
+        size = math.prod(shape)
+        if size < 2:
+            return original(key, lower, upper, shape, dtype)
+        flat = original(key, lower, upper, (1 << (size - 1).bit_length(),), dtype)
+        return flat[:size].reshape(shape)
+
+    truncated_normal._spark_bucketed = True  # type: ignore[attr-defined]
+    truncated_normal.__wrapped__ = original  # type: ignore[attr-defined]
+    jax.random.truncated_normal = truncated_normal
+    jax_random.truncated_normal = truncated_normal

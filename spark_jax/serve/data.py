@@ -308,17 +308,8 @@ def benchmarks_list(root: Root) -> list[dict[str, Any]]:
     return listing(root, root.benchmark_dirs(), lambda rel: _benchmark_line(root, rel))
 
 
-def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
-    """The benchmark's table: per (program, task) mean/std over seeds, means, comparisons."""
-    db = root.open_benchmark(rel)
-    try:
-        spec, programs, results = db.spec(), db.programs(), db.results()
-        wall, running = db.wall_seconds(), db.running_seconds()
-    finally:
-        db.close()
-    labels = {p.key: p.label for p in programs}
-    cells = stats.cells_of_results(programs, results)
-    tasks = list(spec["tasks"])
+def _benchmark_rows(programs, cells, tasks: list[str]) -> list[dict[str, Any]]:
+    """Per program: each task's cell (n, mean, std, failed seeds) and the mean over tasks."""
     table = []
     for p in programs:
         row = {"label": p.label, "origin": p.origin, "cells": []}
@@ -331,23 +322,41 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
             )
         row["mean"] = stats.mean_over(cells, p.label, tasks)
         table.append(row)
+    return table
+
+
+def _benchmark_comparisons(programs, cells, tasks: list[str], base: str | None) -> list[dict]:
+    """Each program against the baseline: verdict counts, per-task verdicts, mean difference."""
+    if base is None:
+        return []
+    others = [p.label for p in programs if p.label != base]
+    return [
+        {
+            "program": c.program,
+            "baseline": c.baseline,
+            "wins": c.wins,
+            "losses": c.losses,
+            "cannot_tell": c.cannot_tell,
+            "verdicts": {v.task: v.verdict for v in c.per_task},
+            "mean_diff": c.mean_diff,
+            "ci": [c.ci_low, c.ci_high],
+        }
+        for c in stats.compare_table(cells, others, base, tasks)
+    ]
+
+
+def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
+    """The benchmark's table: per (program, task) mean/std over seeds, means, comparisons."""
+    db = root.open_benchmark(rel)
+    try:
+        spec, programs, results = db.spec(), db.programs(), db.results()
+        wall, running = db.wall_seconds(), db.running_seconds()
+    finally:
+        db.close()
+    labels = {p.key: p.label for p in programs}
+    cells = stats.cells_of_results(programs, results)
+    tasks = list(spec["tasks"])
     base = spec.get("baseline")
-    comparison = []
-    if base is not None:
-        others = [p.label for p in programs if p.label != base]
-        for c in stats.compare_table(cells, others, base, tasks):
-            comparison.append(
-                {
-                    "program": c.program,
-                    "baseline": c.baseline,
-                    "wins": c.wins,
-                    "losses": c.losses,
-                    "cannot_tell": c.cannot_tell,
-                    "verdicts": {v.task: v.verdict for v in c.per_task},
-                    "mean_diff": c.mean_diff,
-                    "ci": [c.ci_low, c.ci_high],
-                }
-            )
     failures = [
         {
             "program": labels[r.program_key],
@@ -368,9 +377,9 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "device_hours": wall / 3600,
         "wall_hours": running / 3600,
         "machines": stats.machines_of_results(results),
-        "table": table,
+        "table": _benchmark_rows(programs, cells, tasks),
         "baseline": base,
-        "comparison": comparison,
+        "comparison": _benchmark_comparisons(programs, cells, tasks, base),
         "failures": failures,
     }
     return clean(payload)
