@@ -7,6 +7,7 @@ value), as in CleanRL and PureJaxRL's PPO.
 import math
 
 import flax.linen as nn
+import jax  # noqa: F401 - the search's edits of the regions use it
 import jax.numpy as jnp
 
 OBS_SIZE = 4

@@ -1,5 +1,6 @@
 """GRU: reads the features as a length-F sequence of scalars; classifies the last state."""
 import flax.linen as nn
+import jax.numpy as jnp  # noqa: F401 - the search's edits of the regions use it
 
 
 class Processor(nn.Module):

@@ -1,5 +1,6 @@
 """Tabular/sequence classifier: a two-layer ReLU MLP over the flattened features."""
 import flax.linen as nn
+import jax.numpy as jnp  # noqa: F401 - the search's edits of the regions use it
 
 
 class Processor(nn.Module):

@@ -37,9 +37,25 @@ from spark_jax.evaluation import bridge, data, evaluate, seeds
 SEED_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 
 
-def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, float]:
+def _official_score(model, key, batches, order) -> float:
+    """DeepMind's `BaselineModel.predict` over a fixed set, scored by `clrs.evaluate` in the
+    set's order (as run.py scores)."""
     import clrs
 
+    preds, outputs = [], []
+    for fb in batches:
+        key, sub = jax.random.split(key)
+        preds.append(model.predict(sub, fb.features)[0])
+        outputs.append(fb.outputs)
+    cat = lambda *xs: np.concatenate(xs, axis=0)  # noqa: E731
+    out = clrs.evaluate(
+        data.restore_order(jax.tree_util.tree_map(cat, *outputs), order),
+        data.restore_order(jax.tree_util.tree_map(cat, *preds), order),
+    )
+    return float(out["score"])
+
+
+def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, float]:
     start = time.perf_counter()
     task_data = data.make_task_data(task, cfg, seed)
     factory = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
@@ -54,19 +70,6 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     first_calls_s = eval_s = loop_s = 0.0
     best_val, best_params, next_eval = float("-inf"), None, 0
 
-    def score(key, batches, order) -> float:
-        preds, outputs = [], []
-        for fb in batches:
-            key, sub = jax.random.split(key)
-            preds.append(model.predict(sub, fb.features)[0])
-            outputs.append(fb.outputs)
-        cat = lambda *xs: np.concatenate(xs, axis=0)  # noqa: E731
-        out = clrs.evaluate(
-            data.restore_order(jax.tree_util.tree_map(cat, *outputs), order),
-            data.restore_order(jax.tree_util.tree_map(cat, *preds), order),
-        )
-        return float(out["score"])
-
     for step in range(cfg.train_steps):
         t_loop = time.perf_counter()
         feedback = first if step == 0 else next(task_data.train)
@@ -80,7 +83,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
         if step >= next_eval:
             rng_key, val_key = jax.random.split(rng_key)
             t0 = time.perf_counter()
-            val = score(val_key, task_data.val_batches, task_data.val_order)
+            val = _official_score(model, val_key, task_data.val_batches, task_data.val_order)
             eval_s += time.perf_counter() - t0
             if val > best_val or step == 0:
                 best_val, best_params = val, model.params
@@ -88,7 +91,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     rng_key, test_key = jax.random.split(rng_key)
     t0 = time.perf_counter()
     model.params = best_params
-    test = score(test_key, task_data.test_batches, task_data.test_order)
+    test = _official_score(model, test_key, task_data.test_batches, task_data.test_order)
     eval_s += time.perf_counter() - t0
     return dict(
         init_s=init_s,

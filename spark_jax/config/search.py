@@ -272,16 +272,8 @@ def _editor(values: Any, seed: int) -> EditorConfig:
     return _section(EditorConfig, values, "search.editor", seed=seed)
 
 
-def from_dict(values: Mapping[str, Any]) -> SearchConfig:
-    """Validates a parsed YAML mapping into a SearchConfig."""
-    if not isinstance(values, Mapping):
-        raise ConfigError("search: the config file must be a YAML mapping")
-    names = {f.name for f in dataclasses.fields(SearchConfig)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise ConfigError(
-            f"search: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(names))}"
-        )
+def _family_benchmark_task(values: Mapping[str, Any]) -> tuple[str, str | None, str]:
+    """The config's task family, benchmark (None: the family's default) and CLRS task."""
     family = values.get("family", "clrs")
     if family not in family_names():
         raise ConfigError(
@@ -306,6 +298,11 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         check_task(task)
     except TaskError as e:
         raise ConfigError(f"search.task: {e}") from None
+    return family, benchmark, task
+
+
+def _preset_protocol(values: Mapping[str, Any]) -> tuple[str, protocol_lib.ProtocolConfig]:
+    """The preset's name and the protocol: the preset with the config's overrides."""
     preset = values.get("preset", "smoke")
     overrides = values.get("protocol") or {}
     if not isinstance(overrides, Mapping):
@@ -318,6 +315,21 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
         protocol = protocol_lib.from_dict(dict(overrides), base=base) if overrides else base
     except ConfigError as e:
         raise ConfigError(f"search.{e}") from None
+    return preset, protocol
+
+
+def from_dict(values: Mapping[str, Any]) -> SearchConfig:
+    """Validates a parsed YAML mapping into a SearchConfig."""
+    if not isinstance(values, Mapping):
+        raise ConfigError("search: the config file must be a YAML mapping")
+    names = {f.name for f in dataclasses.fields(SearchConfig)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(
+            f"search: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(names))}"
+        )
+    family, benchmark, task = _family_benchmark_task(values)
+    preset, protocol = _preset_protocol(values)
     seed = _int("search.seed", values.get("seed", 0), 0)
     cfg = SearchConfig(
         task=task,

@@ -26,6 +26,7 @@ import time
 from typing import Any, Mapping
 
 from spark_jax.feasibility import policy as safety
+from spark_jax.feasibility.options import CheckOptions
 from spark_jax.feasibility.sandbox import SandboxWorker, default_worker
 from spark_jax.feasibility.timings import Timings
 from spark_jax.program import locality, regions
@@ -76,101 +77,6 @@ FAILURE_TYPES: Mapping[str, tuple[str, ...]] = {
     ),
     "budget": ("over_budget",),
 }
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckOptions:
-    """Sizes and limits of one feasibility check.
-
-    Attributes:
-      hidden_size: processor width H (inputs [B, N, H]; node output must be [B, N, H]).
-      use_ln, nb_triplet_fts: passed to the program's `make_processor`.
-      batch, nodes: B and N of the abstract and concrete semantic checks.
-      large_nodes: N of the second concrete semantic batch (None: 2 * nodes + 3).
-      macs_nodes: N of the MACs reference input (batch 1, width H).
-      max_params, max_macs: optional budget caps (None: no cap).
-      timeout_s: wall clock for the worker-side stages (warm worker; start-up excluded).
-      memory_mb: memory a candidate may add above the warm worker's footprint.
-      output_cap_bytes: cap on what a candidate prints and on a worker response.
-      family, family_spec: the task family ('clrs': the processor contract above) and, for
-        another family, its shapes as JSON (`feasibility.family_checks`).
-      warmup_program: the program the sandbox warms up on ('': the CLRS seed).
-    """
-
-    hidden_size: int = 128
-    use_ln: bool = True
-    nb_triplet_fts: int = 8
-    batch: int = 2
-    nodes: int = 5
-    large_nodes: int | None = None
-    macs_nodes: int = 16
-    max_params: int | None = None
-    max_macs: int | None = None
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-    output_cap_bytes: int = 1 << 16
-    family: str = "clrs"
-    family_spec: str = ""
-    warmup_program: str = ""
-
-    def __post_init__(self) -> None:
-        for key in ("hidden_size", "batch", "nodes", "macs_nodes", "memory_mb", "output_cap_bytes"):
-            value = getattr(self, key)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"CheckOptions.{key}: must be a positive integer (got {value!r})")
-        if not isinstance(self.nb_triplet_fts, int) or self.nb_triplet_fts < 0:
-            raise ValueError(
-                f"CheckOptions.nb_triplet_fts: must be an integer >= 0 "
-                f"(got {self.nb_triplet_fts!r})"
-            )
-        if self.large_nodes is not None and (
-            not isinstance(self.large_nodes, int) or self.large_nodes <= self.nodes
-        ):
-            raise ValueError(
-                f"CheckOptions.large_nodes: must be an integer > nodes ({self.nodes}) "
-                f"(got {self.large_nodes!r})"
-            )
-        for key in ("max_params", "max_macs"):
-            value = getattr(self, key)
-            if value is not None and (not isinstance(value, int) or value < 0):
-                raise ValueError(
-                    f"CheckOptions.{key}: must be None or an integer >= 0 (got {value!r})"
-                )
-        if not self.timeout_s > 0:
-            raise ValueError(f"CheckOptions.timeout_s: must be positive (got {self.timeout_s!r})")
-
-    @classmethod
-    def from_protocol(cls, cfg: Any, **overrides: Any) -> "CheckOptions":
-        """Options with the processor settings of a `config.ProtocolConfig`."""
-        values = dict(
-            hidden_size=cfg.hidden_size,
-            use_ln=cfg.use_ln,
-            nb_triplet_fts=cfg.nb_triplet_fts,
-            macs_nodes=cfg.macs_nodes,
-        )
-        values.update(overrides)
-        return cls(**values)
-
-    @classmethod
-    def from_config(cls, protocol: Any, feasibility: Any, **overrides: Any) -> "CheckOptions":
-        """Options for a search: the processor settings of a `ProtocolConfig` and the caps
-        and limits of a `config.sections.FeasibilityConfig`."""
-        values = dict(
-            max_params=feasibility.max_params,
-            max_macs=feasibility.max_macs,
-            timeout_s=feasibility.timeout_s,
-            memory_mb=feasibility.memory_mb,
-        )
-        values.update(overrides)
-        return cls.from_protocol(protocol, **values)
-
-    @property
-    def semantic_sizes(self) -> tuple[int, int]:
-        """The two graph sizes N of the concrete semantic check."""
-        return self.nodes, self.large_nodes or 2 * self.nodes + 3
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,14 +215,11 @@ class _Run:
         return self.report((stage, failure_type, reason))
 
 
-def _static_stages(
+def _template_and_locality(
     run: _Run, child: str, parent: str | None, factor: str | None
 ) -> FeasibilityReport | None:
-    """template, locality and the static half of syntax; a report on failure.
-
-    Each program is parsed once and the parent -> child diff computed once; locality,
-    entanglement and the report's diff all read that one diff.
-    """
+    """The template stage (and, with a parent and a factor, the locality stage); a report on
+    failure. Sets the run's entanglement and diff when there is a parent."""
     start = time.perf_counter()
     try:
         child_regions = regions.parse_regions(child)
@@ -359,7 +262,20 @@ def _static_stages(
             )
             return run.fail("locality", failure_type, result.reason, time.perf_counter() - start)
         run.passes("locality", time.perf_counter() - start)
+    return None
 
+
+def _static_stages(
+    run: _Run, child: str, parent: str | None, factor: str | None
+) -> FeasibilityReport | None:
+    """template, locality and the static half of syntax; a report on failure.
+
+    Each program is parsed once and the parent -> child diff computed once; locality,
+    entanglement and the report's diff all read that one diff.
+    """
+    failed = _template_and_locality(run, child, parent, factor)
+    if failed is not None:
+        return failed
     start = time.perf_counter()
     verdict = safety.check_source_safety(child)
     if not verdict.ok:
@@ -425,6 +341,11 @@ def check_program(
             (result["failure_stage"], result["failure_type"], result.get("reason", ""))
         )
 
+    return _budget_stage(run, options)
+
+
+def _budget_stage(run: _Run, options: CheckOptions) -> FeasibilityReport:
+    """The optional caps on parameters and MACs (measured in the sandbox); the final report."""
     start = time.perf_counter()
     over = []
     if options.max_params is not None and (run.info["params"] or 0) > options.max_params:

@@ -339,6 +339,11 @@ def run_check(
             f"candidate wrote {sink.count} bytes to stdout/stderr (cap {sink.cap})",
             recycle=failure is not None and failure.recycle,
         )
+    return _result_message(runner, failure)
+
+
+def _result_message(runner: "_Runner", failure: CheckFailure | None) -> dict[str, Any]:
+    """The check's result message: stages passed, timings, measured info, the failure."""
     result: dict[str, Any] = {
         "type": "result",
         "ok": failure is None,

@@ -147,15 +147,9 @@ def _tag(kind: str, factor: str) -> str:
     return f"# SPARK:{kind} {factor}"
 
 
-def parse_regions(source: str) -> ProgramRegions:
-    """Parses the tag template of `source` (normalized first).
-
-    Raises:
-      TemplateError: a malformed tag line (text on a tag line, unknown factor), a missing
-        or duplicated tag, END before BEGIN, ACTION before OPERATOR, nested or
-        overlapping regions.
-    """
-    lines = _lines(source)
+def _tag_lines(lines: list[str]) -> dict[tuple[str, str], int]:
+    """(kind, factor) -> the line index of each tag; TemplateError for text on a tag line or
+    a missing or duplicated tag."""
     found: dict[tuple[str, str], list[int]] = {
         (kind, factor): [] for factor in FACTORS for kind in ("BEGIN", "END")
     }
@@ -179,8 +173,13 @@ def parse_regions(source: str) -> ProgramRegions:
             raise TemplateError(
                 f"duplicated tag {_tag(kind, factor)!r} at lines {at}", where[1] + 1
             )
+    return {key: where[0] for key, where in found.items()}
 
-    bounds = {f: (found[("BEGIN", f)][0], found[("END", f)][0]) for f in FACTORS}
+
+def _check_order(tags: dict[tuple[str, str], int]) -> dict[str, tuple[int, int]]:
+    """factor -> (BEGIN, END) line indices; TemplateError for END before BEGIN, ACTION before
+    OPERATOR, or nested/overlapping regions."""
+    bounds = {f: (tags[("BEGIN", f)], tags[("END", f)]) for f in FACTORS}
     for factor, (begin, end) in bounds.items():
         if end < begin:
             raise TemplateError(
@@ -200,7 +199,19 @@ def parse_regions(source: str) -> ProgramRegions:
             f"ACTION at lines {act_begin + 1}-{act_end + 1}",
             max(op_begin, act_begin) + 1,
         )
+    return bounds
 
+
+def parse_regions(source: str) -> ProgramRegions:
+    """Parses the tag template of `source` (normalized first).
+
+    Raises:
+      TemplateError: a malformed tag line (text on a tag line, unknown factor), a missing
+        or duplicated tag, END before BEGIN, ACTION before OPERATOR, nested or
+        overlapping regions.
+    """
+    lines = _lines(source)
+    bounds = _check_order(_tag_lines(lines))
     spans = []
     for factor in FACTORS:
         begin, end = bounds[factor]

@@ -253,6 +253,27 @@ class RunDB(RunQueries):
                     [attempt] + [getattr(c, k) for k in CALL_FIELDS] + [self._clock()],
                 )
 
+    def _check_evaluable(self, program_id: str, attempt: int | None, task, preset, seed) -> None:
+        """Inside the caller's transaction: RunDBError unless `attempt` is a recorded feasible
+        proposal (or None), DuplicateAttemptError if it (or the baseline program on this
+        task, preset and seed) already has an evaluation."""
+        if attempt is not None:
+            row = self._conn.execute(
+                "SELECT status FROM proposals WHERE attempt = ?", (attempt,)
+            ).fetchone()
+            if row is None or row[0] != "feasible":
+                raise RunDBError(
+                    f"{self.path}: attempt {attempt} is not a recorded feasible proposal"
+                )
+        if self._conn.execute(
+            "SELECT 1 FROM evaluations WHERE proposal_attempt IS ? AND ("
+            "proposal_attempt IS NOT NULL OR (program_id = ? AND task IS ? AND "
+            "preset IS ? AND seed IS ?))",
+            (attempt, program_id, task, preset, seed),
+        ).fetchone():
+            what = f"attempt {attempt}" if attempt is not None else f"baseline program {program_id}"
+            raise DuplicateAttemptError(f"{self.path}: {what} already has an evaluation")
+
     def record_evaluation(
         self,
         program_id: str,
@@ -267,26 +288,7 @@ class RunDB(RunQueries):
         preset = job.protocol.get("name")
         ev = result.evaluation
         with self.transaction():
-            if attempt is not None:
-                row = self._conn.execute(
-                    "SELECT status FROM proposals WHERE attempt = ?", (attempt,)
-                ).fetchone()
-                if row is None or row[0] != "feasible":
-                    raise RunDBError(
-                        f"{self.path}: attempt {attempt} is not a recorded feasible proposal"
-                    )
-            if self._conn.execute(
-                "SELECT 1 FROM evaluations WHERE proposal_attempt IS ? AND ("
-                "proposal_attempt IS NOT NULL OR (program_id = ? AND task IS ? AND "
-                "preset IS ? AND seed IS ?))",
-                (attempt, program_id, job.task, preset, job.seed),
-            ).fetchone():
-                what = (
-                    f"attempt {attempt}"
-                    if attempt is not None
-                    else f"baseline program {program_id}"
-                )
-                raise DuplicateAttemptError(f"{self.path}: {what} already has an evaluation")
+            self._check_evaluable(program_id, attempt, job.task, preset, job.seed)
             scores = (
                 [None] * 6
                 if ev is None

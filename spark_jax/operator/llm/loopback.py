@@ -201,100 +201,104 @@ def _error_body(status: int, message: str) -> bytes:
     return json.dumps(err).encode()
 
 
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """The loopback's request handler; `loopback` (the LoopbackServer it serves: its script,
+    recorded requests and settings) is set by `_make_handler`'s subclass."""
+
+    loopback: "LoopbackServer"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # Quiet.
+        del format, args
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None):
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(payload)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _seen(self, body: Any) -> bool:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.loopback._lock:
+            self.loopback.requests.append(SeenRequest(self.command, self.path, headers, body))
+        if self.loopback.require_key is not None:
+            if headers.get("authorization") != f"Bearer {self.loopback.require_key}":
+                self._send(401, _error_body(401, "invalid or missing API key"))
+                return False
+        return True
+
+    def do_GET(self) -> None:
+        if not self._seen(None):
+            return
+        if self.path.rstrip("/") == "/v1/models":
+            data = {
+                "object": "list",
+                "data": [{"id": self.loopback.model, "object": "model", "owned_by": "loopback"}],
+            }
+            self._send(200, json.dumps(data).encode())
+        else:
+            self._send(404, _error_body(404, f"no route {self.path}"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        if not self._seen(body):
+            return
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, _error_body(404, f"no route {self.path}"))
+            return
+        if not isinstance(body, dict):
+            self._send(400, _error_body(400, "request body is not a JSON object"))
+            return
+        if self.loopback.delay_s > 0 and self.loopback._stop.wait(self.loopback.delay_s):
+            return
+        self._answer(body, self.loopback._next(body))
+
+    def _answer(self, body: dict[str, Any], item: ScriptItem) -> None:
+        if isinstance(item, Reply):
+            self._send(200, json.dumps(self.loopback._completion(body, item)).encode())
+            return
+        kind = item.kind
+        if kind == "slow":
+            if self.loopback._stop.wait(item.delay_s):
+                return
+            self._answer(body, item.reply or self.loopback._default(body))
+        elif kind == "malformed_json":
+            self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0, "mess')
+        elif kind == "empty_choices":
+            data = {"id": "chatcmpl-x", "object": "chat.completion", "choices": []}
+            self._send(200, json.dumps(data).encode())
+        elif kind == "disconnect":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif kind.isdigit():
+            status = int(kind)
+            headers = {}
+            if item.retry_after is not None:
+                ra = item.retry_after
+                headers["Retry-After"] = ra if isinstance(ra, str) else f"{ra:g}"
+            msg = item.message or f"loopback fault {status}"
+            self._send(status, _error_body(status, msg), headers)
+        else:
+            self._send(500, _error_body(500, f"unknown fault kind {kind!r}"))
+
+
 def _make_handler(server: LoopbackServer) -> type[http.server.BaseHTTPRequestHandler]:
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # Quiet.
-            del format, args
-
-        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None):
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(payload)
-                self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-
-        def _seen(self, body: Any) -> bool:
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            with server._lock:
-                server.requests.append(SeenRequest(self.command, self.path, headers, body))
-            if server.require_key is not None:
-                if headers.get("authorization") != f"Bearer {server.require_key}":
-                    self._send(401, _error_body(401, "invalid or missing API key"))
-                    return False
-            return True
-
-        def do_GET(self) -> None:
-            if not self._seen(None):
-                return
-            if self.path.rstrip("/") == "/v1/models":
-                data = {
-                    "object": "list",
-                    "data": [{"id": server.model, "object": "model", "owned_by": "loopback"}],
-                }
-                self._send(200, json.dumps(data).encode())
-            else:
-                self._send(404, _error_body(404, f"no route {self.path}"))
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
-                body = None
-            if not self._seen(body):
-                return
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, _error_body(404, f"no route {self.path}"))
-                return
-            if not isinstance(body, dict):
-                self._send(400, _error_body(400, "request body is not a JSON object"))
-                return
-            if server.delay_s > 0 and server._stop.wait(server.delay_s):
-                return
-            self._answer(body, server._next(body))
-
-        def _answer(self, body: dict[str, Any], item: ScriptItem) -> None:
-            if isinstance(item, Reply):
-                self._send(200, json.dumps(server._completion(body, item)).encode())
-                return
-            kind = item.kind
-            if kind == "slow":
-                if server._stop.wait(item.delay_s):
-                    return
-                self._answer(body, item.reply or server._default(body))
-            elif kind == "malformed_json":
-                self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0, "mess')
-            elif kind == "empty_choices":
-                data = {"id": "chatcmpl-x", "object": "chat.completion", "choices": []}
-                self._send(200, json.dumps(data).encode())
-            elif kind == "disconnect":
-                self.close_connection = True
-                try:
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-            elif kind.isdigit():
-                status = int(kind)
-                headers = {}
-                if item.retry_after is not None:
-                    ra = item.retry_after
-                    headers["Retry-After"] = ra if isinstance(ra, str) else f"{ra:g}"
-                msg = item.message or f"loopback fault {status}"
-                self._send(status, _error_body(status, msg), headers)
-            else:
-                self._send(500, _error_body(500, f"unknown fault kind {kind!r}"))
-
-    return Handler
+    return type("Handler", (_Handler,), {"loopback": server})
 
 
 def http_date(timestamp: float) -> str:
