@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from spark_jax.util.files import replace_generated
+
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- generated -->", "<!-- end generated -->"
 OFFICIAL, OURS = "official:triplet_gmpnn", "processors/triplet_gmpnn.py"
@@ -264,9 +266,7 @@ def main(argv: list[str]) -> int:
     if START not in text or END not in text:
         print(f"{readme}: missing the {START} / {END} markers", file=sys.stderr)
         return 2
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{render(load(results))}\n{END}{tail}")
+    readme.write_text(replace_generated(text, START, render(load(results)), END))
     print(f"wrote {readme}")
     return 0
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from spark_jax.benchmark import tables
 from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.util.files import replace_generated
 
 START, END = "<!-- generated -->", "<!-- end generated -->"
 
@@ -142,9 +143,7 @@ def main(argv: list[str]) -> int:
     if START not in text or END not in text:
         print(f"{readme}: missing the {START} / {END} markers", file=sys.stderr)
         return 2
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{render(args.results)}\n{END}{tail}")
+    readme.write_text(replace_generated(text, START, render(args.results), END))
     print(f"wrote {readme}")
     return 0
 

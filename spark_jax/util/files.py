@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["write_atomic"]
+__all__ = ["GENERATED_END", "replace_generated", "write_atomic"]
+
+# Closes a generated block of a results README (its opening marker names the script).
+GENERATED_END = "<!-- end generated -->"
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -21,3 +24,16 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def replace_generated(text: str, begin: str, body: str, end: str = GENERATED_END) -> str:
+    """`text` with what lies between the markers `begin` and `end` replaced by `body` (the
+    prose around them kept); ValueError naming the missing marker when one is absent."""
+    for marker in (begin, end):
+        if marker not in text:
+            raise ValueError(f"missing the marker {marker!r}")
+    head, rest = text.split(begin, 1)
+    if end not in rest:
+        raise ValueError(f"no {end!r} after {begin!r}")
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
