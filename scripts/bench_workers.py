@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Local workers on a CPU-only machine: one worker, two workers unpinned, two workers each on
-its own slice of the CPUs (what `worker_env` gives several workers without a GPU).
+"""Local workers on a CPU-only machine: a benchmark with one worker against the same with two.
 
     python scripts/bench_workers.py OUT_JSONL [--preset tiny] [--tasks dfs,bfs,...] [--repeats 1]
 
 Each configuration is one `spark-jax benchmark PROGRAM --tasks T... --seeds 1` run with a fresh
 output directory and no compilation cache, timed whole; the configurations alternate within a
 repeat so that drifting load hits all of them. One JSON line per run is appended to OUT_JSONL
-as it lands (wall, the benchmark's job time, jobs landed, CPUs). Unpinned = the environment
-variable `SPARK_JAX_WORKER_CPUS` set empty, which `worker_env` keeps. Take it on a quiet
-machine.
+as it lands (wall, the benchmark's job time, jobs landed, CPUs). Take it on a quiet machine.
+(results/bench/workers-tiny.jsonl also holds a third configuration, "2 workers, pinned": each
+worker on its own CPU, measured at commit ab906fd, whose `worker_env` did that; slower, so
+reverted.)
 """
 
 from __future__ import annotations
@@ -24,17 +24,13 @@ import time
 from pathlib import Path
 
 from spark_jax.benchmark.store import BenchmarkDB
-from spark_jax.evaluation.worker import CPUS_ENV
 from spark_jax.util import labels
 
-CONFIGS = (("1 worker", 1, None), ("2 workers, unpinned", 2, ""), ("2 workers, pinned", 2, None))
+CONFIGS = (("1 worker", 1), ("2 workers, unpinned", 2))
 
 
-def run_one(program: str, tasks: str, preset: str, workers: int, cpus: str | None) -> dict:
+def run_one(program: str, tasks: str, preset: str, workers: int) -> dict:
     env = dict(os.environ)
-    env.pop(CPUS_ENV, None)
-    if cpus is not None:
-        env[CPUS_ENV] = cpus
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench"
         cmd = [sys.executable, "-m", "spark_jax.cli", "benchmark", program, "--tasks", tasks]
@@ -68,8 +64,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--label", default="")
     args = parser.parse_args(argv)
     for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
-        for name, workers, cpus in CONFIGS:
-            record = run_one(args.program, args.tasks, args.preset, workers, cpus)
+        for name, workers in CONFIGS:
+            record = run_one(args.program, args.tasks, args.preset, workers)
             record.update(
                 config=name,
                 workers=workers,

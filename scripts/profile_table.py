@@ -147,9 +147,16 @@ def workers_summary(root: pathlib.Path) -> str:
     for path in sorted(root.glob("workers-*.jsonl")):
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
         first = rows[0]
+        labels: dict[str, list[str]] = {}
+        for r in rows:
+            labels.setdefault(r["label"], [])
+            if str(r["repeat"]) not in labels[r["label"]]:
+                labels[r["label"]].append(str(r["repeat"]))
         parts += [
             f"`{path.name}`: `spark-jax benchmark {first['program']} --tasks {first['tasks']} "
-            f"--seeds 1 --preset {first['preset']}`; {first['machine']}; {first['label']}",
+            f"--seeds 1 --preset {first['preset']}`; {first['machine']}.",
+            "",
+            *(f"- repeats {', '.join(reps)}: {label}" for label, reps in labels.items()),
             "",
             "| repeat | configuration | wall s | job time s | wall / one worker's |",
             "|---:|---|---:|---:|---:|",

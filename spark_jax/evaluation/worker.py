@@ -22,7 +22,6 @@ import traceback
 from typing import Any
 
 from spark_jax import workers
-from spark_jax.util import accelerator
 
 # How a job can fail (EvalResult.error_type).
 ERROR_TYPES = ("timeout", "crash", "memory", "program_error", "training_diverged", "error")
@@ -35,8 +34,6 @@ _ERROR_TYPE_OF_KIND = {
     "signal": "crash",
     "error": "crash",
 }
-# The CPUs a worker runs on when several share the machine's CPUs (`cpu_share`).
-CPUS_ENV = "SPARK_JAX_WORKER_CPUS"
 _LINE_CAP = 300
 _TAIL_CAP = 1200
 
@@ -149,8 +146,7 @@ def worker_env(
     When several workers share one device (more workers than devices, or no pinning), JAX's
     preallocation is turned off and each worker may take an equal share of the device's
     memory (XLA_PYTHON_CLIENT_MEM_FRACTION), so the second worker does not run out of memory
-    at start-up; `env` can override both. On a CPU these variables have no effect; there,
-several workers without a GPU each get a disjoint slice of the CPUs (`cpu_share`).
+    at start-up; `env` can override both. On a CPU these variables have no effect.
     """
     out = workers.python_env(env)
     if devices:
@@ -161,38 +157,7 @@ several workers without a GPU each get a disjoint slice of the CPUs (`cpu_share`
     if sharing > 1:
         out.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         out.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", f"{DEVICE_MEMORY_SHARE / sharing:.3f}")
-    if not devices and num_workers > 1 and not accelerator.nvidia_gpu_present():
-        cpus = cpu_share(slot, num_workers)
-        if cpus:
-            out.setdefault(CPUS_ENV, ",".join(map(str, cpus)))
     return out
-
-
-def cpu_share(slot: int, num_workers: int) -> list[int]:
-    """The CPUs worker `slot` of `num_workers` runs on when they share this machine's CPUs
-    (JAX on the CPU): an equal, disjoint slice of the CPUs this process may use, so that each
-    worker's XLA thread pools size to its slice instead of all of them oversubscribing every
-    core; [] where affinity is unknown (not Linux) or there are fewer CPUs than workers."""
-    if not hasattr(os, "sched_getaffinity"):
-        return []
-    cpus = sorted(os.sched_getaffinity(0))
-    share = len(cpus) // num_workers
-    if share < 1:
-        return []
-    start = (slot % num_workers) * share
-    return cpus[start : start + share]
-
-
-def _pin_cpus(environ: dict[str, str] | os._Environ) -> None:
-    """Restricts this process to the CPUs `worker_env` gave it (before JAX starts, so XLA
-    sizes its thread pools to them); a malformed or unusable list is ignored."""
-    value = environ.get(CPUS_ENV, "")
-    if not value or not hasattr(os, "sched_setaffinity"):
-        return
-    try:
-        os.sched_setaffinity(0, {int(c) for c in value.split(",")})
-    except (ValueError, OSError) as e:
-        print(f"[eval-worker {os.getpid()}] {CPUS_ENV}={value!r} not applied: {e}", file=sys.stderr)
 
 
 class WorkerProcess(workers.ChildProcess):
@@ -250,7 +215,6 @@ class WorkerProcess(workers.ChildProcess):
 
 
 def _preimport() -> None:
-    _pin_cpus(os.environ)
     import clrs  # noqa: F401 - TensorFlow and the CLRS samplers: the slow part.
     import jax
     import jax.numpy as jnp
