@@ -180,14 +180,15 @@ def main(folder: str) -> None:
         path.with_suffix(".md").write_text(text + "\n", encoding="utf-8")
     readme = root / "README.md"
     text = replace_generated(readme.read_text(encoding="utf-8"), BEGIN, summary(reports))
-    if BENCH_BEGIN in text:
-        text = replace_generated(text, BENCH_BEGIN, bench_summary(root))
-    if CLRS10_BEGIN in text:
-        text = replace_generated(text, CLRS10_BEGIN, clrs10_summary(root))
-    if FEASIBILITY_BEGIN in text:
-        text = replace_generated(text, FEASIBILITY_BEGIN, feasibility_summary(root))
-    if WORKERS_BEGIN in text:
-        text = replace_generated(text, WORKERS_BEGIN, workers_summary(root))
+    optional = (
+        (BENCH_BEGIN, bench_summary),
+        (CLRS10_BEGIN, clrs10_summary),
+        (FEASIBILITY_BEGIN, feasibility_summary),
+        (WORKERS_BEGIN, workers_summary),
+    )
+    for begin, render in optional:  # a block only where the README has its marker
+        if begin in text:
+            text = replace_generated(text, begin, render(root))
     readme.write_text(text, encoding="utf-8")
 
 
