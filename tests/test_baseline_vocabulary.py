@@ -122,10 +122,10 @@ def test_spark_prompts_do_carry_it(seed_paths):
 def test_family_contracts_split_the_same_way(family, seed_paths):
     """A task family's contract: its text before SPARK's section is the task description a
     baseline gets; SPARK's prompts get all of it."""
-    from spark_jax.config import assets
+    from spark_jax import families
     from spark_jax.operator.prompts import SPARK_SECTION, PromptLibrary, task_part
 
-    contract = (assets.asset_dir("families") / family / "contract.md").read_text()
+    contract = families.get(family).contract_text()
     assert SPARK_SECTION in contract and "# SPARK:END ACTION" in task_part(contract)
     seed = seed_paths["mpnn"].read_text()
     ctx = StepContext(

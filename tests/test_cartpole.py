@@ -5,21 +5,21 @@ Real gymnax CartPole-v1; the tiny PPO preset (a few updates) keeps it to seconds
 
 from __future__ import annotations
 
-import pathlib
 import random
 import types
 
 import pytest
 
-from spark_jax.evaluation import cartpole_family, cartpole_ppo
-from spark_jax.feasibility import cartpole_check
+from spark_jax.families import cartpole as cartpole_family
+from spark_jax.families.cartpole import checks as cartpole_check
+from spark_jax.families.cartpole import ppo as cartpole_ppo
+from spark_jax.families.cartpole.transforms import POLICY_TRANSFORMS
 from spark_jax.feasibility.stage_checks import CheckFailure
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
-from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
 from spark_jax.program import locality, regions
 from spark_jax.program import source as program_source
 
-SEED = pathlib.Path(__file__).resolve().parents[1] / "families" / "cartpole" / "mlp.py"
+SEED = cartpole_family.seed_path("mlp")
 
 
 def _load(source: str, name: str) -> types.ModuleType:

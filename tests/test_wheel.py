@@ -23,7 +23,7 @@ import zipfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-ASSET_KINDS = ("processors", "prompts", "reference", "families")
+ASSET_KINDS = ("processors", "prompts", "reference")
 # What a source build needs; copied so the build's `build/` and `*.egg-info` never land in
 # (or go stale in) the checkout.
 SOURCE = ("pyproject.toml", "MANIFEST.in", "README.md", "spark_jax", "configs") + ASSET_KINDS
@@ -86,8 +86,16 @@ def _build_wheel(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
 
 
 def _shipped(kind: str) -> list[str]:
-    root = ROOT / kind  # Task families keep their seeds one folder down (families/NAME/).
+    root = ROOT / kind
     files = (p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(p.relative_to(root).as_posix() for p in files)
+
+
+def _family_data() -> list[str]:
+    """Each task family plug-in's seed programs and contract (paths under spark_jax/)."""
+    root = ROOT / "spark_jax"
+    files = [*root.glob("families/*/seeds/*.py"), *root.glob("families/*/*.md")]
+    assert files, "no task family plug-in ships seeds"
     return sorted(p.relative_to(root).as_posix() for p in files)
 
 
@@ -97,6 +105,8 @@ def _assert_assets(names: set[str], prefix: str) -> None:
             assert f"{prefix}spark_jax/assets/{kind}/{name}" in names, (kind, name)
     for name in _shipped("spark_jax/serve/static"):  # the browser view's script, styles, uPlot
         assert f"{prefix}spark_jax/serve/static/{name}" in names, name
+    for name in _family_data():
+        assert f"{prefix}spark_jax/{name}" in names, name
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +197,8 @@ def test_installed_package_is_self_contained(installed, tmp_path):
             path = assets / kind / name
             assert path.is_file() and not path.is_symlink(), path
             assert path.read_bytes() == (ROOT / kind / name).read_bytes(), path
+    for name in _family_data():
+        assert (package.parent / name).read_bytes() == (ROOT / "spark_jax" / name).read_bytes()
 
     spark_jax_cmd = installed / "bin" / "spark-jax"
     check = _run([spark_jax_cmd, "check", seed, "--preset", "tiny"], cwd=tmp_path)

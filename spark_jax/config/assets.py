@@ -12,12 +12,12 @@ import pathlib
 
 __all__ = ["asset_dir", "seed_program_path", "seed_programs"]
 
-_KINDS = ("processors", "prompts", "reference", "families")
+_KINDS = ("processors", "prompts", "reference")
 
 
 def asset_dir(kind: str) -> pathlib.Path:
-    """The directory of one kind of shipped file: 'processors', 'prompts', 'reference' or
-    'families' (one folder per task family)."""
+    """The directory of one kind of shipped file: 'processors', 'prompts' or 'reference' (a
+    task family's seeds are in its plug-in folder: `spark_jax.families`)."""
     if kind not in _KINDS:
         raise ValueError(f"Unexpected asset kind {kind!r}; expected one of {_KINDS}")
     root = importlib.resources.files("spark_jax") / "assets" / kind

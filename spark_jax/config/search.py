@@ -54,6 +54,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from spark_jax import families
 from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
 from spark_jax.config.proposal_only import ProposalOnlyConfig, proposal_only_from
@@ -76,7 +77,6 @@ from spark_jax.config.tasks import TaskError, check_task
 
 __all__ = [
     "DEFAULT_SEED_PROGRAM",
-    "FAMILY_DEFAULT_SEED",
     "family_names",
     "EDITOR_KINDS",
     "EXECUTOR_KINDS",
@@ -100,7 +100,6 @@ __all__ = [
 ]
 
 DEFAULT_SEED_PROGRAM = str(assets.seed_program_path("triplet_gmpnn"))
-FAMILY_DEFAULT_SEED = "mlp"  # The seed program of a non-CLRS family when none is named.
 # Sections whose RNG seed derives from the top-level seed.
 _SEEDED_SECTIONS = ("archive", "editor", "operator")
 
@@ -121,7 +120,7 @@ class SearchConfig:
       max_attempts: proposals (feasible or not), or null for no cap.
       editor, operator, archive, executor, feasibility, cascade, fitness: the section
         records (`config.sections`).
-      family: task family ('clrs', or a family under `assets/families/`).
+      family: task family ('clrs', or another family's plug-in: `spark_jax.families.names()`).
       benchmark: the family's benchmark (null for 'clrs': `task`).
       proposal_only: a fixed parent pool whose attempts are proposed and checked, never
         trained (null: off).
@@ -220,9 +219,16 @@ def _section(cls, values: Any, path: str, **fixed: Any):
 
 
 def family_names() -> tuple[str, ...]:
-    """'clrs' and every family with shipped seeds under `assets/families/`."""
-    shipped = assets.asset_dir("families")
-    return ("clrs",) + tuple(sorted(d.name for d in shipped.iterdir() if d.is_dir()))
+    """Every task family's name: 'clrs', then the registry's others (`spark_jax.families`)."""
+    return ("clrs",) + tuple(n for n in families.names() if n != "clrs")
+
+
+def _family_seeds(family: str) -> dict[str, pathlib.Path]:
+    """The shipped seed programs of `family`, by name (its plug-in imported on first use)."""
+    try:
+        return {k: pathlib.Path(v) for k, v in families.get(family).seed_programs().items()}
+    except ValueError as e:
+        raise ConfigError(f"search.family: {e}") from None
 
 
 def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) -> SearchConfig:
@@ -232,8 +238,9 @@ def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) ->
     if family is not None and family != cfg.family:
         values["family"] = family
         values["benchmark"] = None
-        shipped = (assets.asset_dir("processors"), assets.asset_dir("families"))
-        if any(pathlib.Path(cfg.seed_program).is_relative_to(d.resolve()) for d in shipped):
+        seed = pathlib.Path(cfg.seed_program).resolve()
+        shipped = {p.resolve() for p in _family_seeds(cfg.family).values()}
+        if seed.is_relative_to(assets.asset_dir("processors").resolve()) or seed in shipped:
             values["seed_program"] = None  # a shipped seed of the old family: the new default
     if benchmark is not None:
         values["benchmark"] = benchmark
@@ -246,9 +253,9 @@ def _resolve_program(path: str, family: str = "clrs") -> str:
     """An absolute path: as given, else relative to the working directory, else a shipped
     seed of that file name (of that name, for another family)."""
     p = pathlib.Path(path)
-    if family != "clrs":
-        shipped = assets.asset_dir("families") / family / f"{p.stem}.py"
-        if p.suffix in ("", ".py") and len(p.parts) == 1 and shipped.is_file():
+    if family != "clrs" and p.suffix in ("", ".py") and len(p.parts) == 1:
+        shipped = _family_seeds(family).get(p.stem)
+        if shipped is not None and shipped.is_file():
             return str(shipped.resolve())
     shipped = assets.asset_dir("processors") / p.name
     for candidate in [p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]:
@@ -357,7 +364,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
 
 def _seed_program(value: Any, family: str) -> str:
     if value is None:
-        value = DEFAULT_SEED_PROGRAM if family == "clrs" else FAMILY_DEFAULT_SEED
+        value = DEFAULT_SEED_PROGRAM if family == "clrs" else families.get(family).default_seed
     return _resolve_program(str(value), family)
 
 

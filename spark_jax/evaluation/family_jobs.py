@@ -1,7 +1,6 @@
 """Task families on the search's path: registry, check options and evaluation jobs.
 
-Importing this module registers every shipped family (CLRS, classification, CartPole) with
-`spark_jax.families`. The search asks it for a family's sandbox check options
+The families themselves are plug-ins found by name (`spark_jax.families.get`). The search asks it for a family's sandbox check options
 (`check_options`), its data record (`data_record`), and the worker runs a family's
 `EvalJob` through `run_family_job`, which wraps the family's `families.Evaluation` into the
 run database's `record.Evaluation` (score as the OOD score the archive ranks by, MACs as the
@@ -17,18 +16,10 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.evaluation import (
-    cartpole_family,  # noqa: F401 - registers 'cartpole'
-    cartpole_ppo,
-    classify_data,
-    classify_family,
-    clrs_family,  # noqa: F401 - registers 'clrs'
-)
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.util import labels
 
 __all__ = [
-    "DEFAULT_SEEDS",
     "check_benchmark",
     "check_options",
     "data_record",
@@ -36,9 +27,6 @@ __all__ = [
     "resolve_seed",
     "run_family_job",
 ]
-
-# The seed program a family's search starts from when none is named.
-DEFAULT_SEEDS = {"classify": "mlp", "cartpole": "mlp"}
 
 
 def get(name: str) -> families.TaskFamily:
@@ -64,25 +52,17 @@ def resolve_seed(family: families.TaskFamily, seed_program: str | None) -> pathl
     """A shipped seed of `family` by name (or the family default for None); None if the
     name is not one of its seeds (then it is a file path)."""
     seeds = family.seed_programs()
-    name = DEFAULT_SEEDS.get(family.name) if seed_program is None else seed_program
+    name = family.default_seed if seed_program is None else seed_program
     return pathlib.Path(seeds[name]) if name in seeds else None
 
 
 def check_options(family: str, benchmark: str, preset: str) -> dict[str, Any]:
     """CheckOptions fields for a non-CLRS family's sandbox check: its shapes (as JSON) and
-    its default seed as the warm-up program. Loads the data for a classification family."""
+    its default seed as the warm-up program (a classification family loads its data here)."""
     fam = get(family)
-    if family == "classify":
-        split = classify_data.load(benchmark, preset, getattr(fam, "data_dir", None))
-        spec = dict(
-            features=int(split.x_train.shape[1]),
-            num_classes=int(split.num_classes),
-            hidden=classify_family.PRESETS[preset].hidden,
-        )
-    elif family == "cartpole":
-        spec = dict(hidden=cartpole_ppo.preset(preset).hidden)
-    else:
+    if not hasattr(fam, "sandbox_spec"):
         raise ValueError(f"task family {family!r} has no sandbox spec (CLRS uses the protocol)")
+    spec = fam.sandbox_spec(benchmark, preset)
     warmup = resolve_seed(fam, None)
     return dict(
         family=family,

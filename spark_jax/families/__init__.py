@@ -9,8 +9,10 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
 - `factory`: the frozen top-level name every program must define (`make_processor`,
   `make_policy`, `make_classifier`); its OPERATOR region is the module's `setup` body and its
   ACTION region the `__call__` body, exactly as for CLRS processors.
-- `seed_programs()`: the shipped seed programs by name (files under `assets/families/<name>/`
-  or `assets/processors/`, shipped in the wheel).
+- `default_seed`: the seed program a search starts from when none is named (a key of
+  `seed_programs()`).
+- `seed_programs()`: the shipped seed programs by name (files in the family's `seeds/` folder,
+  or `assets/processors/` for CLRS, shipped in the wheel).
 - `contract_text()`: the candidate contract pasted into the operator's prompts.
 - `check(source, benchmark, preset)`: the semantic feasibility check (output shapes, dtypes,
   finiteness, family invariants); returns `None` when feasible, else a one-line reason.
@@ -24,16 +26,53 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
   stored in the run database so a run can be reproduced.
 - `presets`: at least `tiny` (CI, seconds) and `smoke` (minutes on CPU).
 
-Families register themselves with `register` from their own floor; this module imports nothing
-above `config`, so every floor can name the boundary.
+A family other than CLRS (whose processors take the feasibility checker's own path) also gives
+the sandbox check and the offline editor what they need, as plain data and functions:
+- `sandbox_spec(benchmark, preset)`: the shapes its check needs, JSON-able (e.g. features,
+  classes, hidden width); `model_args(spec)`: the factory's arguments for that spec;
+  `example_width(spec)`: the width of one input example (MACs are counted on one [1, width]).
+- `check_semantic(model, spec, batch, info)`: the semantic stage on a built Flax module (raises
+  `feasibility.stage_checks.CheckFailure`).
+- `offline_transforms()`: the rule-based editor's catalogue for its programs.
+- `paper_keys` (optional): benchmark -> its row key in `reference/extra_benchmarks.csv`
+  (`{seed}` stands for the seed program's name), for the report's paper rows.
+
+**A family is one plug-in folder**, `spark_jax/families/<name>/`: a package whose module
+defines `FAMILY`, with its seed programs in `seeds/` and its contract beside them. `PLUGINS`
+below is the registry (one line per shipped family); `$SPARK_JAX_FAMILIES` names more plug-in
+folders (os.pathsep-separated; the folder's name is the family's). A family is imported the
+first time it is asked for by name, so this module imports nothing of `spark_jax` and every
+floor can name the boundary; the plug-ins themselves sit above evaluation.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
+import os
+import pathlib
+import sys
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SPLITS", "Evaluation", "TaskFamily", "get", "names", "register"]
+__all__ = [
+    "PATH_VARIABLE",
+    "PLUGINS",
+    "SPLITS",
+    "Evaluation",
+    "TaskFamily",
+    "get",
+    "names",
+    "register",
+]
+
+# The registry: family name -> the module that defines its `FAMILY` (imported on first use).
+PLUGINS = {
+    "cartpole": "spark_jax.families.cartpole",
+    "classify": "spark_jax.families.classify",
+    "clrs": "spark_jax.families.clrs",
+}
+PATH_VARIABLE = "SPARK_JAX_FAMILIES"  # More plug-in folders, os.pathsep-separated.
 
 SPLITS = ("val", "test")  # What `TaskFamily.evaluate` scores: selection or reporting.
 
@@ -57,6 +96,7 @@ class TaskFamily(Protocol):
     benchmarks: tuple[str, ...]
     factory: str
     presets: tuple[str, ...]
+    default_seed: str
 
     def seed_programs(self) -> dict[str, Any]: ...
 
@@ -85,14 +125,62 @@ def register(family: TaskFamily) -> TaskFamily:
     return family
 
 
+def _plugin_folders() -> dict[str, pathlib.Path]:
+    """The plug-in folders named by $SPARK_JAX_FAMILIES, by family name (the folder's)."""
+    folders = {}
+    for entry in os.environ.get(PATH_VARIABLE, "").split(os.pathsep):
+        if entry.strip():
+            folder = pathlib.Path(entry.strip()).expanduser().resolve()
+            folders[folder.name] = folder
+    return folders
+
+
+def _import_folder(name: str, folder: pathlib.Path) -> Any:
+    """Imports the plug-in package in `folder` (its relative imports work) once."""
+    module_name = f"spark_jax_family_plugin_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    init = folder / "__init__.py"
+    if not init.is_file():
+        raise ValueError(f"task family {name!r}: {folder} has no __init__.py (${PATH_VARIABLE})")
+    spec = importlib.util.spec_from_file_location(
+        module_name, init, submodule_search_locations=[str(folder)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def _load(name: str) -> TaskFamily:
+    """Imports the plug-in `name` and registers its `FAMILY`."""
+    folders = _plugin_folders()
+    try:
+        if name in folders:
+            module = _import_folder(name, folders[name])
+        else:
+            module = importlib.import_module(PLUGINS[name])
+    except ImportError as e:
+        raise ValueError(f"task family {name!r} cannot be imported: {e}") from e
+    family = getattr(module, "FAMILY", None)
+    if family is None or getattr(family, "name", None) != name:
+        raise ValueError(f"task family {name!r}: its module defines no FAMILY named {name!r}")
+    return register(family) if name not in _REGISTRY else _REGISTRY[name]
+
+
 def get(name: str) -> TaskFamily:
-    """The registered family `name`; raises ValueError naming the known ones."""
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ValueError(f"unknown task family {name!r}; registered: {known}")
-    return _REGISTRY[name]
+    """The family `name` (its plug-in imported on first use); ValueError naming the known ones."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name not in PLUGINS and name not in _plugin_folders():
+        raise ValueError(f"unknown task family {name!r}; known: {', '.join(names())}")
+    return _load(name)
 
 
 def names() -> tuple[str, ...]:
-    """Every registered family's name, sorted."""
-    return tuple(sorted(_REGISTRY))
+    """Every family's name (shipped, on $SPARK_JAX_FAMILIES, or registered), sorted."""
+    return tuple(sorted(set(PLUGINS) | set(_plugin_folders()) | set(_REGISTRY)))

@@ -1,17 +1,18 @@
 """Worker-side interface, semantic and budget stages for task families other than CLRS.
 
 Runs inside the sandbox child (`sandbox_child`), on a module already imported there. What a
-family's candidate must satisfy is given by plain data in the check options:
+family's candidate must satisfy comes from the family itself (`spark_jax.families`), given
+plain data in the check options:
 
-  family       'classify' or 'cartpole' (CLRS programs take the processor path instead)
-  family_spec  JSON: classify {"features": F, "num_classes": C, "hidden": H};
-               cartpole {"hidden": H}
+  family       the family's name (CLRS programs take the processor path instead)
+  family_spec  JSON: the family's `sandbox_spec` (e.g. classify {"features": F,
+               "num_classes": C, "hidden": H}; cartpole {"hidden": H})
 
-interface: the family's frozen factory (`make_classifier(num_classes, hidden)`,
-`make_policy(hidden)`) exists, keeps the parent's signature and returns a Flax module.
-semantic: classify: logits float32 [B, C], finite, at two batch sizes with the same
-parameters, no mutable collections; cartpole: `cartpole_check.check_policy_semantic`.
-budget: parameter count and MACs of one call on one example (the parent compares the caps).
+interface: the family's frozen factory exists, keeps the parent's signature and returns a Flax
+module when called with `family.model_args(spec)`.
+semantic: `family.check_semantic(model, spec, batch, info)`.
+budget: parameter count and MACs of one call on one example [1, `family.example_width(spec)`]
+(the parent compares the caps).
 """
 
 from __future__ import annotations
@@ -20,24 +21,28 @@ import inspect
 import json
 from typing import Any, Callable
 
-from spark_jax.feasibility import cartpole_check
-from spark_jax.feasibility.stage_checks import (
-    CheckFailure,
-    abstract_params_only,
-    guarded,
-    macs_lib,
-    semantic_failure,
-)
+from spark_jax import families
+from spark_jax.feasibility.stage_checks import CheckFailure, guarded, macs_lib
 
-__all__ = ["FACTORIES", "build", "check_interface", "check_semantic", "measure_macs", "spec_of"]
+__all__ = ["build", "check_interface", "check_semantic", "factory_of", "measure_macs", "spec_of"]
 
-FACTORIES = {"classify": "make_classifier", "cartpole": "make_policy"}
+
+def _family(name: str) -> Any:
+    try:
+        return families.get(name)
+    except ValueError as e:
+        raise CheckFailure("interface", "missing_name", f"no feasibility checks: {e}") from None
+
+
+def factory_of(family: str) -> str:
+    """The frozen factory name of `family`'s programs."""
+    return _family(family).factory
 
 
 def spec_of(opts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(family, spec) from the check options; raises CheckFailure on an unknown family."""
     family = opts.get("family", "clrs")
-    if family not in FACTORIES:
+    if not hasattr(_family(family), "check_semantic"):
         raise CheckFailure("interface", "missing_name", f"no feasibility checks for {family!r}")
     return family, json.loads(opts.get("family_spec") or "{}")
 
@@ -53,18 +58,17 @@ def build(module: Any, family: str, spec: dict[str, Any]) -> Any:
     """The family model from the program's factory; CheckFailure('interface', ...) if not."""
     import flax.linen as nn
 
-    name = FACTORIES[family]
-    factory = vars(module).get(name)
+    fam = _family(family)
+    factory = vars(module).get(fam.factory)
     if not callable(factory):
-        raise CheckFailure("interface", "missing_name", f"no callable {name!r} factory")
-    args = (spec["num_classes"], spec["hidden"]) if family == "classify" else (spec["hidden"],)
+        raise CheckFailure("interface", "missing_name", f"no callable {fam.factory!r} factory")
     with guarded("interface", "bad_factory"):
-        model = factory(*args)
+        model = factory(*fam.model_args(spec))
     if not isinstance(model, nn.Module):
         raise CheckFailure(
             "interface",
             "bad_factory",
-            f"{name} returned {type(model).__name__}, not a flax.linen.Module",
+            f"{fam.factory} returned {type(model).__name__}, not a flax.linen.Module",
         )
     return model
 
@@ -73,7 +77,7 @@ def check_interface(
     module: Any, family: str, spec: dict[str, Any], load_parent: Callable[[], Any] | None
 ) -> Any:
     """The interface stage: the factory keeps the parent's signature; returns the model."""
-    name = FACTORIES[family]
+    name = factory_of(family)
     if load_parent is not None and callable(vars(module).get(name)):
         parent = load_parent()
         mine = _signature(vars(module)[name])
@@ -87,58 +91,9 @@ def check_interface(
     return build(module, family, spec)
 
 
-def _check_logits(logits: Any, batch: int, classes: int) -> None:
-    import numpy as np
-
-    if not (hasattr(logits, "shape") and hasattr(logits, "dtype")):
-        raise semantic_failure("shape_mismatch", f"output is a {type(logits).__name__}, not logits")
-    if tuple(logits.shape) != (batch, classes):
-        raise semantic_failure(
-            "shape_mismatch",
-            f"logits output has shape {tuple(logits.shape)}, expected {(batch, classes)} [B, C]",
-        )
-    if np.dtype(logits.dtype) != np.float32:
-        raise semantic_failure(
-            "dtype_mismatch", f"logits output has dtype {logits.dtype}, expected float32"
-        )
-
-
-def _classifier_semantic(model: Any, spec: dict[str, Any], batch: int, info: dict) -> None:
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    features, classes = int(spec["features"]), int(spec["num_classes"])
-    key = jax.random.PRNGKey(0)
-    x_spec = jax.ShapeDtypeStruct((batch, features), jnp.float32)  # [B, F]
-    var_shapes = abstract_params_only(
-        lambda x: model.init(key, x), x_spec, "the trainer carries only parameters", info
-    )
-    with guarded("semantic"):
-        out = jax.eval_shape(lambda v, x: model.apply(v, x), var_shapes, x_spec)
-    _check_logits(out, batch, classes)
-    variables = None
-    for b in (batch, 2 * batch + 1):  # Same parameters at two sizes: no hard-coded batch.
-        x = np.random.RandomState(b).randn(b, features).astype(np.float32)  # [b, F]
-        with guarded("semantic"):
-            if variables is None:
-                variables = model.init(key, x)
-            logits = np.asarray(model.apply(variables, x))  # [b, C]
-        _check_logits(logits, b, classes)
-        if not np.isfinite(logits).all():
-            bad = int((~np.isfinite(logits)).sum())
-            raise semantic_failure(
-                "non_finite",
-                f"logits output has {bad} non-finite value(s) (NaN/Inf) on a random batch of {b}",
-            )
-
-
 def check_semantic(model: Any, family: str, spec: dict[str, Any], batch: int, info: dict) -> None:
     """The semantic stage of `family` on a built model; raises CheckFailure."""
-    if family == "classify":
-        _classifier_semantic(model, spec, batch, info)
-    else:
-        cartpole_check.check_policy_semantic(model, batch, info)
+    _family(family).check_semantic(model, spec, batch, info)
 
 
 def measure_macs(model: Any, family: str, spec: dict[str, Any]) -> int:
@@ -146,7 +101,7 @@ def measure_macs(model: Any, family: str, spec: dict[str, Any]) -> int:
     import jax
     import jax.numpy as jnp
 
-    width = spec["features"] if family == "classify" else cartpole_check.OBS_SIZE
+    width = _family(family).example_width(spec)
     x = jax.ShapeDtypeStruct((1, int(width)), jnp.float32)  # [1, F]
     with guarded("budget"):
         variables = jax.eval_shape(lambda o: model.init(jax.random.PRNGKey(0), o), x)

@@ -32,8 +32,7 @@ import threading
 import time
 from typing import Any, Mapping
 
-from spark_jax import workers
-from spark_jax.config import assets
+from spark_jax import families, workers
 
 __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS"]
 
@@ -41,7 +40,6 @@ __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS
 WARM_KEYS = ("hidden_size", "use_ln", "nb_triplet_fts", "batch", "nodes", "macs_nodes")
 # Keys a task family adds (absent in older option dicts).
 _FAMILY_WARM_KEYS = ("family", "family_spec")
-_WARMUP_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 _STDERR_TAIL = 8192
 _MIN_FRAME_CAP = 1 << 16
 # The supervisor's failure kinds in this module's failure types.
@@ -64,6 +62,12 @@ class _Child(workers.ChildProcess):
         self.warmed: set[tuple[Any, ...]] = set()
         self.pending_warm: tuple[Any, ...] | None = None
         self.checks = 0
+
+
+def _default_warmup() -> pathlib.Path:
+    """The warm-up program of a CLRS check: the CLRS family's default seed."""
+    clrs = families.get("clrs")
+    return pathlib.Path(clrs.seed_programs()[clrs.default_seed])
 
 
 def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -178,7 +182,7 @@ class SandboxWorker:
         key = _warm_key(options)
         if key in child.warmed or child.pending_warm is not None:
             return
-        program = pathlib.Path(options.get("warmup_program") or _WARMUP_PROGRAM)
+        program = pathlib.Path(options.get("warmup_program") or _default_warmup())
         if not self.warmup or not program.is_file():
             child.warmed.add(key)
             return

@@ -136,7 +136,7 @@ class _Runner:
         from spark_jax import program as program_lib
 
         family = self.opts.get("family", "clrs")
-        factory = family_checks.FACTORIES.get(family, program_lib.FACTORY_NAME)
+        factory = family_checks.factory_of(family)
         try:
             module = program_lib.load_module(program_lib.Program(source=source, name=name), factory)
         except program_lib.ProgramError as e:

@@ -15,18 +15,11 @@ import json
 import pathlib
 from typing import Any, Mapping
 
+from spark_jax import families
 from spark_jax.report import reference
 
-__all__ = ["PAPER_KEYS", "family_lines", "paper_key"]
+__all__ = ["family_lines", "paper_key"]
 
-# Our benchmark name -> its key in extra_benchmarks.csv (MNIST-1D: per backbone).
-PAPER_KEYS = {
-    "mnist1d": "mnist1d_{seed}",
-    "breast_cancer": "breast_cancer_wisconsin",
-    "news20": "20news",
-    "mice_protein": "mice_protein",
-    "cartpole_v1": "cartpole_v1",
-}
 _METRIC_COLUMNS = {
     "val_accuracy": "validation accuracy (%)",
     "val_loss": "validation loss",
@@ -39,9 +32,14 @@ _METRIC_COLUMNS = {
 _ORDER = ("val_accuracy", "val_loss", "val_return", "accuracy", "loss", "test_return")
 
 
-def paper_key(benchmark: str, seed_program: str | None) -> str | None:
-    """The benchmark's key in the paper's table (None when it has no row)."""
-    key = PAPER_KEYS.get(benchmark)
+def paper_key(family: str, benchmark: str, seed_program: str | None) -> str | None:
+    """The benchmark's key in the paper's table: the family's `paper_keys` (None when it has
+    no row, or the family is not installed)."""
+    try:
+        keys = getattr(families.get(family), "paper_keys", None) or {}
+    except ValueError:
+        return None
+    key = keys.get(benchmark)
     if key is None:
         return None
     return key.format(seed=pathlib.Path(seed_program or "").stem)
@@ -108,7 +106,8 @@ def family_lines(
         "",
     ]
     lines += _program_table(meta, [("seed", seed), ("best evaluated candidate", best)])
-    return lines + _paper_rows(paper_key(str(benchmark), meta.get("config.seed_program")))
+    key = paper_key(str(family), str(benchmark), meta.get("config.seed_program"))
+    return lines + _paper_rows(key)
 
 
 def _program_table(meta: Mapping[str, Any], pair) -> list[str]:

@@ -15,6 +15,7 @@ import ast
 import pathlib
 from typing import Any
 
+from spark_jax import families
 from spark_jax.config.search import SearchConfig
 from spark_jax.search.stops import SearchUsageError
 
@@ -45,7 +46,7 @@ def check_family(cfg: SearchConfig) -> dict[str, Any]:
         raise SearchUsageError(f"{key}: {e}") from None
     source = pathlib.Path(cfg.seed_program).read_text(encoding="utf-8")
     defined = _defined_functions(source)
-    others = {"make_processor", "make_classifier", "make_policy"} - {family.factory}
+    others = {family_jobs.get(n).factory for n in families.names()} - {family.factory}
     if family.factory not in defined and (cfg.family != "clrs" or defined & others):
         raise SearchUsageError(
             f"search.seed_program: {cfg.seed_program} defines no {family.factory}(): not a "

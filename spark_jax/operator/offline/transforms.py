@@ -1,18 +1,17 @@
 """The offline editor's SAR catalogue: real, scoped code transforms on Flax processors.
 
-`CATALOGUE` holds every transform (OPERATOR ones in `transforms_operator`, ACTION ones in
-`transforms_action`); `family_catalogue` gives another task family's (classifiers:
-`transforms_classifier`, policies: `transforms_policy`); each is a `Transform` record that edits one region with libcst and
-checks its own locality. Look-ups are by name; unknown names raise ValueError.
+`CATALOGUE` holds every CLRS processor transform (OPERATOR ones in `transforms_operator`,
+ACTION ones in `transforms_action`); `family_catalogue` gives another task family's (its
+plug-in's `offline_transforms()`); each is a `Transform` record that edits one region with
+libcst and checks its own locality. Look-ups are by name; unknown names raise ValueError.
 """
 
 from __future__ import annotations
 
+from spark_jax import families
 from spark_jax.operator.offline.base import MAGNITUDES, Transform, TransformNotApplicable
 from spark_jax.operator.offline.transforms_action import ACTION_TRANSFORMS
-from spark_jax.operator.offline.transforms_classifier import CLASSIFIER_TRANSFORMS
 from spark_jax.operator.offline.transforms_operator import OPERATOR_TRANSFORMS
-from spark_jax.operator.offline.transforms_policy import POLICY_TRANSFORMS
 from spark_jax.program import regions
 
 __all__ = [
@@ -27,33 +26,39 @@ __all__ = [
 ]
 
 CATALOGUE: tuple[Transform, ...] = OPERATOR_TRANSFORMS + ACTION_TRANSFORMS
-# Each task family's catalogue: graph processors, classifiers, policies.
-_FAMILY_CATALOGUES = {
-    "clrs": CATALOGUE,
-    "classify": CLASSIFIER_TRANSFORMS,
-    "cartpole": POLICY_TRANSFORMS,
-}
-# Every family's transforms by name (names are unique across the catalogues).
-_BY_NAME = {t.name: t for catalogue in _FAMILY_CATALOGUES.values() for t in catalogue}
-assert len(_BY_NAME) == sum(map(len, _FAMILY_CATALOGUES.values())), "duplicate transform names"
+_BY_NAME = {t.name: t for t in CATALOGUE}
+assert len(_BY_NAME) == len(CATALOGUE), "duplicate transform names"
 
 
 def family_catalogue(family: str) -> tuple[Transform, ...]:
-    """The transforms for programs of task family `family`; ValueError for an unknown one."""
-    if family not in _FAMILY_CATALOGUES:
-        raise ValueError(
-            f"no offline catalogue for task family {family!r}; known: "
-            f"{', '.join(_FAMILY_CATALOGUES)}"
-        )
-    return _FAMILY_CATALOGUES[family]
+    """The transforms for programs of task family `family` (its plug-in's; CLRS's is
+    `CATALOGUE`); ValueError for an unknown family or one with no catalogue."""
+    try:
+        fam = families.get(family)
+    except ValueError:
+        fam = None
+    if not hasattr(fam, "offline_transforms"):
+        known = ", ".join(families.names())
+        raise ValueError(f"no offline catalogue for task family {family!r}; known: {known}")
+    return tuple(fam.offline_transforms())
 
 
 def get_transform(name: str) -> Transform:
-    """The catalogue transform called `name`; raises ValueError for an unknown name."""
-    try:
+    """The transform called `name`, of CLRS or of any family; ValueError for an unknown name."""
+    if name in _BY_NAME:
         return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"Unexpected transform {name!r}; known: {', '.join(_BY_NAME)}") from None
+    known = list(_BY_NAME)
+    for family in families.names():
+        try:
+            catalogue = family_catalogue(family)
+        except ValueError:
+            continue
+        for t in catalogue:
+            if t.name not in _BY_NAME:
+                if t.name == name:
+                    return t
+                known.append(t.name)
+    raise ValueError(f"Unexpected transform {name!r}; known: {', '.join(known)}")
 
 
 def transforms_for(factor: str) -> tuple[Transform, ...]:

@@ -1,7 +1,8 @@
-"""The classification task families (MNIST-1D, Breast Cancer, 20News, Mice Protein).
+"""The classification task family (MNIST-1D, Breast Cancer, 20News, Mice Protein): a plug-in.
 
-Implements `spark_jax.families.TaskFamily`: seeds under `assets/families/classify/` (LR, MLP,
-CNN, GRU), the classifier contract, a semantic check (logits shape [B, C], float dtype,
+Implements `spark_jax.families.TaskFamily`: seeds in `seeds/` (LR, MLP, CNN, GRU), the
+classifier contract (`contract.md`), the data (`data`), the sandbox's semantic stage
+(`checks`), the offline editor's catalogue (`transforms`), a semantic check (logits shape [B, C], float dtype,
 finite), and training (full-batch Adam on softmax cross-entropy, fixed seed, on the train
 part) scored on one part of the split: 'val' (the search's selection: metrics `val_accuracy`,
 `val_loss`) or 'test' (the final programs: `accuracy`, `loss`, the paper's metrics), with MACs
@@ -13,12 +14,11 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import time
-from typing import Any
+from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.config import assets
-from spark_jax.evaluation import classify_data
+from spark_jax.families.classify import data as classify_data
 
 __all__ = ["FACTORY", "FAMILY", "ClassifyFamily", "TrainPreset", "check_program", "evaluate"]
 
@@ -36,7 +36,7 @@ PRESETS = {"tiny": TrainPreset(steps=20, hidden=16), "smoke": TrainPreset(steps=
 
 
 def _family_dir() -> pathlib.Path:
-    return assets.asset_dir("families") / "classify"
+    return pathlib.Path(__file__).resolve().parent
 
 
 def _build(source: str, num_classes: int, hidden: int) -> Any:
@@ -127,10 +127,20 @@ class ClassifyFamily:
     benchmarks: tuple[str, ...] = classify_data.BENCHMARKS
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(PRESETS)
+    default_seed: str = "mlp"
+    # Benchmark -> its key in reference/extra_benchmarks.csv (MNIST-1D: per seed backbone).
+    paper_keys: Mapping[str, str] = dataclasses.field(
+        default_factory=lambda: {
+            "mnist1d": "mnist1d_{seed}",
+            "breast_cancer": "breast_cancer_wisconsin",
+            "news20": "20news",
+            "mice_protein": "mice_protein",
+        }
+    )
     data_dir: str | None = None  # None: $SPARK_JAX_DATA_DIR, else ./data
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
-        return {p.stem: p for p in sorted(_family_dir().glob("*.py"))}
+        return {p.stem: p for p in sorted((_family_dir() / "seeds").glob("*.py"))}
 
     def contract_text(self) -> str:
         return (_family_dir() / "contract.md").read_text(encoding="utf-8").strip()
@@ -148,5 +158,30 @@ class ClassifyFamily:
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         return dict(classify_data.load(benchmark, preset, self.data_dir).record)
 
+    def sandbox_spec(self, benchmark: str, preset: str) -> dict[str, Any]:
+        """Loads the data for its shapes: features F, classes C, the preset's hidden width."""
+        split = classify_data.load(benchmark, preset, self.data_dir)
+        return dict(
+            features=int(split.x_train.shape[1]),
+            num_classes=int(split.num_classes),
+            hidden=PRESETS[preset].hidden,
+        )
 
-FAMILY = families.register(ClassifyFamily())
+    def model_args(self, spec: dict[str, Any]) -> tuple[int, int]:
+        return int(spec["num_classes"]), int(spec["hidden"])
+
+    def example_width(self, spec: dict[str, Any]) -> int:
+        return int(spec["features"])
+
+    def check_semantic(self, model: Any, spec: dict[str, Any], batch: int, info: dict) -> None:
+        from spark_jax.families.classify import checks
+
+        checks.check_classifier(model, spec, batch, info)
+
+    def offline_transforms(self) -> tuple:
+        from spark_jax.families.classify.transforms import CLASSIFIER_TRANSFORMS
+
+        return CLASSIFIER_TRANSFORMS
+
+
+FAMILY = ClassifyFamily()

@@ -1,21 +1,20 @@
-"""The CartPole-v1 task family in one place: seeds, contract, policy loading and evaluation.
+"""The CartPole-v1 task family in one plug-in folder: seeds, contract, checks and evaluation.
 
-What a task family provides, for CartPole-v1: seed programs (`families/cartpole/*.py`, shipped
-under `spark_jax/assets/families/`), the contract text for the prompts, the frozen factory
-name, the semantic check (`feasibility.cartpole_check`), and training and scoring
-(`cartpole_ppo`) wrapped into one immutable record per candidate.
+What a task family provides, for CartPole-v1: seed programs (`seeds/*.py`), the contract text
+for the prompts (`contract.md`), the frozen factory name, the semantic check (`checks`), the
+offline editor's catalogue (`transforms`), and PPO training and scoring (`ppo`) wrapped into
+one immutable record per candidate.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import pathlib
-from typing import Any
+from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.config import assets
-from spark_jax.evaluation import cartpole_ppo
+from spark_jax.families.cartpole import ppo as cartpole_ppo
 
 __all__ = [
     "BENCHMARK",
@@ -37,12 +36,12 @@ FACTORY = "make_policy"
 
 
 def _family_dir() -> pathlib.Path:
-    return assets.asset_dir("families") / NAME
+    return pathlib.Path(__file__).resolve().parent
 
 
 def seed_programs() -> dict[str, pathlib.Path]:
     """Every shipped CartPole seed program, by name."""
-    return {p.stem: p for p in sorted(_family_dir().glob("*.py"))}
+    return {p.stem: p for p in sorted((_family_dir() / "seeds").glob("*.py"))}
 
 
 def seed_path(name: str = "mlp") -> pathlib.Path:
@@ -80,7 +79,7 @@ class CartPoleEvaluation:
       eval_seed, eval_episodes: the fixed episodes of the scored part (`val_seed` for 'val').
       score: the scored part's return / 500, in [0, 1] (the search objective).
       test_return, train_return, train_seconds, params, macs, part, val_return: see
-        `cartpole_ppo.CartPoleScore`.
+        `ppo.CartPoleScore`.
     """
 
     program: str
@@ -136,6 +135,10 @@ class CartPoleFamily:
     benchmarks: tuple[str, ...] = (BENCHMARK,)
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(cartpole_ppo.PRESETS)
+    default_seed: str = "mlp"
+    paper_keys: Mapping[str, str] = dataclasses.field(
+        default_factory=lambda: {BENCHMARK: "cartpole_v1"}  # its row in extra_benchmarks.csv
+    )
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
         return seed_programs()
@@ -149,7 +152,7 @@ class CartPoleFamily:
 
     def check(self, source: str, benchmark: str, preset: str) -> str | None:
         """In-process semantic check (the search runs it in the sandbox instead)."""
-        from spark_jax.feasibility import cartpole_check
+        from spark_jax.families.cartpole import checks as cartpole_check
         from spark_jax.feasibility.stage_checks import CheckFailure
 
         self._benchmark(benchmark)
@@ -185,5 +188,27 @@ class CartPoleFamily:
             total_timesteps=cfg.total_timesteps,
         )
 
+    def sandbox_spec(self, benchmark: str, preset: str) -> dict[str, Any]:
+        self._benchmark(benchmark)
+        return dict(hidden=cartpole_ppo.preset(preset).hidden)
 
-FAMILY = families.register(CartPoleFamily())
+    def model_args(self, spec: dict[str, Any]) -> tuple[int]:
+        return (int(spec["hidden"]),)
+
+    def example_width(self, spec: dict[str, Any]) -> int:
+        from spark_jax.families.cartpole import checks
+
+        return checks.OBS_SIZE
+
+    def check_semantic(self, model: Any, spec: dict[str, Any], batch: int, info: dict) -> None:
+        from spark_jax.families.cartpole import checks
+
+        checks.check_policy_semantic(model, batch, info)
+
+    def offline_transforms(self) -> tuple:
+        from spark_jax.families.cartpole.transforms import POLICY_TRANSFORMS
+
+        return POLICY_TRANSFORMS
+
+
+FAMILY = CartPoleFamily()

@@ -6,7 +6,7 @@ contract of the prompts (`assets/prompts/task.md` + `contract.md`, templates the
 parent), the check is `feasibility.check_program` at the preset's processor sizes, and the
 evaluation is `evaluate.evaluate_program` (score: OOD score; metrics: OOD and validation
 scores). Benchmarks are the CLRS task names; presets the protocol presets. The search's CLRS
-path calls the same functions directly (see `family_jobs`).
+path calls the same functions directly (the sandbox check and `evaluation.evaluate`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class ClrsFamily:
     benchmarks: tuple[str, ...] = TASKS
     factory: str = program_lib.FACTORY_NAME
     presets: tuple[str, ...] = tuple(protocol_lib.PRESETS)
+    default_seed: str = "triplet_gmpnn"
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
         return assets.seed_programs()
@@ -64,6 +65,12 @@ class ClrsFamily:
         metrics = {"ood_score": ev.ood_score, "val_score": ev.val_score}
         return families.Evaluation(ev.ood_score, metrics, ev.macs, ev.params, ev.train_seconds)
 
+    def offline_transforms(self) -> tuple:
+        """The processor catalogue of the rule-based editor (OPERATOR and ACTION transforms)."""
+        from spark_jax.operator.offline.transforms import CATALOGUE
+
+        return CATALOGUE
+
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         cfg = protocol_lib.get_preset(preset)
         return dict(
@@ -78,4 +85,4 @@ class ClrsFamily:
         )
 
 
-FAMILY = families.register(ClrsFamily())
+FAMILY = ClrsFamily()
