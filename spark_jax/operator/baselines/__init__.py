@@ -39,24 +39,25 @@ __all__ = [
     "make_operator",
 ]
 
-BASELINES = ("openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh", *CONTROLS)
+# The registry of operator modes: mode -> its operator class and fixed keyword arguments. Its
+# names are `config.sections.MODES` (what config validation and the CLI accept), checked below.
+_OPERATORS = {
+    "spark": (SparkOperator, {}),
+    "rewrite": (SparkOperator, {}),  # SPARK's unscoped-rewrite ablation
+    "openevolve": (OpenEvolveOperator, {}),
+    "openevolve-full": (OpenEvolveOperator, {"full": True}),
+    "evoprompting": (EvoPromptingOperator, {}),
+    "funsearch": (FunSearchOperator, {}),
+    "eoh": (EoHOperator, {}),
+    **{mode: (ControlOperator, {"mode": mode}) for mode in CONTROLS},
+}
+assert tuple(_OPERATORS) == MODES, "operator registry and config.sections.MODES differ"
+BASELINES = tuple(mode for mode, (cls, _) in _OPERATORS.items() if cls is not SparkOperator)
 
 
 def make_operator(editor, checker, config, history=None):
     """The operator of `config.mode`: a baseline, or SPARK's step (its ablations included)."""
-    mode = config.mode
-    if mode == "openevolve":
-        return OpenEvolveOperator(editor, checker, config, history)
-    if mode == "openevolve-full":
-        return OpenEvolveOperator(editor, checker, config, history, full=True)
-    if mode == "evoprompting":
-        return EvoPromptingOperator(editor, checker, config, history)
-    if mode == "funsearch":
-        return FunSearchOperator(editor, checker, config, history)
-    if mode == "eoh":
-        return EoHOperator(editor, checker, config, history)
-    if mode in CONTROLS:
-        return ControlOperator(editor, checker, config, history, mode=mode)
-    if mode in ("spark", "rewrite"):
-        return SparkOperator(editor, checker, config, history)
-    raise ValueError(f"unknown operator mode {mode!r}; known: {', '.join(MODES)}")
+    if config.mode not in _OPERATORS:
+        raise ValueError(f"unknown operator mode {config.mode!r}; known: {', '.join(MODES)}")
+    cls, fixed = _OPERATORS[config.mode]
+    return cls(editor, checker, config, history, **fixed)
