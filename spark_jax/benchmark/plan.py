@@ -16,6 +16,7 @@ import hashlib
 import pathlib
 from typing import Sequence
 
+from spark_jax import families
 from spark_jax import program as program_lib
 from spark_jax.benchmark import seeds as seeds_lib
 from spark_jax.config import tasks as tasks_lib
@@ -129,7 +130,7 @@ def _search_seeds(word: str, run_dir: pathlib.Path) -> tuple[int, ...]:
         family, found = seeds_lib.run_family(run_dir), seeds_lib.search_seeds(run_dir)
     except ValueError as e:
         raise PlanError(f"{word}: {e}") from None
-    if family != "clrs":
+    if family not in families.names() or families.get(family).hosted:
         raise PlanError(
             f"{word}: the best program of a {family!r} search; benchmark trains CLRS processors"
         )

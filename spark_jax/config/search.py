@@ -223,6 +223,14 @@ def family_names() -> tuple[str, ...]:
     return ("clrs",) + tuple(n for n in families.names() if n != "clrs")
 
 
+def _hosted(family: str) -> bool:
+    """Whether `family` runs through the family interface (False: CLRS's processor path)."""
+    try:
+        return bool(families.get(family).hosted)
+    except ValueError as e:
+        raise ConfigError(f"search.family: {e}") from None
+
+
 def _family_seeds(family: str) -> dict[str, pathlib.Path]:
     """The shipped seed programs of `family`, by name (its plug-in imported on first use)."""
     try:
@@ -244,7 +252,7 @@ def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) ->
             values["seed_program"] = None  # a shipped seed of the old family: the new default
     if benchmark is not None:
         values["benchmark"] = benchmark
-    if values["family"] == "clrs" and values["benchmark"] is not None:
+    if not _hosted(values["family"]) and values["benchmark"] is not None:
         values["task"] = values["benchmark"]
     return from_dict(values)
 
@@ -253,7 +261,7 @@ def _resolve_program(path: str, family: str = "clrs") -> str:
     """An absolute path: as given, else relative to the working directory, else a shipped
     seed of that file name (of that name, for another family)."""
     p = pathlib.Path(path)
-    if family != "clrs" and p.suffix in ("", ".py") and len(p.parts) == 1:
+    if _hosted(family) and p.suffix in ("", ".py") and len(p.parts) == 1:
         shipped = _family_seeds(family).get(p.stem)
         if shipped is not None and shipped.is_file():
             return str(shipped.resolve())
@@ -290,7 +298,7 @@ def _family_benchmark_task(values: Mapping[str, Any]) -> tuple[str, str | None, 
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark):
         raise ConfigError(f"search.benchmark: must be a benchmark name (got {benchmark!r})")
     task = values.get("task", "dfs")
-    if family == "clrs" and benchmark is not None:
+    if not _hosted(family) and benchmark is not None:
         try:
             check_task(benchmark)
         except TaskError as e:
@@ -364,13 +372,13 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
 
 def _seed_program(value: Any, family: str) -> str:
     if value is None:
-        value = DEFAULT_SEED_PROGRAM if family == "clrs" else families.get(family).default_seed
+        value = families.get(family).default_seed if _hosted(family) else DEFAULT_SEED_PROGRAM
     return _resolve_program(str(value), family)
 
 
 def _check_family(cfg: SearchConfig) -> None:
     """What a non-CLRS family cannot take: a missing benchmark, the cascade."""
-    if cfg.family == "clrs":
+    if not _hosted(cfg.family):
         return
     if cfg.benchmark is None:
         raise ConfigError(f"search.benchmark: required for the task family {cfg.family!r}")
@@ -381,7 +389,7 @@ def _check_family(cfg: SearchConfig) -> None:
 def _check_fitness(cfg: SearchConfig) -> None:
     """The fitness section against the protocol and the cascade."""
     fit = cfg.fitness
-    clrs_val = fit.source == "ood_val" and cfg.family == "clrs"
+    clrs_val = fit.source == "ood_val" and not _hosted(cfg.family)
     if clrs_val and fit.ood_val_seed == cfg.protocol.test_seed:
         raise ConfigError(
             f"search.fitness.ood_val_seed: must differ from protocol.test_seed "

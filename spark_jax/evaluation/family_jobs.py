@@ -60,7 +60,7 @@ def check_options(family: str, benchmark: str, preset: str) -> dict[str, Any]:
     """CheckOptions fields for a non-CLRS family's sandbox check: its shapes (as JSON) and
     its default seed as the warm-up program (a classification family loads its data here)."""
     fam = get(family)
-    if not hasattr(fam, "sandbox_spec"):
+    if not fam.hosted:
         raise ValueError(f"task family {family!r} has no sandbox spec (CLRS uses the protocol)")
     spec = fam.sandbox_spec(benchmark, preset)
     warmup = resolve_seed(fam, None)

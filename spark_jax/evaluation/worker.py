@@ -78,12 +78,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """
     start = time.perf_counter()
     try:
+        from spark_jax import families
         from spark_jax import program as program_lib
         from spark_jax.config import protocol as config
         from spark_jax.evaluation import evaluate
 
         cfg = config.from_dict(job["protocol"])
-        if job.get("family", "clrs") != "clrs":  # another task family: its own evaluate
+        if families.get(job.get("family", "clrs")).hosted:  # the family's own evaluate
             from spark_jax.evaluation import family_jobs
 
             ev = family_jobs.run_family_job(job)

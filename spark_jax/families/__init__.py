@@ -25,6 +25,12 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
 - `data_record(benchmark, preset)`: the fixed data split and seeds, as a flat JSON-able dict,
   stored in the run database so a run can be reproduced.
 - `presets`: at least `tiny` (CI, seconds) and `smoke` (minutes on CPU).
+- `hosted`: True when the search runs its programs through this interface (`evaluate` in the
+  evaluation worker, the sandbox hooks below, `contract_text` in every prompt); False for
+  CLRS, whose processors have the search's own path (protocol presets, the processor checks,
+  a contract template the prompts fill per parent, `spark-jax benchmark`).
+- `test_part`, `val_part`: what the report calls the part a search reports on and the part it
+  selects on (e.g. "official OOD test set", "a validation split").
 
 A family other than CLRS (whose processors take the feasibility checker's own path) also gives
 the sandbox check and the offline editor what they need, as plain data and functions:
@@ -97,6 +103,9 @@ class TaskFamily(Protocol):
     factory: str
     presets: tuple[str, ...]
     default_seed: str
+    hosted: bool
+    test_part: str
+    val_part: str
 
     def seed_programs(self) -> dict[str, Any]: ...
 

@@ -24,7 +24,15 @@ from typing import Any, Callable
 from spark_jax import families
 from spark_jax.feasibility.stage_checks import CheckFailure, guarded, macs_lib
 
-__all__ = ["build", "check_interface", "check_semantic", "factory_of", "measure_macs", "spec_of"]
+__all__ = [
+    "build",
+    "check_interface",
+    "check_semantic",
+    "factory_of",
+    "hosted",
+    "measure_macs",
+    "spec_of",
+]
 
 
 def _family(name: str) -> Any:
@@ -32,6 +40,11 @@ def _family(name: str) -> Any:
         return families.get(name)
     except ValueError as e:
         raise CheckFailure("interface", "missing_name", f"no feasibility checks: {e}") from None
+
+
+def hosted(family: str) -> bool:
+    """Whether `family`'s programs take these stages (False: CLRS's processor path)."""
+    return bool(_family(family).hosted)
 
 
 def factory_of(family: str) -> str:
@@ -42,7 +55,7 @@ def factory_of(family: str) -> str:
 def spec_of(opts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(family, spec) from the check options; raises CheckFailure on an unknown family."""
     family = opts.get("family", "clrs")
-    if not hasattr(_family(family), "check_semantic"):
+    if not hosted(family):
         raise CheckFailure("interface", "missing_name", f"no feasibility checks for {family!r}")
     return family, json.loads(opts.get("family_spec") or "{}")
 

@@ -159,7 +159,7 @@ class _Runner:
             raise CheckFailure("interface", "missing_name", str(e)) from None
         self._check_watched(watched)
         self._leave()
-        if self.opts.get("family", "clrs") != "clrs":
+        if family_checks.hosted(self.opts.get("family", "clrs")):
             return self._run_family(module, watched)
         self._enter("interface")
         proc = self._interface(module)

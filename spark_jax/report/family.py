@@ -32,6 +32,15 @@ _METRIC_COLUMNS = {
 _ORDER = ("val_accuracy", "val_loss", "val_return", "accuracy", "loss", "test_return")
 
 
+def _hosted(family: str) -> bool:
+    """Whether `family` runs through the family interface (True for one not installed here:
+    its run database still holds its metrics)."""
+    try:
+        return bool(families.get(family).hosted)
+    except ValueError:
+        return True
+
+
 def paper_key(family: str, benchmark: str, seed_program: str | None) -> str | None:
     """The benchmark's key in the paper's table: the family's `paper_keys` (None when it has
     no row, or the family is not installed)."""
@@ -89,7 +98,7 @@ def family_lines(
 ) -> list[str]:
     """Markdown lines of the family section ([] for a CLRS run)."""
     family = meta.get("family")
-    if not family or family == "clrs":
+    if not family or not _hosted(family):
         return []
     benchmark = meta.get("task")
     data = {k[5:]: v for k, v in meta.items() if k.startswith("data.")}  # flattened meta

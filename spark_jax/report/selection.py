@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from spark_jax import families
 from spark_jax.report.accounting import find_meta
 
 __all__ = ["TEST_SELECTED", "selection_lines", "selection_source"]
@@ -31,14 +32,17 @@ def selection_lines(meta: Mapping[str, Any]) -> list[str]:
     source, recorded = selection_source(meta)
     if source != "ood_test":
         return []
-    family = find_meta(meta, "family") or "clrs"
-    test = "official OOD test set" if family == "clrs" else f"{family} test split"
-    val = "a separate OOD validation set" if family == "clrs" else "a validation split"
+    name = find_meta(meta, "family") or "clrs"
+    try:
+        family = families.get(name)
+        test, val, hosted = family.test_part, family.val_part, family.hosted
+    except ValueError:  # a run of a family that is not installed here
+        test, val, hosted = f"{name} test split", "a validation split", True
     remeasure = (
-        " Re-measure it with `spark-jax benchmark RUN_DIR` (training seeds the search never "
-        "used) before quoting it."
-        if family == "clrs"
-        else ""
+        ""
+        if hosted
+        else " Re-measure it with `spark-jax benchmark RUN_DIR` (training seeds the search "
+        "never used) before quoting it."
     )
     assumed = "" if recorded else " (not recorded by this run: runs before it was recorded did)"
     return [

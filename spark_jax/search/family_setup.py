@@ -47,7 +47,7 @@ def check_family(cfg: SearchConfig) -> dict[str, Any]:
     source = pathlib.Path(cfg.seed_program).read_text(encoding="utf-8")
     defined = _defined_functions(source)
     others = {family_jobs.get(n).factory for n in families.names()} - {family.factory}
-    if family.factory not in defined and (cfg.family != "clrs" or defined & others):
+    if family.factory not in defined and (family.hosted or defined & others):
         raise SearchUsageError(
             f"search.seed_program: {cfg.seed_program} defines no {family.factory}(): not a "
             f"program of the task family {cfg.family!r}"
@@ -63,7 +63,7 @@ def check_options(cfg: SearchConfig):
     from spark_jax.feasibility import checker as feasibility
 
     extra: dict[str, Any] = {}
-    if cfg.family != "clrs":
+    if families.get(cfg.family).hosted:
         from spark_jax.evaluation import family_jobs
 
         extra = family_jobs.check_options(cfg.family, cfg.target, cfg.preset)
@@ -73,7 +73,7 @@ def check_options(cfg: SearchConfig):
 def job_fields(cfg: SearchConfig, split: str | None = None) -> dict[str, Any]:
     """The `EvalJob` fields that send an evaluation to the run's family, scored on `split`
     (default: the selection part, 'val' under `fitness.source: ood_val`, else 'test')."""
-    if cfg.family == "clrs":
+    if not families.get(cfg.family).hosted:
         return {}
     if split is None:
         split = "val" if cfg.fitness.source == "ood_val" else "test"
@@ -84,8 +84,5 @@ def job_fields(cfg: SearchConfig, split: str | None = None) -> dict[str, Any]:
 
 def contract(cfg: SearchConfig) -> str:
     """The family's candidate contract for the prompts ('' for CLRS: the template)."""
-    if cfg.family == "clrs":
-        return ""
-    from spark_jax.evaluation import family_jobs
-
-    return family_jobs.get(cfg.family).contract_text()
+    family = families.get(cfg.family)
+    return family.contract_text() if family.hosted else ""

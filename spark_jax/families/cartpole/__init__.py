@@ -136,6 +136,9 @@ class CartPoleFamily:
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(cartpole_ppo.PRESETS)
     default_seed: str = "mlp"
+    hosted: bool = True
+    test_part: str = "cartpole test split"
+    val_part: str = "a validation split"
     paper_keys: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: {BENCHMARK: "cartpole_v1"}  # its row in extra_benchmarks.csv
     )

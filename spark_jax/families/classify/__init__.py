@@ -128,6 +128,9 @@ class ClassifyFamily:
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(PRESETS)
     default_seed: str = "mlp"
+    hosted: bool = True
+    test_part: str = "classify test split"
+    val_part: str = "a validation split"
     # Benchmark -> its key in reference/extra_benchmarks.csv (MNIST-1D: per seed backbone).
     paper_keys: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: {

@@ -33,6 +33,9 @@ class ClrsFamily:
     factory: str = program_lib.FACTORY_NAME
     presets: tuple[str, ...] = tuple(protocol_lib.PRESETS)
     default_seed: str = "triplet_gmpnn"
+    hosted: bool = False  # the search's own processor path (see `spark_jax.families`)
+    test_part: str = "official OOD test set"
+    val_part: str = "a separate OOD validation set"
 
     def seed_programs(self) -> dict[str, pathlib.Path]:
         return assets.seed_programs()
