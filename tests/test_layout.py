@@ -7,6 +7,7 @@ registry (`spark_jax/families/__init__.py`, at the bottom) imports it by name on
 from __future__ import annotations
 
 import ast
+import re
 import pathlib
 
 import pytest
@@ -289,3 +290,18 @@ def test_no_new_function_over_sixty_lines():
     assert LONG_FUNCTIONS <= found, (
         f"now short: drop from LONG_FUNCTIONS: {sorted(LONG_FUNCTIONS - found)}"
     )
+
+
+def test_no_branch_on_a_family_name_outside_the_family_plugins():
+    """Behaviour that depends on the task family asks the family (`spark_jax.families`): no
+    module outside spark_jax/families/ compares a family with a name."""
+    branch = re.compile(r"family[\w\"'\]\)]*\s*[=!]=\s*[\"']|[\"']\s*[=!]=\s*\w*family\b")
+    bad = [
+        f"{module.relative_to(PACKAGE).as_posix()}:{n}: {line.strip()}"
+        for module in MODULES
+        if module.relative_to(PACKAGE).parts[0] != "families"
+        for n, line in enumerate(module.read_text(encoding="utf-8").splitlines(), 1)
+        if branch.search(line)
+    ]
+    assert not bad, bad
+    assert branch.search('if cfg.family == "clrs":') and branch.search("x['family'] != 'a'")
