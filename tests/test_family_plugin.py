@@ -32,7 +32,6 @@ def _cli(args: list[str], cwd: pathlib.Path, plugins: str) -> subprocess.Complet
     )
 
 
-@pytest.mark.slow
 def test_a_new_family_folder_runs_a_tiny_search_through_the_cli(tmp_path):
     config = tmp_path / "toy.yaml"
     config.write_text(
@@ -99,3 +98,12 @@ def test_a_plugin_folder_without_a_family_is_a_clear_error(tmp_path, monkeypatch
         families.get("broken")
     with pytest.raises(ValueError, match="'empty'.* has no __init__.py"):
         families.get("empty")
+
+
+def test_a_plugin_that_fails_to_import_names_the_family_and_the_error(tmp_path, monkeypatch):
+    broken = tmp_path / "syntaxerr"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("def f(:\n")
+    monkeypatch.setenv(families.PATH_VARIABLE, str(broken))
+    with pytest.raises(ValueError, match="'syntaxerr' cannot be imported: SyntaxError"):
+        families.get("syntaxerr")

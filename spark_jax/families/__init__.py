@@ -173,8 +173,8 @@ def _load(name: str) -> TaskFamily:
             module = _import_folder(name, folders[name])
         else:
             module = importlib.import_module(PLUGINS[name])
-    except ImportError as e:
-        raise ValueError(f"task family {name!r} cannot be imported: {e}") from e
+    except Exception as e:  # noqa: BLE001 - a broken plug-in is a one-line error
+        raise ValueError(f"task family {name!r} cannot be imported: {type(e).__name__}: {e}") from e
     family = getattr(module, "FAMILY", None)
     if family is None or getattr(family, "name", None) != name:
         raise ValueError(f"task family {name!r}: its module defines no FAMILY named {name!r}")
