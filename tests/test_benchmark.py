@@ -207,6 +207,19 @@ def test_wall_time_counts_the_union_of_job_intervals(tmp_path, seed_paths, monke
     assert "device time 0.01 h (sum of job wall times); wall time 0.01 h while jobs ran" in report
 
 
+def test_the_seeds_of_one_k_seed_job_are_one_interval_of_wall_time(tmp_path, seed_paths):
+    """A 3-seed job of 30 s lands 3 rows of 10 s each (their shares): 30 s of wall time."""
+    programs = [benchmark.resolve_program("official:mpnn")]
+    spec = _spec(baseline=None)
+    with BenchmarkDB(tmp_path / benchmark.DB_NAME, create=True) as db:
+        db.store_plan(spec.to_dict(), programs)
+        group = [j for j in plan_jobs(programs, spec.tasks, spec.seeds) if j.task == spec.tasks[0]]
+        assert len(group) == len(spec.seeds) > 1
+        db.record_all([(j, records.replace(_result(j, 0.5), wall_seconds=10.0)) for j in group])
+        assert db.wall_seconds() == 10.0 * len(group)
+        assert db.running_seconds() == 10.0 * len(group)
+
+
 def test_corrupt_or_foreign_databases_are_one_line_errors(tmp_path, capsys):
     bad = tmp_path / "bad"
     bad.mkdir()

@@ -7,8 +7,8 @@ registry (`spark_jax/families/__init__.py`, at the bottom) imports it by name on
 from __future__ import annotations
 
 import ast
-import re
 import pathlib
+import re
 
 import pytest
 

@@ -186,8 +186,8 @@ class BenchmarkDB:
 
     def record_all(self, landed: Sequence[tuple[BenchmarkJob, EvalResult]]) -> None:
         """Stores the results of one submitted job (the seeds of a K-seed job) in one
-        transaction: a kill leaves all of them stored or none."""
-        rows = []
+        transaction: a kill leaves all of them stored or none; they share one finish time."""
+        rows, now = [], _now()
         for job, result in landed:
             evaluation = None if result.evaluation is None else result.evaluation.to_dict()
             rows.append(
@@ -202,7 +202,7 @@ class BenchmarkDB:
                     result.error,
                     result.worker,
                     result.wall_seconds,
-                    _now(),
+                    now,
                 )
             )
         with self._transaction() as c:
@@ -236,8 +236,12 @@ class BenchmarkDB:
     def running_seconds(self) -> float:
         """The benchmark's wall time while jobs ran: the length of the union of the jobs'
         intervals [finished - wall, finished] (pauses between a kill and `--resume` are left
-        out; finish times are stored to the second)."""
-        rows = self._conn.execute("SELECT finished_at, wall_seconds FROM results").fetchall()
+        out; finish times are stored to the second). The seeds of one K-seed job are one
+        interval: their rows (one program, task, worker and finish time) hold 1/K shares."""
+        rows = self._conn.execute(
+            "SELECT finished_at, SUM(wall_seconds) FROM results "
+            "GROUP BY program_key, task, worker, finished_at"
+        ).fetchall()
         spans = []
         for finished, wall in rows:
             end = datetime.datetime.fromisoformat(finished).timestamp()
