@@ -4,6 +4,8 @@
 # vmapped program; the jobs share one XLA compilation cache). Prints the benchmark's wall time
 # and the job time (device time) per task, and writes them to OUT/timing.md beside the report.
 # Time it on a quiet machine: a figure taken while other jobs share the cores is contended.
+# Run again on the same OUT_DIR, it resumes the benchmark (`--resume`); each run's start and
+# end go to OUT/segments.jsonl and the wall time is their sum (the pauses between are left out).
 #
 #   scripts/bench_clrs10.sh [OUT_DIR] [extra benchmark args, e.g. --workers 2 --sequential-seeds]
 set -euo pipefail
@@ -12,20 +14,28 @@ OUT="${1:-benchmarks/clrs10-smoke-$(date +%Y%m%d-%H%M%S)}"
 shift || true
 SPARK="${SPARK_JAX:-spark-jax}"
 start=$(date +%s)
-$SPARK benchmark official:triplet_gmpnn processors/triplet_gmpnn.py --tasks clrs10 --seeds 3 \
-    --preset smoke --out "$OUT" "$@"
+if [ -f "$OUT/benchmark.db" ]; then
+    $SPARK benchmark --resume "$OUT"
+else
+    $SPARK benchmark official:triplet_gmpnn processors/triplet_gmpnn.py --tasks clrs10 \
+        --seeds 3 --preset smoke --out "$OUT" "$@"
+fi
 end=$(date +%s)
-python3 - "$OUT" "$((end - start))" <<'PY'
-import csv, collections, pathlib, platform, os, sys
-out, wall = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+echo "{\"start\": $start, \"end\": $end}" >> "$OUT/segments.jsonl"
+python3 - "$OUT" <<'PY'
+import collections, csv, json, pathlib, platform, os, sys
+out = pathlib.Path(sys.argv[1])
+segments = [json.loads(l) for l in (out / "segments.jsonl").read_text().splitlines() if l]
+wall = sum(s["end"] - s["start"] for s in segments)
 rows = list(csv.DictReader((out / "results.csv").open()))
 by_task = collections.defaultdict(float)
 for r in rows:
     by_task[r["task"]] += float(r["wall_seconds"])
 total = sum(by_task.values())
+runs = f"{len(segments)} runs" if len(segments) > 1 else "one run"
 lines = [
-    f"clrs10 x 3 seeds x 2 programs, smoke preset: wall {wall / 60:.1f} min (target <= 45), "
-    f"job time {total / 60:.1f} min; {platform.node()}, {os.cpu_count()} CPUs",
+    f"clrs10 x 3 seeds x 2 programs, smoke preset: wall {wall / 60:.1f} min (target <= 45; "
+    f"{runs}), job time {total / 60:.1f} min; {platform.node()}, {os.cpu_count()} CPUs",
     "",
     "| task | job minutes | share |",
     "|---|---:|---:|",

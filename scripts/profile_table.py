@@ -77,6 +77,8 @@ def clrs10_summary(root: pathlib.Path) -> str:
     for folder in sorted(p for p in root.glob("clrs10-*") if p.is_dir()):
         first = (folder / "timing.md").read_text(encoding="utf-8").splitlines()[0]
         wall = float(re.search(r"wall ([0-9.]+) min", first).group(1))
+        found = re.search(r"; (one run|\d+ runs)\)", first)
+        runs = found.group(1) if found else "one run"
         with BenchmarkDB.open_readonly(folder / "benchmark.db") as db:
             results = db.results()
             spec = db.spec()
@@ -91,7 +93,8 @@ def clrs10_summary(root: pathlib.Path) -> str:
         parts += [
             f"`{folder.name}`: {len(spec['tasks'])} tasks x {len(spec['seeds'])} seeds x 2 "
             f"programs, preset {spec['preset']}, {len(results)} results landed; "
-            f"{', '.join(machine)}. **Wall {wall:.1f} min** (the whole command; target <= 45), "
+            f"{', '.join(machine)}. **Wall {wall:.1f} min** (the command's runs added up: "
+            f"{runs}; target <= 45), "
             f"job time {total / 60:.1f} min (the seeds of a (program, task) train as one job).",
             "",
             "| task | job minutes | share | longest scoring of a job (validation + test) s |",

@@ -1,6 +1,7 @@
 """The task-family boundary's registry: register, look up, reject duplicates and gaps."""
 
 import dataclasses
+import types
 
 import pytest
 
@@ -13,6 +14,10 @@ class _Toy:
     benchmarks: tuple = ("toy",)
     factory: str = "make_classifier"
     presets: tuple = ("tiny", "smoke")
+    default_seed: str = "mlp"
+    hosted: bool = True
+    test_part: str = "toy test split"
+    val_part: str = "a validation split"
 
     def seed_programs(self):
         return {}
@@ -35,6 +40,14 @@ def test_register_and_get_round_trip():
     assert isinstance(toy, families.TaskFamily)
     assert families.get("toy_boundary") is toy
     assert "toy_boundary" in families.names()
+
+
+def test_a_family_lacking_a_member_of_the_interface_is_not_a_task_family():
+    toy = _Toy()
+    members = {n: getattr(toy, n) for n in dir(toy) if not n.startswith("_")}
+    assert isinstance(types.SimpleNamespace(**members), families.TaskFamily)
+    del members["hosted"]  # e.g. a plug-in written before `hosted` existed
+    assert not isinstance(types.SimpleNamespace(**members), families.TaskFamily)
 
 
 def test_unknown_family_names_the_registered_ones():
