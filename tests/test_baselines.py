@@ -23,6 +23,7 @@ from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.offline import OfflineEditor
+from spark_jax.operator.signals import Outcome
 
 OLD = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]"
 NEW = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs) + self.o2(hidden))  # [B, N, H]"
@@ -60,7 +61,7 @@ def _run(mode, server, sandbox_worker, check_options, members, answers, prep=Non
         parent=parent,
         top=(top,),
         diverse=(ProgramView("div1", members[0][1], {"ood_score": 0.33}),),
-        recent_outcomes="- attempt 0: changed ACTION region -> infeasible (locality)",
+        outcomes=(Outcome(0, "ACTION", "infeasible", "locality", summary="changed ACTION region"),),
     )
     out, queue = [], list(answers)
     for k, n in enumerate(per_step or [1] * len(answers)):

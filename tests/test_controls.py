@@ -20,6 +20,7 @@ from spark_jax.compare import methods as methods_lib
 from spark_jax.compare import verdicts
 from spark_jax.config.sections import OperatorConfig, OperatorConfigError
 from spark_jax.operator.baselines import controls, make_operator
+from spark_jax.operator.context_text import ParentOrigin
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
@@ -61,8 +62,8 @@ def _context(seed: str) -> StepContext:
         parent=ProgramView("p", other, {"ood_score": 0.9}, parent_id="s"),
         top=(ProgramView("t", arch, {"ood_score": 0.8}),),
         diverse=(ProgramView("d", arch, {"ood_score": 0.7}),),
-        recent_outcomes=f"- attempt 0 {RECENT_MARK}",
-        parent_provenance=PARENT_MARK,
+        outcomes=(Outcome(0, "ACTION", "infeasible", "locality", summary=RECENT_MARK),),
+        origin=ParentOrigin(PARENT_MARK, attempt=0, edited_from="s", island=0),
     )
 
 

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from spark_jax.config import protocol as protocol_config
+from spark_jax.operator import context_text
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import LLMBackend, LLMResponse
 from spark_jax.operator.prompts import claims_masking
@@ -107,12 +108,12 @@ def _context(source: str) -> StepContext:
             ProgramView("p9", _region_edit(source), {"ood_score": 0.30}, parent_id="p3"),
         ),
         diverse=(ProgramView("p1", source + "# grandparent\n", {"ood_score": 0.20}),),
-        recent_outcomes=history.recent_text(),
-        feasibility_summary="1 of 2 failed",
-        parent_provenance=prompt_context.provenance(parent_c, best_c, island=2),
-        task_split=prompt_context.task_split(paper),
-        task_outputs=prompt_context.task_outputs("dfs"),
-        search_signals=prompt_context.search_signals(history),
+        outcomes=history.recent_outcomes(),
+        router_signals=history.signals("ACTION"),
+        origin=prompt_context.origin(parent_c, best_c, island=2),
+        split=prompt_context.task_split(paper),
+        io_task="dfs",
+        signals=history.signals(""),
     ), history
 
 
@@ -199,22 +200,23 @@ def test_masking_claim_read_statically():
 
 def test_provenance_of_the_best_parent_and_the_seed():
     seed = Candidate("s", "sha", 0.3, 10)
-    assert prompt_context.provenance(seed, seed, 0) == (
+    assert context_text.provenance(prompt_context.origin(seed, seed, 0)) == (
         "program s, the seed program; drawn from island 0; it is the best program so far."
     )
-    tiny = prompt_context.task_split(protocol_config.get_preset("tiny"))
+    assert context_text.provenance(None) == "not recorded"
+    tiny = context_text.split_text(prompt_context.task_split(protocol_config.get_preset("tiny")))
     assert re.search(r"N in \{4\} nodes and validation graphs N=5; .* test graphs have N=8 ", tiny)
     assert "Set sizes: " in tiny and "validation and" in tiny and "OOD test graphs" in tiny
 
 
 def test_task_outputs_say_what_is_decoded():
-    assert "`is_bridge` (edge mask: a 0/1 label per node pair)" in prompt_context.task_outputs(
-        "bridges"
-    )
-    two = prompt_context.task_outputs("topological_sort")
+    outputs = context_text.outputs_text
+    assert "`is_bridge` (edge mask: a 0/1 label per node pair)" in outputs("bridges")
+    two = outputs("topological_sort")
     assert "Decoded outputs: `topo` (node pointer" in two and "`topo_head`" in two
     assert two.startswith("Encoded inputs: `pos` (node scalar: the node's index divided by N)")
-    assert "decoded from the processor's node and edge" in prompt_context.task_outputs("nope")
+    assert "decoded from the processor's node and edge" in outputs("nope")
+    assert outputs("dfs", family="classify") == "see the classify contract"
 
 
 def test_inspiration_labels_small_differences_as_noise():
@@ -242,7 +244,7 @@ def test_noise_sentence_follows_the_seeds_per_candidate():
     assert noise_sentence(1).startswith("every score comes from one training run with one seed")
     three = noise_sentence(3)
     assert "the mean over 3 training runs with different seeds" in three
-    ctx = dataclasses.replace(_context(SEED_FILES[0].read_text())[0], score_noise=three)
+    ctx = dataclasses.replace(_context(SEED_FILES[0].read_text())[0], fitness_seeds=3)
     backend = _Capture()
     asyncio.run(LLMEditor(backend).route(ctx))
     assert "- Noise: every score is the mean over 3 training runs" in backend.prompts["route"]

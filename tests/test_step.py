@@ -10,11 +10,13 @@ import pathlib
 import pytest
 
 from spark_jax.feasibility import checker as feasibility
+from spark_jax.operator import context_text
+from spark_jax.operator.context_text import ParentOrigin
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend, RecordBackend, ReplayBackend
 from spark_jax.operator.llm.loopback import Fault, LoopbackServer, Reply
 from spark_jax.operator.prompts import PromptLibrary
-from spark_jax.operator.signals import Outcome, SearchHistory
+from spark_jax.operator.signals import Outcome, SearchHistory, StepSignals
 from spark_jax.operator.step import OperatorConfig, OperatorConfigError, SparkOperator
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -86,10 +88,20 @@ def _ctx(seed_paths) -> StepContext:
         parent=parent,
         top=(inspo,),
         diverse=(),
-        recent_outcomes="- attempt 0, ACTION edit of seed: changed ACTION region -> "
-        "infeasible (locality)",
-        feasibility_summary="1 of 1 failed (locality)",
-        parent_provenance="program p0, made at attempt 0 by editing seed; drawn from island 0",
+        outcomes=(
+            Outcome(
+                0,
+                "ACTION",
+                "infeasible",
+                "locality",
+                summary="changed ACTION region",
+                parent_id="seed",
+            ),
+        ),
+        router_signals=StepSignals(
+            failure_rate=1.0, dominant_failures=("locality",), proposals_in_window=1
+        ),
+        origin=ParentOrigin("p0", attempt=0, edited_from="seed", island=0),
     )
 
 
@@ -301,7 +313,7 @@ def _render_all(prompts: PromptLibrary, ctx: StepContext) -> dict[str, str]:
     return {
         "route": prompts.render(
             "route",
-            feasibility_summary=ctx.feasibility_summary,
+            feasibility_summary=context_text.feasibility_summary(ctx.router_signals),
             unused_submodules=unused_line(ctx.parent.source),
             **fields,
         ),

@@ -12,16 +12,12 @@ import dataclasses
 import hashlib
 from typing import Any, Mapping, Sequence
 
+from spark_jax.operator import context_text
+from spark_jax.operator.context_text import ClrsSplit, FamilySplit, ParentOrigin
 from spark_jax.operator.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
-from spark_jax.operator.prompts import (
-    DEFAULT_OUTPUTS,
-    DEFAULT_SPLIT,
-    PromptLibrary,
-    masking_rule,
-    noise_sentence,
-)
-from spark_jax.operator.signals import StepSignals
+from spark_jax.operator.prompts import PromptLibrary, masking_rule
+from spark_jax.operator.signals import Outcome, StepSignals
 from spark_jax.operator.two_step import submodule_note, unused_line
 from spark_jax.program import regions
 
@@ -51,22 +47,36 @@ class ProgramView:
 @dataclasses.dataclass(frozen=True)
 class StepContext:
     """The evolution context H_t of one step: parent (drawn from `island`), inspirations,
-    recent outcomes."""
+    recent outcomes. Records only: the prompts' prose is rendered from them in one place
+    (`context_text.render`; None and () render the "not known yet" sentences).
+
+    Attributes:
+      task: the benchmark's name. parent, top, diverse: the programs shown.
+      outcomes: the recent proposals' outcomes, oldest first.
+      router_signals: the signals behind the route prompt's feasibility summary.
+      signals: the search signals (stagnation, feasibility failures).
+      origin: where the parent came from. split: the task's data split.
+      io_task: the CLRS task whose inputs and outputs the prompts describe; family: a hosted
+        family's name (its contract describes them instead).
+      macs_nodes: the graph size MACs are counted at. fitness_seeds: training seeds per score.
+      contract: a task family's contract text ('': the CLRS processor contract).
+    """
 
     task: str
     parent: ProgramView
     top: tuple[ProgramView, ...] = ()
     diverse: tuple[ProgramView, ...] = ()
-    recent_outcomes: str = "- none yet"
-    feasibility_summary: str = "no proposals yet"
+    outcomes: tuple[Outcome, ...] = ()
+    router_signals: StepSignals | None = None
     island: int = 0
-    parent_provenance: str = "not recorded"
-    task_split: str = DEFAULT_SPLIT
-    task_outputs: str = DEFAULT_OUTPUTS
-    search_signals: str = "- none yet"
+    origin: ParentOrigin | None = None
+    split: ClrsSplit | FamilySplit | None = None
+    io_task: str | None = None
+    family: str | None = None
+    signals: StepSignals | None = None
     macs_nodes: int = 16
-    score_noise: str = noise_sentence(1)
-    contract: str = ""  # A task family's contract text ('': the CLRS processor contract).
+    fitness_seeds: int = 1
+    contract: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,21 +295,18 @@ def program_views(views: Sequence[ProgramView], parent: ProgramView) -> str:
 
 def role_fields(ctx: StepContext) -> dict[str, Any]:
     """The prompt fields every role shares: task, contract fields, parent and history."""
+    text = context_text.render(ctx)
+    text.pop("feasibility_summary")  # the route prompt's alone
     return dict(
         task=ctx.task,
-        task_split=ctx.task_split,
-        task_outputs=ctx.task_outputs,
-        search_signals=ctx.search_signals,
         macs_nodes=ctx.macs_nodes,
-        score_noise=ctx.score_noise,
         masking_rule=masking_rule(ctx.parent.source),
         parent_metrics=ctx.parent.metrics_text(),
-        parent_provenance=ctx.parent_provenance,
         parent_source=ctx.parent.source.rstrip(),
         top_inspirations=program_views(ctx.top, ctx.parent),
         diverse_inspirations=program_views(ctx.diverse, ctx.parent),
-        recent_outcomes=ctx.recent_outcomes,
         contract_text=ctx.contract,
+        **text,
     )
 
 
@@ -345,7 +352,7 @@ class LLMEditor(Editor):
     async def route(self, ctx: StepContext) -> RoleOutput:
         prompt = self.prompts.render(
             "route",
-            feasibility_summary=ctx.feasibility_summary,
+            feasibility_summary=context_text.feasibility_summary(ctx.router_signals),
             unused_submodules=unused_line(ctx.parent.source),
             **role_fields(ctx),
         )

@@ -32,7 +32,6 @@ from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, ProgramView, StepContext
-from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.search import (
@@ -237,26 +236,25 @@ class _Run:
                 parent_id=c.parent_id,
             )
 
-        described = self.history.signals("ACTION").describe()
-        summary = f"{described['failure_rate']} failed; dominant: {described['dominant_failures']}"
-        split, outputs = prompt_context.task_split(self.cfg.protocol), None
+        split, family = prompt_context.task_split(self.cfg.protocol), None
         if self.family_fields:
             split = prompt_context.family_split(self.db.get_meta("data") or {})
-            outputs = f"see the {self.cfg.family} contract"
+            family = self.cfg.family
         return StepContext(
             task=self.cfg.target,
             parent=view(parent),
             top=tuple(view(c) for c in top),
             diverse=tuple(view(c) for c in diverse),
-            recent_outcomes=self.history.recent_text(),
-            feasibility_summary=summary,
+            outcomes=self.history.recent_outcomes(),
+            router_signals=self.history.signals("ACTION"),
             island=island,
-            parent_provenance=prompt_context.provenance(parent, self.archive.best(), island),
-            task_split=split,
-            task_outputs=outputs or prompt_context.task_outputs(self.cfg.task),
-            search_signals=prompt_context.search_signals(self.history),
+            origin=prompt_context.origin(parent, self.archive.best(), island),
+            split=split,
+            io_task=self.cfg.task,
+            family=family,
+            signals=self.history.signals(""),
             macs_nodes=self.cfg.protocol.macs_nodes,
-            score_noise=noise_sentence(self.cfg.fitness.seeds),
+            fitness_seeds=self.cfg.fitness.seeds,
             contract=self.contract,
         )
 

@@ -29,7 +29,6 @@ from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import make_backend
 from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
-from spark_jax.operator.prompts import noise_sentence
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.search import budget, family_setup, preflight, prompt_context, startup
@@ -120,15 +119,15 @@ class _Attempts:
             parent=self.view(index),
             top=tuple(self.view(i) for i in self.pool.inspirations(index)),
             diverse=(),
-            recent_outcomes=history.recent_text(),
-            feasibility_summary="no proposals yet",
+            outcomes=history.recent_outcomes(),
+            router_signals=None,  # the route prompt says "no proposals yet"
             island=0,
-            parent_provenance=prompt_context.provenance(self.candidates[index], self.best, 0),
-            task_split=prompt_context.task_split(cfg.protocol),
-            task_outputs=prompt_context.task_outputs(cfg.task),
-            search_signals=prompt_context.search_signals(history),
+            origin=prompt_context.origin(self.candidates[index], self.best, 0),
+            split=prompt_context.task_split(cfg.protocol),
+            io_task=cfg.task,
+            signals=history.signals(""),
             macs_nodes=cfg.protocol.macs_nodes,
-            score_noise=noise_sentence(cfg.fitness.seeds),
+            fitness_seeds=cfg.fitness.seeds,
         )
 
     def unless_duplicate(self, proposal: Proposal) -> Proposal:
