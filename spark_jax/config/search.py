@@ -223,20 +223,22 @@ def family_names() -> tuple[str, ...]:
     return ("clrs",) + tuple(n for n in families.names() if n != "clrs")
 
 
-def _hosted(family: str) -> bool:
-    """Whether `family` runs through the family interface (False: CLRS's processor path)."""
+def _family(name: str) -> families.TaskFamily:
+    """The task family `name` (its plug-in imported on first use); ConfigError if unknown."""
     try:
-        return bool(families.get(family).hosted)
+        return families.get(name)
     except ValueError as e:
         raise ConfigError(f"search.family: {e}") from None
+
+
+def _hosted(family: str) -> bool:
+    """Whether `family` runs through the family interface (False: CLRS's processor path)."""
+    return bool(_family(family).hosted)
 
 
 def _family_seeds(family: str) -> dict[str, pathlib.Path]:
-    """The shipped seed programs of `family`, by name (its plug-in imported on first use)."""
-    try:
-        return {k: pathlib.Path(v) for k, v in families.get(family).seed_programs().items()}
-    except ValueError as e:
-        raise ConfigError(f"search.family: {e}") from None
+    """The shipped seed programs of `family`, by name."""
+    return {k: pathlib.Path(v) for k, v in _family(family).seed_programs().items()}
 
 
 def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) -> SearchConfig:
@@ -372,7 +374,7 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
 
 def _seed_program(value: Any, family: str) -> str:
     if value is None:
-        value = families.get(family).default_seed if _hosted(family) else DEFAULT_SEED_PROGRAM
+        value = _family(family).default_seed if _hosted(family) else DEFAULT_SEED_PROGRAM
     return _resolve_program(str(value), family)
 
 

@@ -1,10 +1,11 @@
 """Task families on the search's path: registry, check options and evaluation jobs.
 
-The families themselves are plug-ins found by name (`spark_jax.families.get`). The search asks it for a family's sandbox check options
-(`check_options`), its data record (`data_record`), and the worker runs a family's
-`EvalJob` through `run_family_job`, which wraps the family's `families.Evaluation` into the
-run database's `record.Evaluation` (score as the OOD score the archive ranks by, MACs as the
-MACs descriptor, the paper metrics in `metrics`).
+The families themselves are plug-ins found by name (`spark_jax.families.get`). The search
+asks this module for a family's sandbox check options (`check_options`) and its data record
+(`data_record`), and the worker runs a family's `EvalJob` through `run_family_job`, which
+wraps the family's `families.Evaluation` into the run database's `record.Evaluation` (score
+as the OOD score the archive ranks by, MACs as the MACs descriptor, the paper metrics in
+`metrics`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import re
 
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, self_assign
+from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, replace_stmt, self_assign
 
 __all__ = ["POLICY_TRANSFORMS"]
 
@@ -40,19 +40,12 @@ def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
     return found
 
 
-def _replace(stmts, index: int, text: str) -> Stmts:
-    out = list(stmts)
-    new = parse_stmts(text)
-    out[index : index + 1] = [new[0].with_changes(leading_lines=out[index].leading_lines)]
-    return out
-
-
 def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
     for i, stmt in enumerate(ctx.operator.stmts):
         m = _WIDTH_RE.match(_line(stmt))
         if m:
             factor = rng.choice((2, 4))
-            return _replace(ctx.operator.stmts, i, f"h = {factor} * ({m.group(1)})")
+            return replace_stmt(ctx.operator.stmts, i, f"h = {factor} * ({m.group(1)})")
     raise NotApplicable("no width line 'h = ...' in setup")
 
 
@@ -61,7 +54,7 @@ def _deeper(ctx: ProgramContext, rng: random.Random) -> Stmts:
     if not layers:
         raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to deepen")
     i, name, _ = rng.choice(layers)
-    return _replace(
+    return replace_stmt(
         ctx.operator.stmts, i, f"self.{name} = nn.Sequential([dense(h), jnp.tanh, dense(h)])"
     )
 
@@ -72,7 +65,7 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
         raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to normalize")
     stmts = list(ctx.operator.stmts)
     for i, name, _ in layers:
-        stmts = _replace(stmts, i, f"self.{name} = nn.Sequential([dense(h), nn.LayerNorm()])")
+        stmts = replace_stmt(stmts, i, f"self.{name} = nn.Sequential([dense(h), nn.LayerNorm()])")
     return stmts
 
 
@@ -94,7 +87,7 @@ def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = list(ctx.action.stmts)
     for i, m in trunk:
         x, _, layer, y, comment = m.groups()
-        stmts = _replace(stmts, i, f"{x} = {new}(self.{layer}({y}))  {comment or ''}".rstrip())
+        stmts = replace_stmt(stmts, i, f"{x} = {new}(self.{layer}({y}))  {comment or ''}".rstrip())
     return stmts
 
 
@@ -105,7 +98,7 @@ def _residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = list(ctx.action.stmts)
     for i, m in same:
         x, act, layer, _, comment = m.groups()
-        stmts = _replace(
+        stmts = replace_stmt(
             stmts, i, f"{x} = {x} + {act}(self.{layer}({x}))  {comment or ''}".rstrip()
         )
     return stmts

@@ -16,7 +16,7 @@ import re
 
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, self_assign
+from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, replace_stmt, self_assign
 
 __all__ = ["CLASSIFIER_TRANSFORMS"]
 
@@ -30,13 +30,6 @@ _LAYER_RE = re.compile(r"^nn\.(Dense|Conv)\(self\.hidden\b")
 
 def _line(stmt) -> str:
     return code(stmt).strip()
-
-
-def _replace(stmts, index: int, text: str) -> Stmts:
-    out = list(stmts)
-    new = parse_stmts(text)
-    out[index : index + 1] = [new[0].with_changes(leading_lines=out[index].leading_lines)]
-    return out
 
 
 def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
@@ -60,7 +53,7 @@ def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
         else:
             new = re.sub(r"(?<![\w*] )\bself\.hidden\b(?! //)", "2 * self.hidden", text)
         if new != text:
-            stmts, changed = _replace(stmts, i, new), True
+            stmts, changed = replace_stmt(stmts, i, new), True
     if not changed:
         raise NotApplicable("no hidden layer sized by self.hidden in setup")
     return stmts
@@ -71,7 +64,7 @@ def _deeper_head(ctx: ProgramContext, rng: random.Random) -> Stmts:
         hit = self_assign(stmt)
         if hit is not None and hit[0] == "out" and code(hit[1]).strip() == _HEAD:
             act = rng.choice(("nn.relu", "nn.gelu"))
-            return _replace(
+            return replace_stmt(
                 ctx.operator.stmts,
                 i,
                 f"self.out = nn.Sequential([nn.Dense(self.hidden), {act}, {_HEAD}])",
@@ -85,7 +78,7 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
         raise NotApplicable("no hidden 'self.NAME = nn.Dense/Conv(self.hidden...)' layer")
     stmts = list(ctx.operator.stmts)
     for i, name, expr in layers:
-        stmts = _replace(stmts, i, f"self.{name} = nn.Sequential([{expr}, nn.LayerNorm()])")
+        stmts = replace_stmt(stmts, i, f"self.{name} = nn.Sequential([{expr}, nn.LayerNorm()])")
     return stmts
 
 
@@ -98,7 +91,7 @@ def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     new = rng.choice([a for a in _ACTS if a != current])
     stmts = list(ctx.action.stmts)
     for i, _ in found:
-        stmts = _replace(stmts, i, _ACT_RE.sub(new, _line(stmts[i])))
+        stmts = replace_stmt(stmts, i, _ACT_RE.sub(new, _line(stmts[i])))
     return stmts
 
 
@@ -114,7 +107,7 @@ def _residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
         if m and m.group(1) == m.group(4) and m.group(3) in dense:
             x, act, layer, _, comment = m.groups()
             new = f"{x} = {x} + {act}(self.{layer}({x}))  {comment or ''}".rstrip()
-            stmts, changed = _replace(stmts, i, new), True
+            stmts, changed = replace_stmt(stmts, i, new), True
     if not changed:
         raise NotApplicable("no width-preserving 'X = ACT(self.NAME(X))' over an H->H Dense")
     return stmts
@@ -137,10 +130,10 @@ def _pooling(ctx: ProgramContext, rng: random.Random) -> Stmts:
         text = _line(stmt)
         if "jnp.mean(h, axis=1)" in text and "jnp.max(h, axis=1)" not in text:
             pooled = "jnp.concatenate([jnp.mean(h, axis=1), jnp.max(h, axis=1)], -1)"
-            return _replace(stmts, i, text.replace("jnp.mean(h, axis=1)", pooled, 1))
+            return replace_stmt(stmts, i, text.replace("jnp.mean(h, axis=1)", pooled, 1))
         if "h[:, -1]" in text and "jnp.mean(h, axis=1)" not in text:
             pooled = "jnp.concatenate([h[:, -1], jnp.mean(h, axis=1)], -1)"
-            return _replace(stmts, i, text.replace("h[:, -1]", pooled, 1))
+            return replace_stmt(stmts, i, text.replace("h[:, -1]", pooled, 1))
     raise NotApplicable("no sequence pooling 'jnp.mean(h, axis=1)' or 'h[:, -1]' in __call__")
 
 

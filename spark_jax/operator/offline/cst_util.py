@@ -17,6 +17,7 @@ __all__ = [
     "assign_value",
     "self_assign",
     "with_value",
+    "replace_stmt",
     "replace_subexpr",
     "find_calls",
     "self_calls",
@@ -96,6 +97,15 @@ def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str) -> cst.
     if isinstance(value, str):
         value = cst.parse_expression(value)
     return stmt.with_changes(body=[assign.with_changes(value=value)])
+
+
+def replace_stmt(stmts: Sequence[cst.BaseStatement], index: int, text: str) -> Stmts:
+    """`stmts` with statement `index` replaced by the first statement parsed from `text`
+    (the replaced one's leading blank lines and comments kept)."""
+    out = list(stmts)
+    new = parse_stmts(text)
+    out[index : index + 1] = [new[0].with_changes(leading_lines=out[index].leading_lines)]
+    return out
 
 
 def insert_before(
