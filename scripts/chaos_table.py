@@ -16,6 +16,8 @@ import pathlib
 import statistics
 import sys
 
+from spark_jax.util import markdown
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "results" / "chaos-at-smoke"
 BEGIN, END = "<!-- generated -->", "<!-- end generated -->"
@@ -34,43 +36,42 @@ def _pp(x: float) -> str:
     return f"{100 * x:.2f}"
 
 
+SUMMARY_HEADER = ["task", "unperturbed OOD (%)", "perturbed runs", "mean (%)", "std (pp)",
+                  "min (%)", "max (%)", "range over all runs (pp)",
+                  "largest move from unperturbed (pp)"]  # fmt: skip
+RUN_HEADER = ["task", "perturbation", "scale", "largest parameter change", "OOD test (%)",
+              "best validation (%)", "train s", "wall s"]  # fmt: skip
+
+
 def summary_rows(by_task: dict[str, list[dict[str, str]]]) -> list[str]:
-    head = (
-        "| task | unperturbed OOD (%) | perturbed runs | mean (%) | std (pp) | min (%) | "
-        "max (%) | range over all runs (pp) | largest move from unperturbed (pp) |"
-    )
-    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
+    rows_out: list[list[str]] = []
     for task, rows in by_task.items():
         base = [float(r["ood_test"]) for r in rows if r["perturbation"] == "0"]
         moved = [float(r["ood_test"]) for r in rows if r["perturbation"] != "0"]
         if len(base) != 1 or len(moved) < 2:
-            lines.append(
-                f"| {task} | incomplete: {len(base)} unperturbed, {len(moved)} perturbed |"
-            )
+            note = f"incomplete: {len(base)} unperturbed, {len(moved)} perturbed"
+            rows_out.append([task, note] + [""] * (len(SUMMARY_HEADER) - 2))
             continue
         every = base + moved
-        lines.append(
-            f"| {task} | {_pp(base[0])} | {len(moved)} | {_pp(statistics.mean(moved))} | "
-            f"{_pp(statistics.stdev(moved))} | {_pp(min(moved))} | {_pp(max(moved))} | "
-            f"{_pp(max(every) - min(every))} | {_pp(max(abs(m - base[0]) for m in moved))} |"
-        )
-    return lines
+        rows_out.append([
+            task, _pp(base[0]), str(len(moved)), _pp(statistics.mean(moved)),
+            _pp(statistics.stdev(moved)), _pp(min(moved)), _pp(max(moved)),
+            _pp(max(every) - min(every)), _pp(max(abs(m - base[0]) for m in moved)),
+        ])  # fmt: skip
+    return markdown.table(SUMMARY_HEADER, rows_out)
 
 
 def run_rows(by_task: dict[str, list[dict[str, str]]]) -> list[str]:
-    lines = [
-        "| task | perturbation | scale | largest parameter change | OOD test (%) | "
-        "best validation (%) | train s | wall s |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for task, rows in by_task.items():
-        for r in rows:
-            lines.append(
-                f"| {task} | {r['perturbation']} | {r['scale']} | {r['max_param_change']} | "
-                f"{_pp(float(r['ood_test']))} | {_pp(float(r['val_score']))} | "
-                f"{r['train_seconds']} | {r['wall_seconds']} |"
-            )
-    return lines
+    return markdown.table(
+        RUN_HEADER,
+        [
+            [task, r["perturbation"], r["scale"], r["max_param_change"],
+             _pp(float(r["ood_test"])), _pp(float(r["val_score"])), r["train_seconds"],
+             r["wall_seconds"]]
+            for task, rows in by_task.items()
+            for r in rows
+        ],
+    )  # fmt: skip
 
 
 def generated(by_task: dict[str, list[dict[str, str]]]) -> str:

@@ -23,7 +23,7 @@ from spark_jax.compare.figures import best_at_budget, by_method, collect
 from spark_jax.compare.methods import resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.operator.baselines import BASELINES
-from spark_jax.util import labels
+from spark_jax.util import labels, markdown
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- generated -->", "<!-- end generated -->"
@@ -63,18 +63,18 @@ def main(out: pathlib.Path) -> None:
                 f"{r.acc.valid_rate:.3f}", f"{r.acc.wall_hours or 0.0:.4f}", " ".join(r.roles),
             ])  # fmt: skip
     rows = tables.method_rows(methods, grouped, None, plan.budget)
-    head = ("method", "runs", f"best at budget B={plan.budget}: selection OOD %",
-            "best candidate: test OOD %", "attempts", "evaluated", "valid rate", "editor")  # fmt: skip
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = ["method", "runs", f"best at budget B={plan.budget}: selection OOD %",
+            "best candidate: test OOD %", "attempts", "evaluated", "valid rate", "editor"]  # fmt: skip
+    body = []
     for r in rows:
         editor = ", ".join(r.editors)
         if r.offline:
             baseline = r.method.operator.get("mode") in BASELINES
             editor = tables.OFFLINE_LABEL if baseline else "offline rule-based editor, not an LLM"
-        cells = (f"`{r.method.name}`", str(r.runs), r.best_ood_pct.text(),
-                 r.test_best_pct.text(), r.attempts.text(1), r.evaluated.text(1),
-                 r.valid_rate.text(), editor)  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append([f"`{r.method.name}`", str(r.runs), r.best_ood_pct.text(),
+                     r.test_best_pct.text(), r.attempts.text(1), r.evaluated.text(1),
+                     r.valid_rate.text(), editor])  # fmt: skip
+    lines = markdown.table(head, body)
     seeds = tables.spread([tables.seed_ood(r.acc) for r in figures], 100.0)
     selection = (plan.base.get("fitness") or {}).get("source", "ood_val")  # the default
     meta = json.loads((data / "run.json").read_text(encoding="utf-8"))

@@ -20,13 +20,14 @@ def main() -> None:
     ap.add_argument("--preset", default="smoke")
     ap.add_argument("--budget", type=int, default=4)
     ap.add_argument("--out", default="runs/families")
-    ap.add_argument("--benchmarks", default=",".join(b for _, b, _ in family_smoke.BENCHMARKS))
+    listed = family_smoke.benchmarks()
+    ap.add_argument("--benchmarks", default=",".join(b for _, b, _ in listed))
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     wanted = args.benchmarks.split(",")
     rows = []
-    for family, bench, seeds in family_smoke.BENCHMARKS:
+    for family, bench, seeds in listed:
         if bench not in wanted:
             continue
         for seed in seeds:

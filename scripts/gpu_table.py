@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from spark_jax.util import markdown
 from spark_jax.util.files import replace_generated
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,80 +60,86 @@ def _f(x: float, nd: int = 1) -> str:
 
 def _env_table(env: dict) -> list[str]:
     v = env["versions"]
-    return [
-        "| item | value |",
-        "|---|---|",
-        f"| device | {env['device_kind']} (nvidia-smi: {env['nvidia_smi']}) |",
-        f"| host | {env['cpus']} CPU cores (XLA compiles on these) |",
-        f"| JAX backend | {env['backend']}, {env['n_devices']} device |",
-        "| packages | "
-        + ", ".join(f"{k} {v[k]}" for k in sorted(v))
-        + f"; Python {env['python']} |",
-        f"| spark-jax commit | {env['commit']} |",
-    ]
+    packages = ", ".join(f"{k} {v[k]}" for k in sorted(v))
+    return markdown.table(
+        ["item", "value"],
+        [
+            ["device", f"{env['device_kind']} (nvidia-smi: {env['nvidia_smi']})"],
+            ["host", f"{env['cpus']} CPU cores (XLA compiles on these)"],
+            ["JAX backend", f"{env['backend']}, {env['n_devices']} device"],
+            ["packages", f"{packages}; Python {env['python']}"],
+            ["spark-jax commit", env["commit"]],
+        ],
+    )
 
 
 def _check_table(checks: list[dict]) -> list[str]:
-    out = [
-        "| preset (steps) | program | process wall s | compile wall s | steady steps/s | OOD % | peak device MB |",
-        "|---|---|---|---|---|---|---|",
-    ]
     by = {}
+    measured = []
     for r in checks:
         ev = r["evaluation"]
         steps = ev["steps"]
         by[(r["preset"], steps, r["program"])] = r
-        out.append(
-            f"| {r['preset']} ({steps}) | `{r['program']}` | {_f(r['process_wall_s'])} | "
-            f"{_f(ev['compile_wall_seconds'])} | {_f(ev['loop_steps_per_second'])} | "
-            f"{_f(100 * ev['ood_score'], 2)} | {_f(ev['device_peak_mb'], 0)} |"
-        )
-    out += ["", "Ours / official (same seed, same batches):", ""]
-    out += [
-        "| preset (steps) | process wall | compile wall | steady steps/s | peak device memory |"
-    ]
-    out += ["|---|---|---|---|---|"]
+        measured.append([
+            f"{r['preset']} ({steps})", f"`{r['program']}`", _f(r["process_wall_s"]),
+            _f(ev["compile_wall_seconds"]), _f(ev["loop_steps_per_second"]),
+            _f(100 * ev["ood_score"], 2), _f(ev["device_peak_mb"], 0),
+        ])  # fmt: skip
+    ratios = []
     for (preset, steps, program), ours in sorted(by.items()):
         if program != OURS or (preset, steps, OFFICIAL) not in by:
             continue
         off = by[(preset, steps, OFFICIAL)]
         eo, ef = ours["evaluation"], off["evaluation"]
-        out.append(
-            f"| {preset} ({steps}) | {ours['process_wall_s'] / off['process_wall_s']:.2f} | "
-            f"{eo['compile_wall_seconds'] / ef['compile_wall_seconds']:.2f} | "
-            f"{eo['loop_steps_per_second'] / ef['loop_steps_per_second']:.2f} | "
-            f"{eo['device_peak_mb'] / ef['device_peak_mb']:.2f} |"
-        )
-    return out
+        ratios.append([
+            f"{preset} ({steps})", f"{ours['process_wall_s'] / off['process_wall_s']:.2f}",
+            f"{eo['compile_wall_seconds'] / ef['compile_wall_seconds']:.2f}",
+            f"{eo['loop_steps_per_second'] / ef['loop_steps_per_second']:.2f}",
+            f"{eo['device_peak_mb'] / ef['device_peak_mb']:.2f}",
+        ])  # fmt: skip
+    return [
+        *markdown.table(
+            ["preset (steps)", "program", "process wall s", "compile wall s", "steady steps/s",
+             "OOD %", "peak device MB"],
+            measured,
+        ),
+        "",
+        "Ours / official (same seed, same batches):",
+        "",
+        *markdown.table(
+            ["preset (steps)", "process wall", "compile wall", "steady steps/s",
+             "peak device memory"],
+            ratios,
+        ),
+    ]  # fmt: skip
 
 
 def _workers_table(workers: list[dict], single: dict[tuple, float]) -> list[str]:
-    out = [
-        "| preset (steps) | workers | memory fraction each | wall s | candidates/h | x 1 worker | "
-        "compile wall s (mean) | steady steps/s per worker | GPU util % (mean, nvidia-smi) | "
-        "GPU memory used max MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    body = []
     for r in sorted(workers, key=lambda r: (r["preset"], r["train_steps"] or 0, r["workers"])):
         evs = [x["evaluation"] for x in r["runs"] if x.get("evaluation")]
         base = single.get((r["preset"], r["train_steps"]))
         ratio = "" if base is None else f"{r['candidates_per_hour'] / base:.2f}"
         steps = evs[0]["steps"]
-        out.append(
-            f"| {r['preset']} ({steps}) | {r['workers']} | {r['mem_fraction'] or 'default (0.75, preallocated)'} | "
-            f"{_f(r['wall_s'])} | {_f(r['candidates_per_hour'])} | {ratio} | "
-            f"{_f(sum(e['compile_wall_seconds'] for e in evs) / len(evs))} | "
-            f"{_f(sum(e['loop_steps_per_second'] for e in evs) / len(evs))} | "
-            f"{_f(r.get('gpu_util_mean', float('nan')))} | {_f(r.get('gpu_mem_used_max_mib', float('nan')), 0)} |"
-        )
-    return out
+        body.append([
+            f"{r['preset']} ({steps})", r["workers"],
+            r["mem_fraction"] or "default (0.75, preallocated)",
+            _f(r["wall_s"]), _f(r["candidates_per_hour"]), ratio,
+            _f(sum(e["compile_wall_seconds"] for e in evs) / len(evs)),
+            _f(sum(e["loop_steps_per_second"] for e in evs) / len(evs)),
+            _f(r.get("gpu_util_mean", float("nan"))),
+            _f(r.get("gpu_mem_used_max_mib", float("nan")), 0),
+        ])  # fmt: skip
+    return markdown.table(
+        ["preset (steps)", "workers", "memory fraction each", "wall s", "candidates/h",
+         "x 1 worker", "compile wall s (mean)", "steady steps/s per worker",
+         "GPU util % (mean, nvidia-smi)", "GPU memory used max MiB"],
+        body,
+    )  # fmt: skip
 
 
 def _seeds_table(seeds: list[dict], single_smoke: dict | None) -> list[str]:
-    out = [
-        "| preset | K seeds vmapped | process wall s | seed-runs/h | vmapped / K sequential | compile wall s | steady steps/s | peak device MB |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    body = []
     rows = sorted(seeds, key=lambda r: r["k"])
     if single_smoke is not None:
         rows = [dict(single_smoke, k=1)] + rows
@@ -143,11 +150,16 @@ def _seeds_table(seeds: list[dict], single_smoke: dict | None) -> list[str]:
             if single_smoke is None
             else f"{r['process_wall_s'] / (r['k'] * single_smoke['process_wall_s']):.2f}"
         )
-        out.append(
-            f"| {r['preset']} | {r['k']} | {_f(r['process_wall_s'])} | {_f(r['k'] * 3600 / r['process_wall_s'])} | "
-            f"{seq} | {_f(ev['compile_wall_seconds'])} | {_f(ev['loop_steps_per_second'])} | {_f(ev['device_peak_mb'], 0)} |"
-        )
-    return out
+        body.append([
+            r["preset"], r["k"], _f(r["process_wall_s"]), _f(r["k"] * 3600 / r["process_wall_s"]),
+            seq, _f(ev["compile_wall_seconds"]), _f(ev["loop_steps_per_second"]),
+            _f(ev["device_peak_mb"], 0),
+        ])  # fmt: skip
+    return markdown.table(
+        ["preset", "K seeds vmapped", "process wall s", "seed-runs/h", "vmapped / K sequential",
+         "compile wall s", "steady steps/s", "peak device MB"],
+        body,
+    )  # fmt: skip
 
 
 def _projection(checks: list[dict], workers: list[dict]) -> list[str]:
@@ -162,19 +174,25 @@ def _projection(checks: list[dict], workers: list[dict]) -> list[str]:
     out = [
         f"One dfs candidate at the paper preset ({PAPER_STEPS:,} steps), projected from the "
         f"{paper[OURS]['evaluation']['steps']}-step runs above: ours {_f(ours / 60)} min, official "
-        f"{_f(off / 60)} min, ours/official **{ours / off:.2f}** (target <= 0.5).",
-        "",
-        "| workers on one H100 | projected wall per candidate (each) | projected candidates/h | x 1 worker |",
-        "|---|---|---|---|",
+        f"{_f(off / 60)} min, ours/official **{ours / off:.2f}** (target <= 0.5)."
     ]
     rates = {1: 3600 / ours}
     shared = [r for r in workers if r["preset"] == "paper"]
     for r in shared:
         each = [project_candidate(x) for x in r["runs"] if x.get("evaluation")]
         rates[r["workers"]] = len(each) * 3600 / max(each)
+    projected = []
     for w in sorted(rates):
         per = 3600 * (1 if w == 1 else w) / rates[w]
-        out.append(f"| {w} | {_f(per / 60)} min | {_f(rates[w], 2)} | {rates[w] / rates[1]:.2f} |")
+        projected.append([w, f"{_f(per / 60)} min", _f(rates[w], 2), f"{rates[w] / rates[1]:.2f}"])
+    out += [
+        "",
+        *markdown.table(
+            ["workers on one H100", "projected wall per candidate (each)",
+             "projected candidates/h", "x 1 worker"],
+            projected,
+        ),
+    ]  # fmt: skip
     best = max(rates, key=rates.get)
     evaluated = SEARCH_ATTEMPTS * VALID_RATE
     search_h = evaluated / rates[best]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from spark_jax.benchmark import tables
 from spark_jax.benchmark.store import BenchmarkDB
+from spark_jax.util import markdown
 from spark_jax.util.files import replace_generated
 
 START, END = "<!-- generated -->", "<!-- end generated -->"
@@ -79,34 +80,36 @@ def merge(parts: list[Path], out: Path) -> None:
 
 
 def _parts_table(parts: list[dict]) -> list[str]:
-    out = ["| part | seeds | jobs landed | device time h | wall time h |", "|---|---|---|---|---|"]
-    for p in parts:
-        out.append(
-            f"| {p['name']} | {', '.join(map(str, p['seeds']))} | {p['jobs']} | "
-            f"{p['device_seconds'] / 3600:.2f} | {p['running_seconds'] / 3600:.2f} |"
-        )
-    return out
+    return markdown.table(
+        ["part", "seeds", "jobs landed", "device time h", "wall time h"],
+        [
+            [p["name"], ", ".join(map(str, p["seeds"])), p["jobs"],
+             f"{p['device_seconds'] / 3600:.2f}", f"{p['running_seconds'] / 3600:.2f}"]
+            for p in parts
+        ],
+    )  # fmt: skip
 
 
 def _equivalence_table(path: Path) -> list[str]:
     if not path.exists():
         return ["(no equivalence.json: run `python scripts/port_equivalence.py RESULTS_DIR`)"]
     data = json.loads(path.read_text())
-    out = [
+    return [
         f"Preset `{data['preset']}`, data seed {data['data_seed']}, parameters of DeepMind's "
         f"model initialised with seed {data['init_seed']} and copied into the port; one "
         f"training batch per task; {data['machine']}.",
         "",
-        "| task | loss, DeepMind's | loss, port | loss bit-identical | max abs gradient difference | gradient leaves |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in data["tasks"]:
-        out.append(
-            f"| {r['task']} | {r['loss_official']:.9g} | {r['loss_port']:.9g} | "
-            f"{'yes' if r['loss_official'] == r['loss_port'] else 'no'} | "
-            f"{r['max_abs_grad_diff']:.3g} | {r['grad_leaves']} |"
-        )
-    return out
+        *markdown.table(
+            ["task", "loss, DeepMind's", "loss, port", "loss bit-identical",
+             "max abs gradient difference", "gradient leaves"],
+            [
+                [r["task"], f"{r['loss_official']:.9g}", f"{r['loss_port']:.9g}",
+                 "yes" if r["loss_official"] == r["loss_port"] else "no",
+                 f"{r['max_abs_grad_diff']:.3g}", r["grad_leaves"]]
+                for r in data["tasks"]
+            ],
+        ),
+    ]  # fmt: skip
 
 
 def render(results: Path) -> str:

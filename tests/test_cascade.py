@@ -7,7 +7,7 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.config import protocol
-from spark_jax.evaluation import evaluate
+from spark_jax.evaluation import evaluate, training_loop
 
 CFG = protocol.get_preset("tiny")  # 8 steps, validated every 4
 
@@ -18,9 +18,9 @@ def mpnn(seed_paths):
 
 
 def test_stage_length():
-    assert evaluate.cascade_stage_steps(8, 0.25) == 2
-    assert evaluate.cascade_stage_steps(8, 0.01) == 1
-    assert evaluate.cascade_stage_steps(8, 1.0) == 8
+    assert training_loop.cascade_stage_steps(8, 0.25) == 2
+    assert training_loop.cascade_stage_steps(8, 0.01) == 1
+    assert training_loop.cascade_stage_steps(8, 1.0) == 8
 
 
 def test_no_cascade_records_nothing(mpnn):

@@ -28,6 +28,7 @@ from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data
 from spark_jax.evaluation.train import Trainer
+from spark_jax.util import markdown
 
 __all__ = ["Part", "format_profile", "padding_figures", "profile_evaluation"]
 
@@ -225,25 +226,21 @@ def format_profile(report: dict[str, Any], label: str = "") -> str:
         "other work (compiles run concurrently; sampling and placement on the prefetch "
         "thread) and are not added to the total.",
         "",
-        "| part | count | seconds | per item (ms) | share |",
-        "|---|---:|---:|---:|---:|",
     ]
+    parts = []
     for p in report["parts"]:
         share = "" if p["overlapped"] else f"{100 * p['seconds'] / total:.1f}%"
         name = p["name"] + (" *" if p["overlapped"] else "")
         per = 1000 * p["seconds"] / max(p["count"], 1)
-        lines.append(f"| {name} | {p['count']} | {p['seconds']:.2f} | {per:.1f} | {share} |")
-    lines += [
-        "",
-        "| fixed set | samples | batches | shapes (T, B) | length min/mean/max "
-        "| padded steps | needed | padding |",
-        "|---|---:|---:|---|---|---:|---:|---:|",
+        parts.append([name, p["count"], f"{p['seconds']:.2f}", f"{per:.1f}", share])
+    lines += markdown.table(["part", "count", "seconds", "per item (ms)", "share"], parts, "lrrrr")
+    sets = [
+        [name, f["samples"], f["batches"], ", ".join(f"({t}, {b})" for t, b in f["shapes"])]
+        + [f"{f['length_min']}/{f['length_mean']:.1f}/{f['length_max']}", f["padded_steps"]]
+        + [f["needed_steps"], f"{100 * f['padding_fraction']:.1f}%"]
+        for name, f in report["padding"].items()
     ]
-    for name, f in report["padding"].items():
-        lines.append(
-            f"| {name} | {f['samples']} | {f['batches']} | "
-            f"{', '.join(f'({t}, {b})' for t, b in f['shapes'])} | "
-            f"{f['length_min']}/{f['length_mean']:.1f}/{f['length_max']} | "
-            f"{f['padded_steps']} | {f['needed_steps']} | {100 * f['padding_fraction']:.1f}% |"
-        )
-    return "\n".join(lines)
+    head = ["fixed set", "samples", "batches", "shapes (T, B)", "length min/mean/max"]
+    head += ["padded steps", "needed", "padding"]
+    lines += [""] + markdown.table(head, sets, "lrrllrrr")
+    return markdown.document([lines])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
+from spark_jax.util import markdown
+
 __all__ = ["TARGETS", "candidate_table", "meets"]
 
 TARGETS = {
@@ -29,10 +31,7 @@ def meets(name: str, median: float) -> bool:
 
 def _row(name: str, values: Sequence[float], digits: int, target: str = "", verdict: str = ""):
     med = statistics.median(values)
-    return (
-        f"| {name} | {med:.{digits}f} | {min(values):.{digits}f} | {max(values):.{digits}f} "
-        f"| {target} | {verdict} |"
-    )
+    return [name, *(f"{v:.{digits}f}" for v in (med, min(values), max(values))), target, verdict]
 
 
 def candidate_table(reports: Sequence[dict[str, Any]]) -> list[str]:
@@ -42,10 +41,7 @@ def candidate_table(reports: Sequence[dict[str, Any]]) -> list[str]:
     runs = {
         side: [run for r in reports for run in r["runs"][side]] for side in ("official", "ours")
     }
-    out = [
-        "| figure | median | min | max | target | median meets it |",
-        "|---|---|---|---|---|---|",
-    ]
+    out = []
     for side in ("official", "ours"):
         for key, label in _SIDE_FIGURES:
             out.append(_row(f"{side} {label}", [run[key] for run in runs[side]], 1))
@@ -65,4 +61,4 @@ def candidate_table(reports: Sequence[dict[str, Any]]) -> list[str]:
             target = f"{op} {bound:g}"
             verdict = "yes" if meets(name, statistics.median(values)) else "no"
         out.append(_row(name, values, 3, target, verdict))
-    return out
+    return markdown.table(["figure", "median", "min", "max", "target", "median meets it"], out)

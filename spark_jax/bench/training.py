@@ -161,6 +161,31 @@ def bench_feasibility(
     )
 
 
+def _sides(spec, warm, cfg: ProtocolConfig, seed: int) -> dict[str, _Side]:
+    """The three contenders, each initialised and through its first pass over `warm`."""
+    program = program_lib.read_program(SEED_PROGRAM)
+    ours = bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts)
+    haiku = bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts)
+    return {
+        "official": _setup_official(spec, warm, cfg, seed),
+        "ours": _setup_trainer(spec, warm, ours, cfg, seed),
+        "control_haiku_in_our_trainer": _setup_trainer(spec, warm, haiku, cfg, seed),
+    }
+
+
+def _ratios(official: dict, ours: dict, control: dict) -> dict[str, float]:
+    ratios = dict(
+        throughput_ours_over_official=ours["steps_per_s"] / official["steps_per_s"],
+        fixed_cost_ours_over_official=ours["fixed_s"] / official["fixed_s"],
+        throughput_flax_over_haiku_same_trainer=ours["steps_per_s"] / control["steps_per_s"],
+    )
+    if ours["step_memory_mb"] and official["step_memory_mb"]:
+        ratios["step_memory_ours_over_official"] = (
+            ours["step_memory_mb"] / official["step_memory_mb"]
+        )
+    return ratios
+
+
 def run_bench(
     task: str,
     cfg: ProtocolConfig,
@@ -176,35 +201,10 @@ def run_bench(
     batches = [next(task_data.train) for _ in range(n_lengths + steps)]
     warm, timed = batches[:n_lengths], batches[n_lengths:]
 
-    program = program_lib.read_program(SEED_PROGRAM)
-    sides = {
-        "official": _setup_official(task_data.spec, warm, cfg, seed),
-        "ours": _setup_trainer(
-            task_data.spec,
-            warm,
-            bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts),
-            cfg,
-            seed,
-        ),
-        "control_haiku_in_our_trainer": _setup_trainer(
-            task_data.spec,
-            warm,
-            bridge.official_processor_factory("triplet_gmpnn", cfg.use_ln, cfg.nb_triplet_fts),
-            cfg,
-            seed,
-        ),
-    }
+    sides = _sides(task_data.spec, warm, cfg, seed)
     _interleaved(sides, timed, seed, round_steps=10)
     official, ours, control = (sides[k].figures for k in sides)
-    ratios = dict(
-        throughput_ours_over_official=ours["steps_per_s"] / official["steps_per_s"],
-        fixed_cost_ours_over_official=ours["fixed_s"] / official["fixed_s"],
-        throughput_flax_over_haiku_same_trainer=ours["steps_per_s"] / control["steps_per_s"],
-    )
-    if ours["step_memory_mb"] and official["step_memory_mb"]:
-        ratios["step_memory_ours_over_official"] = (
-            ours["step_memory_mb"] / official["step_memory_mb"]
-        )
+    ratios = _ratios(official, ours, control)
     report = dict(
         task=task,
         preset=cfg.name,

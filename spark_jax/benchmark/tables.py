@@ -16,7 +16,7 @@ from spark_jax.benchmark.seeds import program_lines
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import tasks as tasks_lib
 from spark_jax.report import reference, significance
-from spark_jax.util import labels
+from spark_jax.util import labels, markdown
 from spark_jax.util.files import write_atomic
 
 __all__ = ["COMPARISON_HEADING", "PLOT_FILE", "comparison_section", "write_benchmark_report"]
@@ -60,7 +60,7 @@ def _main_table(db, spec, programs, cells) -> list[str]:
         if r.evaluation is not None:
             evals.setdefault(r.program_key, r.evaluation)
     head = ["program", *tasks, *(m for m, _ in means), "params", "MACs/step (K)"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for p in programs:
         ev = evals.get(p.key)
         row = [f"`{p.label}`", *(_cell_text(cells.get((p.label, t))) for t in tasks)]
@@ -69,7 +69,8 @@ def _main_table(db, spec, programs, cells) -> list[str]:
             "—" if ev is None else f"{ev.params:,}",
             "—" if ev is None else f"{ev.macs / 1000:.1f}",
         ]
-        lines.append("| " + " | ".join(row) + " |")
+        rows.append(row)
+    lines = markdown.table(head, rows)
     nodes = next(iter(evals.values())).macs_nodes if evals else "?"
     lines += [
         "",
@@ -138,29 +139,25 @@ def _comparison(spec, programs, cells, alpha: float = significance.DEFAULT_ALPHA
         return ["No baseline chosen (`--baseline LABEL`): no paired comparison."]
     others = [p.label for p in programs if p.label != base]
     comparisons = stats.compare_table(cells, others, base, spec["tasks"], alpha)
-    lines = [
-        f"| program | tasks | wins | losses | {significance.CANNOT_TELL} | mean diff (pp) "
-        "| 95% CI (seeds within tasks) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in comparisons:
-        lines.append(
-            f"| `{c.program}` | {len(c.tasks)} | {c.wins} | {c.losses} | {c.cannot_tell} | "
-            f"{'—' if math.isnan(c.mean_diff) else f'{c.mean_diff:+.2f}'} | {_interval_text(c)} |"
-        )
-    lines += [
-        "",
-        "| program | task | seeds (program / baseline) | test | diff (pp) | p | p (Holm) "
-        "| verdict |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for c in comparisons:
-        for v in c.per_task:
-            t = v.test
-            lines.append(
-                f"| `{c.program}` | {v.task} | {t.n_a} / {t.n_b} | {_test_name(t)} | "
-                f"{t.diff:+.2f} | {_p(t.p)} | {_p(v.p_holm)} | {v.verdict} |"
-            )
+    head = ["program", "tasks", "wins", "losses", significance.CANNOT_TELL, "mean diff (pp)"]
+    lines = markdown.table(
+        [*head, "95% CI (seeds within tasks)"],
+        [
+            [f"`{c.program}`", len(c.tasks), c.wins, c.losses, c.cannot_tell]
+            + ["—" if math.isnan(c.mean_diff) else f"{c.mean_diff:+.2f}", _interval_text(c)]
+            for c in comparisons
+        ],
+    )
+    head = ["program", "task", "seeds (program / baseline)", "test", "diff (pp)", "p"]
+    lines += [""] + markdown.table(
+        [*head, "p (Holm)", "verdict"],
+        [
+            [f"`{c.program}`", v.task, f"{v.test.n_a} / {v.test.n_b}", _test_name(v.test)]
+            + [f"{v.test.diff:+.2f}", _p(v.test.p), _p(v.p_holm), v.verdict]
+            for c in comparisons
+            for v in c.per_task
+        ],
+    )
     return lines + _comparison_notes(base, comparisons, alpha)
 
 
@@ -177,16 +174,15 @@ def _reference(spec) -> list[str]:
         "",
     ]
     if ten:
-        head = ["paper row", *ten, "10-task avg", "source", "comparable"]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        rows = sorted(reference.clrs_10task(), key=lambda r: r.metric != "ood_acc")
-        for row in rows:
+        rows = []
+        for row in sorted(reference.clrs_10task(), key=lambda r: r.metric != "ood_acc"):
             ood = row.metric == "ood_acc"
             unit, digits = ("OOD %", 2) if ood else ("MACs (K, model-level)", 0)
             cells = [f"{row.values[t]:.{digits}f}" for t in ten] + [f"{row.avg:.{digits}f}"]
             cited = reference.source_of("10-task", row.method)
             cells += [cited.label(), reference.comparable_text(cited, preset)]
-            lines.append(f"| {row.method} ({unit}) | " + " | ".join(cells) + " |")
+            rows.append([f"{row.method} ({unit})", *cells])
+        lines += markdown.table(["paper row", *ten, "10-task avg", "source", "comparable"], rows)
         lines.append("")
     rest = {r.task: r for r in reference.clrs_30task()}
     others = [t for t in tasks if t in rest]
@@ -194,12 +190,9 @@ def _reference(spec) -> list[str]:
         methods = list(next(iter(rest.values())).values)
         cited = [reference.source_of("30-task", m) for m in methods]
         head = ["30-task appendix (OOD %)", *(f"{m}: {c.label()}" for m, c in zip(methods, cited))]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for t in others:
-            values = " | ".join(f"{rest[t].values[m]:.2f}" for m in methods)
-            lines.append(f"| {t} | {values} |")
-        comparable = " | ".join(reference.comparable_text(c, preset) for c in cited)
-        lines.append(f"| comparable | {comparable} |")
+        rows = [[t, *(f"{rest[t].values[m]:.2f}" for m in methods)] for t in others]
+        rows.append(["comparable", *(reference.comparable_text(c, preset) for c in cited)])
+        lines += markdown.table(head, rows)
     return lines
 
 
@@ -207,14 +200,12 @@ def _failures(db, labels) -> list[str]:
     failed = [r for r in db.results() if not r.ok]
     if not failed:
         return ["None."]
-    lines = ["| program | task | seed | type | error |", "|---|---|---|---|---|"]
-    for r in failed:
-        first = (r.error or "").splitlines()[0][:160] if r.error else ""
-        first = first.replace("|", "\\|")
-        lines.append(
-            f"| `{labels[r.program_key]}` | {r.task} | {r.seed} | {r.error_type} | {first} |"
-        )
-    return lines
+    rows = [
+        [f"`{labels[r.program_key]}`", r.task, r.seed, r.error_type]
+        + [markdown.cell((r.error or "").splitlines()[0][:160] if r.error else "")]
+        for r in failed
+    ]
+    return markdown.table(["program", "task", "seed", "type", "error"], rows)
 
 
 def _write_csv(db, labels, path: pathlib.Path) -> None:
@@ -295,15 +286,15 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
             "out).",
             "",
         ],
-        ["## OOD accuracy by task", "", *_main_table(db, spec, programs, cells), ""],
-        [COMPARISON_HEADING, "", *_comparison(spec, programs, cells), ""],
+        markdown.section("OOD accuracy by task", _main_table(db, spec, programs, cells)),
+        markdown.section(COMPARISON_HEADING[3:], _comparison(spec, programs, cells)),
         [f"![OOD accuracy by task]({PLOT_FILE})", ""],
-        ["## Failures", "", *_failures(db, labels), ""],
-        ["## Paper reference rows", "", *_reference(spec), ""],
-        ["## Programs and training seeds", "", *program_lines(spec, programs, results), ""],
+        markdown.section("Failures", _failures(db, labels)),
+        markdown.section("Paper reference rows", _reference(spec)),
+        markdown.section("Programs and training seeds", program_lines(spec, programs, results)),
     ]
     report = out / "report.md"
-    write_atomic(report, "\n".join(line for s in sections for line in s))
+    write_atomic(report, markdown.document(sections))
     return report
 
 

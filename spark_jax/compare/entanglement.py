@@ -17,6 +17,7 @@ from typing import Sequence
 from spark_jax.compare.methods import Method
 from spark_jax.compare.runner import ComparePlan, run_dir_of
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import markdown
 
 __all__ = ["KINDS", "count", "section"]
 
@@ -66,7 +67,7 @@ def _merge(total: dict, part: dict) -> None:
 
 def section(out: pathlib.Path, plan: ComparePlan, methods: Sequence[Method]) -> list[str]:
     """The report's entanglement table (markdown lines), from every run with a database."""
-    lines = ["| " + " | ".join(_HEAD) + " |", "|" + "---|" * len(_HEAD)]
+    rows = []
     for m in methods:
         total: dict[str, dict[str, int]] = {}
         for seed in plan.seeds:
@@ -81,5 +82,5 @@ def section(out: pathlib.Path, plan: ComparePlan, methods: Sequence[Method]) -> 
             cells = [f"`{m.name}`", factor, str(n)]
             cells += [str(r[k]) for k in (*KINDS, "no_program", "tags_broken")]
             cells.append("—" if rate is None else f"{rate:.2f}")
-            lines.append("| " + " | ".join(cells) + " |")
-    return lines
+            rows.append(cells)
+    return markdown.table(_HEAD, rows)

@@ -39,7 +39,7 @@ from spark_jax.compare.runner import ComparePlan
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.report import reference
 from spark_jax.report.accounting import RunAccounting
-from spark_jax.util import labels
+from spark_jax.util import labels, markdown
 from spark_jax.util.files import write_atomic
 
 __all__ = [
@@ -223,7 +223,7 @@ def _method_table(methods, grouped, threshold, budget) -> list[str]:
         "wall h",
         "device h",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for r in method_rows(methods, grouped, threshold, budget):
         reach = f"{_opt(r.to_threshold, 'g')} ({r.reached}/{r.runs} reached)" if r.runs else "—"
         label = (
@@ -245,12 +245,12 @@ def _method_table(methods, grouped, threshold, budget) -> list[str]:
             f"{r.wall_hours:.3f}",
             f"{r.device_hours:.3f}",
         ]
-        lines.append("| " + " | ".join(row) + " |")
+        rows.append(row)
     seeds = spread([seed_ood(r.acc) for runs in grouped.values() for r in runs], 100.0)
     tests = spread([r.test_seed for runs in grouped.values() for r in runs], 100.0)
-    cells = ["`seed` (seed program, no search)", str(seeds.n), seeds.text(), tests.text(), "—", "—"]
-    lines.append("| " + " | ".join(cells + ["—"] * (len(head) - len(cells))) + " |")
-    return lines
+    cells = ["`seed` (seed program, no search)", str(seeds.n), seeds.text(), tests.text()]
+    rows.append(cells + ["—"] * (len(head) - len(cells)))
+    return markdown.table(head, rows)
 
 
 def _reference_rows(task: str, preset: str) -> list[str]:
@@ -262,17 +262,17 @@ def _reference_rows(task: str, preset: str) -> list[str]:
         "",
         *reference.legend_lines(),
         "",
-        "| variant | source | LLM | OOD % | Δ vs CLRS (pp, the paper's) | comparable |",
-        "|---|---|---|---|---|---|",
     ]
+    rows = []
     for r in reference.dfs_ablation():
         cited = reference.source_of(r.table, r.variant)
         llm = "—" if cited.quoted else r.llm
-        lines.append(
-            f"| {r.variant} | {cited.label()} | {llm} | {r.ood_acc:.2f} | {r.delta_pp:+.2f} | "
-            f"{reference.comparable_text(cited, preset)} |"
+        rows.append(
+            [r.variant, cited.label(), llm, f"{r.ood_acc:.2f}", f"{r.delta_pp:+.2f}"]
+            + [reference.comparable_text(cited, preset)]
         )
-    return lines
+    head = ["variant", "source", "LLM", "OOD %", "Δ vs CLRS (pp, the paper's)", "comparable"]
+    return lines + markdown.table(head, rows)
 
 
 _TABLE_NOTE = (
@@ -286,6 +286,12 @@ _TABLE_NOTE = (
     "trainings included; duplicates are not retrained and not counted). Entanglement rate: share of attempts whose edit mixed both "
     "factors or touched the scaffolding (broken tag lines included). Device hours: the "
     "runs' evaluations (compile + train)."
+)
+
+
+_ENTANGLEMENT_READING = (
+    "Reading (the paper's): an edit that mixes both factors or touches the scaffolding "
+    "is entangled; holistic methods are free to, factor-scoped SPARK steps are not."
 )
 
 
@@ -354,45 +360,33 @@ def write_compare_report(
     task, preset, offline = context["task"], context["preset"], context["offline"]
     _draw_plots(out / "plots", methods, grouped, context)
     expected = len(methods) * len(plan.seeds)
-    lines = [
-        "# Comparison",
-        "",
-        context["protocol"],
-        "",
-        f"Runs with a database: {len(figures)} of {expected}.",
-        "",
-        "## Methods at the same budget",
-        "",
-        *_method_table(methods, grouped, threshold, plan.budget),
-        "",
-        _TABLE_NOTE,
-        "",
-        f"## Methods against `{methods[0].name if methods else '?'}`",
-        "",
-        *verdicts.against_first(methods, grouped, plan.budget),
-        "",
-        *(f"![{name}](plots/{name})" for name in PLOT_FILES),
-        "",
-        "## Methods against the sampling controls",
-        "",
-        *verdicts.against_controls(methods, grouped, plan.budget),
-        "",
-        "## Entanglement per method and factor",
-        "",
-        *entanglement.section(out, plan, methods),
-        "",
-        "Reading (the paper's): an edit that mixes both factors or touches the scaffolding "
-        "is entangled; holistic methods are free to, factor-scoped SPARK steps are not.",
-        "",
-        "## Methods",
-        "",
-        *_methods_section(methods, offline),
-        "",
-        "## Paper reference rows",
-        "",
-        *_reference_rows(task, preset),
-        "",
+    first = methods[0].name if methods else "?"
+    runs = f"{len(figures)} of {expected}"
+    sections = [
+        ["# Comparison", "", context["protocol"], "", f"Runs with a database: {runs}.", ""],
+        markdown.section(
+            "Methods at the same budget",
+            [*_method_table(methods, grouped, threshold, plan.budget), "", _TABLE_NOTE],
+        ),
+        markdown.section(
+            f"Methods against `{first}`",
+            [
+                *verdicts.against_first(methods, grouped, plan.budget),
+                "",
+                *(f"![{name}](plots/{name})" for name in PLOT_FILES),
+            ],
+        ),
+        markdown.section(
+            "Methods against the sampling controls",
+            verdicts.against_controls(methods, grouped, plan.budget),
+        ),
+        markdown.section(
+            "Entanglement per method and factor",
+            [*entanglement.section(out, plan, methods), "", _ENTANGLEMENT_READING],
+        ),
+        markdown.section("Methods", _methods_section(methods, offline)),
+        markdown.section("Paper reference rows", _reference_rows(task, preset)),
     ]
     report = out / "report.md"
-    write_atomic(report, "\n".join(lines))
+    write_atomic(report, markdown.document(sections))
     return report

@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 from spark_jax.compare.figures import RunFigures, best_at_budget
 from spark_jax.compare.methods import Method, is_control
 from spark_jax.report import significance
+from spark_jax.util import markdown
 
 __all__ = [
     "AGAINST_CONTROLS",
@@ -42,25 +43,21 @@ def _pair_table(
     scores: Mapping[str, Mapping[int, float]],
     alpha: float,
     score_label: str,
-    head: str,
+    head: tuple[str, str],
     label: Callable[[str, str], str],
 ) -> list[str]:
     """Markdown: one row per (A, B) pair testing A - B, Holm over the table's tests."""
     tests = [_test(scores.get(a, {}), scores.get(b, {})) for a, b in pairs]
     adjusted = significance.holm([t.p for t in tests])
     words = significance.verdicts(tests, alpha)
-    lines = [
-        f"| {head} | test | diff (pp) | p | p (Holm) | verdict |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for (a, b), t, q, word in zip(pairs, tests, adjusted, words):
         test = "none (fewer than 2 seeds on a side)" if not t.tested else t.method
         diff = "—" if math.isnan(t.diff) else f"{t.diff:+.2f}"
         p = "—" if math.isnan(t.p) else f"{t.p:.3g}"
         holm = "—" if math.isnan(q) else f"{q:.3g}"
-        lines.append(
-            f"| {label(a, b)} | {t.n_a} / {t.n_b} | {test} | {diff} | {p} | {holm} | {word} |"
-        )
+        rows.append([label(a, b), f"{t.n_a} / {t.n_b}", test, diff, p, holm, word])
+    lines = markdown.table([*head, "test", "diff (pp)", "p", "p (Holm)", "verdict"], rows)
     mdd = significance.mdd(tests, alpha)
     mdd_text = (
         "cannot be computed (no pair has 2 or more search seeds on both sides)"
@@ -99,7 +96,7 @@ def verdict_lines(
         return ["One method only: nothing to compare."]
     first = names[0]
     pairs = [(name, first) for name in names[1:]]
-    head = f"method | search seeds (method / `{first}`)"
+    head = ("method", f"search seeds (method / `{first}`)")
     return _pair_table(pairs, scores, alpha, score_label, head, lambda a, b: f"`{a}`")
 
 
@@ -122,7 +119,7 @@ def control_lines(
     if not methods:
         return ["No search method to set against the controls."]
     pairs = [(m, c) for m in methods for c in controls]
-    head = "method vs control | search seeds (method / control)"
+    head = ("method vs control", "search seeds (method / control)")
     return _pair_table(pairs, scores, alpha, score_label, head, lambda a, b: f"`{a}` vs `{b}`")
 
 

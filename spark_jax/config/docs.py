@@ -19,6 +19,7 @@ from spark_jax.config import protocol as protocol_lib
 from spark_jax.config import search, sections
 from spark_jax.config.llm import LLM_CONFIGS
 from spark_jax.config.proposal_only import ProposalOnlyConfig
+from spark_jax.util import markdown
 
 __all__ = ["attribute_docs", "render_configuration"]
 
@@ -89,20 +90,21 @@ def _type(f: dataclasses.Field) -> str:
     return re.sub(r"tuple\[(\w+), \.\.\.\]", r"list[\1]", text).replace("tuple[", "list[")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def _rows(cls: type, skip: Iterable[str] = (), defaults=None, meanings=None) -> list[str]:
     """Markdown table rows of `cls`'s YAML keys; raises if one has no documentation."""
     docs = {**attribute_docs(cls), **(meanings or {})}
     defaults = defaults or {}
-    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
-    for f, meaning in zip(fields, _meanings(cls, fields, docs)):
-        default = defaults.get(f.name) or _default(f)
-        rows.append(f"| `{f.name}` | `{_cell(_type(f))}` | {default} | {meaning} |")
-    return rows
+    rows = [
+        [
+            f"`{f.name}`",
+            f"`{markdown.cell(_type(f))}`",
+            defaults.get(f.name) or _default(f),
+            meaning,
+        ]
+        for f, meaning in zip(fields, _meanings(cls, fields, docs))
+    ]
+    return markdown.table(["key", "type", "default", "meaning"], rows)
 
 
 def _meanings(cls: type, fields: list[dataclasses.Field], docs: dict[str, str]) -> list[str]:
@@ -114,7 +116,7 @@ def _meanings(cls: type, fields: list[dataclasses.Field], docs: dict[str, str]) 
         if f.name not in docs:
             raise ValueError(f"{cls.__name__}.{f.name}: no `Attributes:` entry in its docstring")
         text = docs[f.name]
-        cells.append(f"see `{first[text]}`" if text in first else _cell(text))
+        cells.append(f"see `{first[text]}`" if text in first else markdown.cell(text))
         first.setdefault(text, f.name)
     return cells
 
@@ -168,12 +170,16 @@ def _protocol_block() -> list[str]:
     """The CLRS protocol's keys with every preset's value (`protocol:` overrides them)."""
     cls = protocol_lib.ProtocolConfig
     presets = protocol_lib.PRESETS
-    head = "| key | type | " + " | ".join(f"`{p}`" for p in presets) + " | meaning |"
-    rows = [head, "|---|---|" + "---|" * len(presets) + "---|"]
     fields = list(dataclasses.fields(cls))
-    for f, meaning in zip(fields, _meanings(cls, fields, attribute_docs(cls))):
-        values = " | ".join(f"`{_yaml(getattr(p, f.name))}`" for p in presets.values())
-        rows.append(f"| `{f.name}` | `{_cell(_type(f))}` | {values} | {meaning} |")
+    rows = markdown.table(
+        ["key", "type", *(f"`{p}`" for p in presets), "meaning"],
+        [
+            [f"`{f.name}`", f"`{markdown.cell(_type(f))}`"]
+            + [f"`{_yaml(getattr(p, f.name))}`" for p in presets.values()]
+            + [meaning]
+            for f, meaning in zip(fields, _meanings(cls, fields, attribute_docs(cls)))
+        ],
+    )
     return [
         "",
         "## `protocol`",

@@ -10,14 +10,13 @@ from __future__ import annotations
 import itertools
 import resource
 import sys
-import time
 from typing import Any, Callable
 
 import jax
 
 from spark_jax import program as program_lib
 from spark_jax.config.protocol import ProtocolConfig
-from spark_jax.evaluation import bridge, data
+from spark_jax.evaluation import bridge, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
@@ -45,11 +44,6 @@ def _device_peak_mb(devices) -> float | None:
     return max(peaks) / 2**20 if peaks else None
 
 
-def cascade_stage_steps(train_steps: int, fraction: float) -> int:
-    """Steps of a cascade's first stage: `fraction` of the training, at least one step."""
-    return max(1, min(train_steps, round(fraction * train_steps)))
-
-
 def train_and_score(
     processor_factory: Callable,
     task: str,
@@ -65,9 +59,9 @@ def train_and_score(
 ) -> tuple[dict[str, float], Trainer]:
     """run.py's loop for any CLRS processor factory; returns (metrics, trainer).
 
-    `cascade` = (threshold, fraction): after the first `cascade_stage_steps` steps (validated
-    at the boundary) a candidate whose best validation score is below `threshold` stops
-    training and is scored as it stands; the metrics record the stage and the verdict.
+    `cascade` = (threshold, fraction): after the first `training_loop.cascade_stage_steps`
+    steps (validated at the boundary) a candidate whose best validation score is below
+    `threshold` stops training and is scored as it stands; the metrics record the stage and the verdict.
     `precompile`: compile every executable concurrently before the first step (else lazily,
     one after another). `prefetch`: batches sampled and placed ahead on a background thread
     (0: sample in the loop). `buckets`: score validation and test in hint-length buckets
@@ -95,83 +89,29 @@ def train_and_score(
 
 
 def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, progress, cascade):
-    rng_key = task_data.rng_key
-    first = next(batches)
-    start = time.perf_counter()
-    trainer.init(first_host.features, seed + 1)
-    jax.block_until_ready(trainer.params)
-    init_seconds = time.perf_counter() - start
-
-    best_val, best_step, best_params = float("-inf"), 0, None
-    train_seconds, loss = 0.0, float("nan")
-    next_eval = 0
-    feedback = first
-    stage_end = None if cascade is None else cascade_stage_steps(cfg.train_steps, cascade[1])
-    cascade_metrics: dict[str, Any] = {}
-    steps_run = cfg.train_steps
-    eval_seconds = loop_seconds = 0.0  # loop: steps after the first pass, data waits included
-    for step in range(cfg.train_steps):
-        t_loop = time.perf_counter()
-        if step > 0:
-            feedback = next(batches)
-        rng_key, step_key = jax.random.split(rng_key)
-        compile_before = trainer.compile_stats.seconds
-        t0 = time.perf_counter()
-        loss = trainer.step(step_key, feedback)["loss"]
-        train_seconds += time.perf_counter() - t0 - (trainer.compile_stats.seconds - compile_before)
-        if step >= n_first:
-            loop_seconds += time.perf_counter() - t_loop
-        at_stage_end = stage_end is not None and step + 1 == stage_end
-        if step >= next_eval or at_stage_end:
-            rng_key, val_key = jax.random.split(rng_key)
-            t_eval = time.perf_counter()
-            val = trainer.evaluate(val_key, task_data.val_batches, order=task_data.val_order)[
-                "score"
-            ]
-            eval_seconds += time.perf_counter() - t_eval
-            if val > best_val or step == 0:
-                best_val, best_step, best_params = val, step, trainer.snapshot()
-            if step >= next_eval:
-                next_eval += cfg.eval_every
-        if progress is not None:
-            progress(step + 1, loss)
-        if at_stage_end:
-            promoted = bool(best_val >= cascade[0])
-            cascade_metrics = dict(
-                cascade_steps=stage_end,
-                cascade_val_score=float(best_val),
-                cascade_promoted=promoted,
-            )
-            if not promoted:
-                steps_run = step + 1
-                break
-
-    rng_key, test_key = jax.random.split(rng_key)
-    t_eval = time.perf_counter()
-    test = trainer.evaluate(
-        test_key, task_data.test_batches, trainer.place(best_params), task_data.test_order
+    learner = training_loop.OneSeed(trainer)
+    inputs = training_loop.Inputs(
+        [task_data.rng_key],
+        [seed + 1],
+        first_host.features,
+        n_first,
+        training_loop.FixedSet(task_data.val_batches, [task_data.val_order]),
+        training_loop.FixedSet(task_data.test_batches, [task_data.test_order]),
     )
-    eval_seconds += time.perf_counter() - t_eval
-    steady = max(0, steps_run - n_first)
+    out = training_loop.run(learner, inputs, batches, cfg, progress, cascade)
+    best_params = out.best_params[0]
     metrics = dict(
-        ood_score=test["score"],
-        val_score=best_val,
-        best_step=best_step,
+        ood_score=out.test_scores[0],
+        val_score=out.best_val[0],
+        best_step=out.best_step[0],
         params=count_params(best_params, processor_only=True),
         model_params=count_params(best_params),
-        train_seconds=train_seconds,
-        compile_seconds=trainer.compile_stats.seconds,
-        compile_wall_seconds=trainer.compile_stats.wall_seconds,
-        init_seconds=init_seconds,
-        steps=steps_run,
-        final_loss=loss,
-        steps_per_second=steps_run / train_seconds if train_seconds > 0 else 0.0,
+        **out.timings(learner, n_first),
+        final_loss=float(out.losses[0]),
         peak_rss_mb=_peak_rss_mb(),
         device_peak_mb=_device_peak_mb(trainer.devices),
         n_devices=len(trainer.devices),
-        eval_seconds=eval_seconds,
-        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
-        **cascade_metrics,
+        **out.cascade,
     )
     return metrics, trainer
 

@@ -21,7 +21,7 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from spark_jax.config.protocol import ProtocolConfig
-from spark_jax.evaluation import compiling, data
+from spark_jax.evaluation import compiling, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.train import CompileStats, Trainer, TrainingError, count_params
 
@@ -189,9 +189,9 @@ class SeedStack:
         self.params = self.place(params)
         self.opt_state = self.place(jax.vmap(self.trainer.model.opt.init)(params))
 
-    def step(self, keys, feedback: Feedback) -> np.ndarray:
-        """One optimizer step of every seed; returns the K losses."""
-        keys = self.place(keys)
+    def step(self, keys: Sequence[Any], feedback: Feedback) -> np.ndarray:
+        """One optimizer step of every seed (`keys`: one per seed); returns the K losses."""
+        keys = self.place(np.stack([np.asarray(x) for x in keys]))
         fb = self.place(feedback)
         self.params, self.opt_state, metrics = self._run(
             "step", self._step_fn, self.params, self.opt_state, keys, fb
@@ -240,10 +240,14 @@ class SeedStack:
             scores.append(float(out["score"]))
         return scores
 
+    def snapshot(self, seeds: Sequence[int]) -> dict[int, Any]:
+        """Host copies of the given seeds' current parameters."""
+        host = jax.device_get(self.params)
+        return {i: _take(host, i) for i in seeds}
 
-def _split_all(keys: list) -> tuple[list, list]:
-    pairs = [jax.random.split(k) for k in keys]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
+    def place_best(self, best: Sequence[Any]) -> Any:
+        """Per-seed host parameters, stacked `[K, ...]` on the device."""
+        return self.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best))
 
 
 def _stacked_sets(sets: Sequence[Sequence[Feedback]]) -> tuple[Feedback, ...]:
@@ -299,68 +303,29 @@ def train_and_score_seeds(
 
 
 def _loop(stack, datas, seeds, first_host, n_first, batches, val, test, cfg, progress):
-    k = len(seeds)
-    keys = [d.rng_key for d in datas]
-    start = time.perf_counter()
-    stack.init(first_host.features, [s + 1 for s in seeds])
-    jax.block_until_ready(stack.params)
-    init_seconds = time.perf_counter() - start
-    best_val, best_step = [float("-inf")] * k, [0] * k
-    best_params: list = [None] * k
-    train_seconds, losses, next_eval = 0.0, np.full(k, np.nan), 0
-    eval_seconds = loop_seconds = 0.0
-    for step in range(cfg.train_steps):
-        t_loop = time.perf_counter()
-        feedback = next(batches)
-        keys, step_keys = _split_all(keys)
-        compile_before = stack.compile_stats.seconds
-        t0 = time.perf_counter()
-        losses = stack.step(np.stack([np.asarray(x) for x in step_keys]), feedback)
-        train_seconds += time.perf_counter() - t0 - (stack.compile_stats.seconds - compile_before)
-        if step >= n_first:
-            loop_seconds += time.perf_counter() - t_loop
-        if step >= next_eval:
-            keys, val_keys = _split_all(keys)
-            t_eval = time.perf_counter()
-            scores = stack.evaluate(val_keys, val, orders=[d.val_order for d in datas])
-            eval_seconds += time.perf_counter() - t_eval
-            improved = [s > b or step == 0 for s, b in zip(scores, best_val)]
-            if any(improved):
-                host = jax.device_get(stack.params)
-                for i in np.flatnonzero(improved):
-                    best_val[i], best_step[i], best_params[i] = scores[i], step, _take(host, i)
-            next_eval += cfg.eval_every
-        if progress is not None:
-            progress(step + 1, float(np.mean(losses)))
-    keys, test_keys = _split_all(keys)
-    stacked_best = stack.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best_params))
-    t_eval = time.perf_counter()
-    test_scores = stack.evaluate(
-        test_keys, test, stacked_best, orders=[d.test_order for d in datas]
+    inputs = training_loop.Inputs(
+        [d.rng_key for d in datas],
+        [s + 1 for s in seeds],
+        first_host.features,
+        n_first,
+        training_loop.FixedSet(val, [d.val_order for d in datas]),
+        training_loop.FixedSet(test, [d.test_order for d in datas]),
     )
-    eval_seconds += time.perf_counter() - t_eval
-    steady = max(0, cfg.train_steps - n_first)
+    out = training_loop.run(stack, inputs, batches, cfg, progress)
     shared = dict(
-        params=count_params(best_params[0], processor_only=True),
-        model_params=count_params(best_params[0]),
-        train_seconds=train_seconds,
-        compile_seconds=stack.compile_stats.seconds,
-        compile_wall_seconds=stack.compile_stats.wall_seconds,
-        init_seconds=init_seconds,
-        steps=cfg.train_steps,
-        steps_per_second=cfg.train_steps / train_seconds if train_seconds > 0 else 0.0,
+        params=count_params(out.best_params[0], processor_only=True),
+        model_params=count_params(out.best_params[0]),
+        **out.timings(stack, n_first),
         n_devices=1,
-        eval_seconds=eval_seconds,
-        loop_steps_per_second=steady / loop_seconds if loop_seconds > 0 else None,
     )
     return [
         dict(
             seed=seeds[i],
-            ood_score=test_scores[i],
-            val_score=best_val[i],
-            best_step=best_step[i],
-            final_loss=float(losses[i]),
+            ood_score=out.test_scores[i],
+            val_score=out.best_val[i],
+            best_step=out.best_step[i],
+            final_loss=float(out.losses[i]),
             **shared,
         )
-        for i in range(k)
+        for i in range(len(seeds))
     ]

@@ -41,7 +41,9 @@ the sandbox check and the offline editor what they need, as plain data and funct
   `feasibility.stage_checks.CheckFailure`).
 - `offline_transforms()`: the rule-based editor's catalogue for its programs.
 - `paper_keys` (optional): benchmark -> its row key in `reference/extra_benchmarks.csv`
-  (`{seed}` stands for the seed program's name), for the report's paper rows.
+  (`{seed}` stands for the seed program's name), for the report's paper rows; `paper_seeds`
+  (optional): benchmark -> the seed programs the paper reports on it (the family table of
+  `scripts/families_smoke.py`; a benchmark not named there uses `default_seed`).
 
 **A family is one plug-in folder**, `spark_jax/families/<name>/`: a package whose module
 defines `FAMILY`, with its seed programs in `seeds/` and its contract beside them. `PLUGINS`

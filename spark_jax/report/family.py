@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax.report import reference
+from spark_jax.util import markdown
 
 __all__ = ["family_lines", "paper_key"]
 
@@ -130,10 +131,10 @@ def _program_table(meta: Mapping[str, Any], pair) -> list[str]:
     names = sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
     header = ["program", "id", "selection score"] + [_METRIC_COLUMNS.get(n, n) for n in names]
     header += ["MACs (K, one example)", "params", "train (s)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for label, row in pair:
         if row is None:
-            lines.append(f"| {label} |" + " — |" * (len(header) - 1))
+            rows.append([label] + ["—"] * (len(header) - 1))
             continue
         m = found[label]
         cells = [label, f"`{row['program_id']}`", f"{row['ood_score']:.4f}"]
@@ -144,8 +145,12 @@ def _program_table(meta: Mapping[str, Any], pair) -> list[str]:
             str(row.get("params")),
             f"{row.get('train_seconds') or 0:.1f}",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append(cells)
+    return markdown.table(header, rows)
+
+
+def _value(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
 
 
 def _paper_rows(key: str) -> list[str]:
@@ -156,10 +161,8 @@ def _paper_rows(key: str) -> list[str]:
         lines.append("The paper reports no row for this benchmark and seed program.")
         return lines + [""]
     methods = list(rows[0].values)
-    lines += ["| metric | " + " | ".join(methods) + " |", "|" + "---|" * (len(methods) + 1)]
-    for r in rows:
-        cells = ["—" if r.values[m] is None else f"{r.values[m]:g}" for m in methods]
-        lines.append(f"| {r.metric} | " + " | ".join(cells) + " |")
+    cells = [[r.metric] + [_value(r.values[m]) for m in methods] for r in rows]
+    lines += markdown.table(["metric", *methods], cells)
     lines += [
         "",
         "The paper's rows were measured under its own protocol (full training, its search "

@@ -1,5 +1,5 @@
-"""The five non-CLRS benchmarks at one preset: seed programs and the best of a short offline
-search, in one Markdown table shaped like the paper's.
+"""The non-CLRS benchmarks (every hosted family's) at one preset: seed programs and the best
+of a short offline search, in one Markdown table shaped like the paper's.
 
 Each (benchmark, seed program) runs one `run_search` with the offline editor (budget B, the
 seed included); the seed's evaluation is that run's first record, so the seed row and the
@@ -16,21 +16,29 @@ import pathlib
 import time
 from typing import Any
 
+from spark_jax import families
 from spark_jax.config import search as search_config
 from spark_jax.search import loop
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import labels
+from spark_jax.util import markdown as markdown_lib
 
-__all__ = ["BENCHMARKS", "SmokeRow", "markdown", "run_benchmark"]
+__all__ = ["SmokeRow", "benchmarks", "markdown", "run_benchmark"]
 
-# (family, benchmark, seed programs) in the paper's order.
-BENCHMARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("classify", "mnist1d", ("lr", "mlp", "cnn", "gru")),
-    ("classify", "news20", ("mlp",)),
-    ("classify", "mice_protein", ("mlp",)),
-    ("classify", "breast_cancer", ("mlp",)),
-    ("cartpole", "cartpole_v1", ("mlp",)),
-)
+
+def benchmarks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(family, benchmark, seed programs) of every hosted family in the registry (a plug-in
+    on $SPARK_JAX_FAMILIES included), in each family's benchmark order: the seed programs the
+    paper reports for the benchmark (the family's optional `paper_seeds`), else its default."""
+    rows = []
+    for name in families.names():
+        family = families.get(name)
+        if family.hosted:
+            seeds = getattr(family, "paper_seeds", None) or {}
+            rows += [
+                (name, b, tuple(seeds.get(b, (family.default_seed,)))) for b in family.benchmarks
+            ]
+    return tuple(rows)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +111,7 @@ def _fmt(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
     return "—" if value is None else f"{scale * value:.{digits}f}"
 
 
-def _metric_cells(m: dict[str, float]) -> str:
+def _metric_cells(m: dict[str, float]) -> tuple[str, str, str]:
     """Validation, test and third cells: accuracy (%) and loss, or returns."""
     if "accuracy" in m or "val_accuracy" in m:
         cells = (
@@ -113,7 +121,7 @@ def _metric_cells(m: dict[str, float]) -> str:
         )
     else:
         cells = (_fmt(m.get("val_return")), _fmt(m.get("test_return")), _fmt(m.get("train_return")))
-    return " | ".join(cells)
+    return cells
 
 
 def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:
@@ -128,16 +136,14 @@ def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> st
         "(the seed row: its evaluation); accuracy in %. Val: the validation part the search "
         "selected on; test: the test part, scored only for these final programs.",
         "",
-        "| Benchmark | Program | Cand. | Wall-h | Train(s) | MACs(K) | Val acc / val return "
-        "| Test acc / test return | Test loss / train return | Note |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        if r.note:
-            lines.append(f"| {r.benchmark} | {r.program} |" + " — |" * 7 + f" {r.note} |")
-            continue
-        lines.append(
-            f"| {r.benchmark} | {r.program} | {r.candidates} | {r.wall_hours:.4f} | "
-            f"{r.train_seconds:.1f} | {r.macs / 1e3:.2f} | {_metric_cells(r.metrics or {})} | |"
-        )
-    return "\n".join(lines) + "\n"
+    head = ["Benchmark", "Program", "Cand.", "Wall-h", "Train(s)", "MACs(K)"]
+    head += ["Val acc / val return", "Test acc / test return", "Test loss / train return", "Note"]
+    cells = [
+        [r.benchmark, r.program, *(["—"] * 7), markdown_lib.cell(r.note)]
+        if r.note
+        else [r.benchmark, r.program, r.candidates, f"{r.wall_hours:.4f}"]
+        + [f"{r.train_seconds:.1f}", f"{r.macs / 1e3:.2f}", *_metric_cells(r.metrics or {}), ""]
+        for r in rows
+    ]
+    return markdown_lib.document([lines, markdown_lib.table(head, cells)], end="\n")

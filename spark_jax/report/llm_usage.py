@@ -11,6 +11,7 @@ import collections
 from typing import Any, Mapping, Sequence
 
 from spark_jax.report.accounting import RunAccounting
+from spark_jax.util import markdown
 
 __all__ = ["calls_table", "cost_line", "routing_lines"]
 
@@ -19,11 +20,6 @@ _DASH = "—"
 
 def _fmt(value: float | None, digits: int) -> str:
     return _DASH if value is None else f"{value:,.{digits}f}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
 def _offline_kind(calls: Sequence[Mapping[str, Any]]) -> str:
@@ -59,7 +55,7 @@ def calls_table(calls: Sequence[Mapping[str, Any]]) -> list[str]:
         )
     if not rows:
         return ["(no editor calls recorded)"]
-    return _table(
+    return markdown.table(
         [
             "role",
             "calls",

@@ -23,6 +23,7 @@ import types
 from typing import Mapping, Sequence
 
 from spark_jax.config import assets
+from spark_jax.util import markdown
 
 __all__ = [
     "REFERENCE_DIR",
@@ -407,13 +408,10 @@ def comparison_lines(
         "model-level figure, counted by the SPARK paper for every row) measure different "
         "things and are never compared.",
         "",
-        "| table | method | source | LLM | OOD (%) | our MACs (K, one processor step) "
-        "| paper MACs (K, as reported) | comparable |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    lines += [
-        "| " + " | ".join(row) + " |" for row in _comparison_rows(this, preset, ours, figures)
-    ]
+    head = ["table", "method", "source", "LLM", "OOD (%)", "our MACs (K, one processor step)"]
+    head += ["paper MACs (K, as reported)", "comparable"]
+    lines += markdown.table(head, _comparison_rows(this, preset, ours, figures))
     notes = SEARCH_DYNAMICS.get(task, ())
     if notes:
         lines += ["", f"Search dynamics reported by the SPARK paper (its text; {paper_label()}):"]

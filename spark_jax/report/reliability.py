@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Sequence
 
 from spark_jax.report.proportions import fisher_exact, wilson
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import markdown
 
 __all__ = ["MethodAttempts", "collect", "rates_plot", "table_lines"]
 
@@ -107,7 +108,7 @@ _HEAD = (
 
 def table_lines(rows: Sequence[MethodAttempts]) -> list[str]:
     """The markdown table, one row per method, in the given order."""
-    lines = ["| " + " | ".join(_HEAD) + " |", "|" + "---|" * len(_HEAD)]
+    table = []
     for r in rows:
         failures = ", ".join(f"{kind} {n}" for kind, n in r.failures) or "none"
         cells = (
@@ -121,8 +122,8 @@ def table_lines(rows: Sequence[MethodAttempts]) -> list[str]:
             _spread(r.tokens, ".0f"),
             _spread(r.latency_s, ".1f"),
         )
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        table.append(cells)
+    return markdown.table(_HEAD, table)
 
 
 def fisher_line(

@@ -18,7 +18,7 @@ from spark_jax.operator.step import Proposal
 from spark_jax.report import best_section, family, llm_usage, reference, selection, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, is_scored
 from spark_jax.search import best_program
-from spark_jax.util import labels
+from spark_jax.util import labels, markdown
 
 __all__ = ["RunReport", "SECTIONS", "render"]
 
@@ -70,13 +70,7 @@ def _cell(value: Any, limit: int = 160) -> str:
         if isinstance(value, str)
         else json.dumps(value, default=str, sort_keys=True)
     )
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return markdown.cell(text, limit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,7 +153,7 @@ def _seed_vs_best(r: RunReport) -> list[str]:
         for name, e in r.pair
     ]
     lines = ["", f"## Seed vs best ({r.protocol})", ""]
-    lines += _table(["program", "id", "attempt index"] + [c[0] for c in cols], rows)
+    lines += markdown.table(["program", "id", "attempt index"] + [c[0] for c in cols], rows)
     lines += ["", *best_section.best_lines(r.best)]
     lines += ["", *family.family_lines(r.meta, r.acc.seed, r.acc.best_candidate)]
     lines += ["", spread.verdict_line(r.acc, r.view, r.protocol), ""]
@@ -240,7 +234,9 @@ def _top_programs(r: RunReport) -> list[str]:
         for i, e in enumerate(ranked, 1)
     ]
     lines = ["", f"## Top {r.top_k} programs ({r.protocol})", ""]
-    return lines + (_table(header + ["train s"], rows) if ranked else ["(no scored program)"])
+    return lines + (
+        markdown.table(header + ["train s"], rows) if ranked else ["(no scored program)"]
+    )
 
 
 def _failures(r: RunReport) -> list[str]:
@@ -253,7 +249,7 @@ def _failures(r: RunReport) -> list[str]:
         if e["status"] != "ok":
             fails["evaluation", e["error_type"] or "error"] += 1
     rows = [[s, t, c] for (s, t), c in sorted(fails.items())]
-    table = _table(["stage", "failure type", "count"], rows) if fails else ["(no failures)"]
+    table = markdown.table(["stage", "failure type", "count"], rows) if fails else ["(no failures)"]
     return ["", "## Failures by stage", ""] + table
 
 
@@ -292,7 +288,7 @@ def _configuration(r: RunReport) -> list[str]:
     order = sorted(
         (k for k in meta if not k.startswith("final_test.")), key=lambda k: (_highlight_rank(k), k)
     )
-    table = _table(["key", "value"], [[f"`{k}`", _cell(meta[k])] for k in order])
+    table = markdown.table(["key", "value"], [[f"`{k}`", _cell(meta[k])] for k in order])
     return ["", "## Configuration", ""] + (table if meta else ["(no run metadata recorded)"])
 
 

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from spark_jax.report import significance
 from spark_jax.report.accounting import RunAccounting, find_meta
+from spark_jax.util import markdown
 
 __all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
 
@@ -145,16 +146,10 @@ def _fmt_scores(scores: Sequence[float]) -> str:
 
 def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str]:
     """The 'Seed spread' section: per-seed scores, mean ± sample std, for seed and best."""
-    lines = [
-        f"## Seed spread ({protocol})",
-        "",
-        "| program | id | selection score: OOD (%) mean ± sample std (per seed) "
-        "| official OOD test (%) mean ± sample std (per seed) |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for name, e in (("seed", acc.seed), ("best evaluated candidate", acc.best_candidate)):
         if e is None:
-            lines.append(f"| {name} | — | — | — |")
+            rows.append([name, "—", "—", "—"])
             continue
         selection = seed_scores(e)
         if view.source == "ood_test":
@@ -162,8 +157,13 @@ def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str
         else:
             final = view.final.get(e["program_id"])
             test = _fmt_scores(seed_scores(final)) if final else "not scored (yet)"
-        lines.append(f"| {name} | `{e['program_id']}` | {_fmt_scores(selection)} | {test} |")
-    return lines + ["", "Sample std over the training seeds; one seed has no spread (—)."]
+        rows.append([name, f"`{e['program_id']}`", _fmt_scores(selection), test])
+    head = ["program", "id", "selection score: OOD (%) mean ± sample std (per seed)"]
+    head.append("official OOD test (%) mean ± sample std (per seed)")
+    return [f"## Seed spread ({protocol})", "", *markdown.table(head, rows)] + [
+        "",
+        "Sample std over the training seeds; one seed has no spread (—).",
+    ]
 
 
 def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:

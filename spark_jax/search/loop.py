@@ -334,6 +334,44 @@ def _write_outputs(run: _Run) -> SearchResult:
     )
 
 
+def _sandbox_checker(cfg: SearchConfig):
+    """The default check (a sandboxed feasibility check at the protocol's sizes, or the
+    family's shapes) and its sandbox worker, warming up in the background."""
+    from spark_jax.feasibility import checker as feasibility
+    from spark_jax.feasibility.sandbox import SandboxWorker
+
+    options = family_setup.check_options(cfg)  # CLRS sizes, or the family's shapes
+    worker = SandboxWorker()
+    # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
+    # first proposal does not leave the evaluator idle.
+    threading.Thread(target=worker.start, args=(options.to_dict(),), daemon=True).start()
+
+    def checker(child, parent, factor):
+        return feasibility.check_program(
+            child, parent_source=parent, factor=factor, options=options, worker=worker
+        )
+
+    return checker, worker
+
+
+async def _search(run: _Run) -> SearchResult:
+    """The seed's evaluation (or the stored archive and pending evaluations, on a resume),
+    the loop, the final programs' test scoring, the outputs."""
+    cfg, db = run.cfg, run.db
+    snapshot = db.latest_archive_snapshot()
+    if snapshot is None:
+        await run.evaluate_seed()
+    else:
+        run.restore(snapshot[1])
+        for proposal in db.pending_evaluations():
+            run.submit(proposal, db.program_id(proposal.child_source))
+    await run.loop()
+    if cfg.fitness.source == "ood_val":  # the official test set: final programs only
+        await final_test.score_final_programs(cfg, db, run.executor, run.archive.best())
+    await run.editor.aclose()
+    return _write_outputs(run)
+
+
 def run_search(
     cfg: SearchConfig,
     run_dir: str | pathlib.Path,
@@ -362,40 +400,12 @@ def run_search(
     own_executor = executor is None
     own_worker = None
     if checker is None:
-        from spark_jax.feasibility import checker as feasibility
-        from spark_jax.feasibility.sandbox import SandboxWorker
-
-        options = family_setup.check_options(cfg)  # CLRS sizes, or the family's shapes
-        own_worker = SandboxWorker()
-        # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
-        # first proposal does not leave the evaluator idle.
-        threading.Thread(target=own_worker.start, args=(options.to_dict(),), daemon=True).start()
-
-        def checker(child, parent, factor):
-            return feasibility.check_program(
-                child, parent_source=parent, factor=factor, options=options, worker=own_worker
-            )
-
+        checker, own_worker = _sandbox_checker(cfg)
     interrupted = False
     try:
         executor = executor if executor is not None else make_executor(cfg.executor, run_dir)
         run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
-
-        async def main() -> SearchResult:
-            snapshot = db.latest_archive_snapshot()
-            if snapshot is None:
-                await run.evaluate_seed()
-            else:
-                run.restore(snapshot[1])
-                for proposal in db.pending_evaluations():
-                    run.submit(proposal, db.program_id(proposal.child_source))
-            await run.loop()
-            if cfg.fitness.source == "ood_val":  # the official test set: final programs only
-                await final_test.score_final_programs(cfg, db, executor, run.archive.best())
-            await editor.aclose()
-            return _write_outputs(run)
-
-        result = asyncio.run(main())
+        result = asyncio.run(_search(run))
         db.set_meta("finished_at", time.time())
         return result
     except BaseException as e:

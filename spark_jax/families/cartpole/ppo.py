@@ -206,25 +206,24 @@ def train_and_score(policy: Any, cfg: PPOConfig, part: str = "test") -> CartPole
     )
 
 
-def _train(policy: Any, cfg: PPOConfig) -> tuple[Any, Any]:
-    """PPO; returns (trained variables, train return)."""
-    import jax
-    import jax.numpy as jnp
+def _optimizer(cfg: PPOConfig) -> Any:
+    """Adam behind global-norm clipping, its rate annealed linearly over the updates."""
     import optax
 
-    env, env_params = _env()
-    n_updates, n_envs, n_steps = cfg.num_updates, cfg.num_envs, cfg.num_steps
-    batch = n_envs * n_steps
-    minibatch = batch // cfg.num_minibatches
-
     def schedule(count):
-        frac = 1.0 - (count // (cfg.num_minibatches * cfg.update_epochs)) / n_updates
+        frac = 1.0 - (count // (cfg.num_minibatches * cfg.update_epochs)) / cfg.num_updates
         return cfg.lr * frac
 
-    tx = optax.chain(
+    return optax.chain(
         optax.clip_by_global_norm(cfg.max_grad_norm),
         optax.adam(schedule if cfg.anneal_lr else cfg.lr, eps=1e-5),
     )
+
+
+def _loss(policy: Any, cfg: PPOConfig):
+    """PPO's clipped surrogate + value loss - entropy bonus, on one minibatch."""
+    import jax
+    import jax.numpy as jnp
 
     def loss_fn(params, obs, action, old_logp, adv, target):
         logits, value = policy.apply(params, obs)  # [M, 2], [M]
@@ -238,6 +237,14 @@ def _train(policy: Any, cfg: PPOConfig) -> tuple[Any, Any]:
         critic = 0.5 * jnp.square(value - target).mean()
         entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
         return actor + cfg.vf_coef * critic - cfg.ent_coef * entropy
+
+    return loss_fn
+
+
+def _rollout_step(policy: Any, env: Any, env_params: Any, n_envs: int):
+    """One step of the E environments under the policy (a `lax.scan` body)."""
+    import jax
+    import jax.numpy as jnp
 
     def rollout_step(carry, _):
         params, obs, state, ep_ret, key = carry
@@ -256,17 +263,63 @@ def _train(policy: Any, cfg: PPOConfig) -> tuple[Any, Any]:
         trans = (obs, action, logp, value, reward, done.astype(jnp.float32), finished)
         return (params, nobs, state, ep_ret, key), trans
 
-    def gae(values, rewards, dones, last_value):
-        def back(carry, x):
-            next_adv, next_value = carry
-            value, reward, done = x
-            delta = reward + cfg.gamma * next_value * (1.0 - done) - value
-            adv = delta + cfg.gamma * cfg.gae_lambda * (1.0 - done) * next_adv
-            return (adv, value), adv
+    return rollout_step
 
-        init = (jnp.zeros_like(last_value), last_value)
-        _, adv = jax.lax.scan(back, init, (values, rewards, dones), reverse=True)
-        return adv, adv + values  # [T, E] each
+
+def _gae(cfg: PPOConfig, values, rewards, dones, last_value):
+    """Generalised advantage estimates and value targets, [T, E] each."""
+    import jax
+    import jax.numpy as jnp
+
+    def back(carry, x):
+        next_adv, next_value = carry
+        value, reward, done = x
+        delta = reward + cfg.gamma * next_value * (1.0 - done) - value
+        adv = delta + cfg.gamma * cfg.gae_lambda * (1.0 - done) * next_adv
+        return (adv, value), adv
+
+    init = (jnp.zeros_like(last_value), last_value)
+    _, adv = jax.lax.scan(back, init, (values, rewards, dones), reverse=True)
+    return adv, adv + values  # [T, E] each
+
+
+def _epoch(cfg: PPOConfig, loss_fn, tx: Any, flat, batch: int):
+    """One pass over the rollout in shuffled minibatches (a `lax.scan` body)."""
+    import jax
+    import optax
+
+    minibatch = batch // cfg.num_minibatches
+
+    def epoch(carry, _):
+        params, opt_state, key = carry
+        key, sub = jax.random.split(key)
+        perm = jax.random.permutation(sub, batch)
+        shuffled = jax.tree_util.tree_map(
+            lambda x: x[perm].reshape((cfg.num_minibatches, minibatch) + x.shape[1:]), flat
+        )
+
+        def minibatch_step(carry, mb):
+            params, opt_state = carry
+            grads = jax.grad(loss_fn)(params, *mb)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), None
+
+        (params, opt_state), _ = jax.lax.scan(minibatch_step, (params, opt_state), shuffled)
+        return (params, opt_state, key), None
+
+    return epoch
+
+
+def _train(policy: Any, cfg: PPOConfig) -> tuple[Any, Any]:
+    """PPO; returns (trained variables, train return)."""
+    import jax
+    import jax.numpy as jnp
+
+    env, env_params = _env()
+    n_updates, n_envs, n_steps = cfg.num_updates, cfg.num_envs, cfg.num_steps
+    batch = n_envs * n_steps
+    tx, loss_fn = _optimizer(cfg), _loss(policy, cfg)
+    rollout_step = _rollout_step(policy, env, env_params, n_envs)
 
     def update(carry, index):
         params, opt_state, obs, state, ep_ret, key = carry
@@ -275,31 +328,14 @@ def _train(policy: Any, cfg: PPOConfig) -> tuple[Any, Any]:
         )
         t_obs, t_act, t_logp, t_val, t_rew, t_done, t_fin = traj  # [T, E, ...]
         _, last_value = policy.apply(params, obs)  # [E]
-        adv, target = gae(t_val, t_rew, t_done, last_value)
+        adv, target = _gae(cfg, t_val, t_rew, t_done, last_value)
         flat = jax.tree_util.tree_map(
             lambda x: x.reshape((batch,) + x.shape[2:]), (t_obs, t_act, t_logp, adv, target)
         )
-
-        def epoch(carry, _):
-            params, opt_state, key = carry
-            key, sub = jax.random.split(key)
-            perm = jax.random.permutation(sub, batch)
-            shuffled = jax.tree_util.tree_map(
-                lambda x: x[perm].reshape((cfg.num_minibatches, minibatch) + x.shape[1:]), flat
-            )
-
-            def minibatch_step(carry, mb):
-                params, opt_state = carry
-                grads = jax.grad(loss_fn)(params, *mb)
-                updates, opt_state = tx.update(grads, opt_state, params)
-                return (optax.apply_updates(params, updates), opt_state), None
-
-            (params, opt_state), _ = jax.lax.scan(minibatch_step, (params, opt_state), shuffled)
-            return (params, opt_state, key), None
-
         (params, opt_state, key), _ = jax.lax.scan(
-            epoch, (params, opt_state, key), None, length=cfg.update_epochs
-        )
+            _epoch(cfg, loss_fn, tx, flat, batch), (params, opt_state, key), None,
+            length=cfg.update_epochs,
+        )  # fmt: skip
         counted = index >= n_updates - max(1, n_updates // 4)  # The last quarter of updates.
         stats = (counted * t_fin.sum(), counted * t_done.sum())
         return (params, opt_state, obs, state, ep_ret, key), stats
