@@ -64,7 +64,8 @@ def main(out: pathlib.Path) -> None:
             ])  # fmt: skip
     rows = tables.method_rows(methods, grouped, None, plan.budget)
     head = ["method", "runs", f"best at budget B={plan.budget}: selection OOD %",
-            "best candidate: test OOD %", "attempts", "evaluated", "valid rate", "editor"]  # fmt: skip
+            "best candidate: test OOD %", "attempts", "evaluated", "valid rate",
+            "entanglement rate", "editor"]  # fmt: skip
     body = []
     for r in rows:
         editor = ", ".join(r.editors)
@@ -73,7 +74,7 @@ def main(out: pathlib.Path) -> None:
             editor = tables.OFFLINE_LABEL if baseline else "offline rule-based editor, not an LLM"
         body.append([f"`{r.method.name}`", str(r.runs), r.best_ood_pct.text(),
                      r.test_best_pct.text(), r.attempts.text(1), r.evaluated.text(1),
-                     r.valid_rate.text(), editor])  # fmt: skip
+                     r.valid_rate.text(), r.entanglement_rate.text(), editor])  # fmt: skip
     lines = markdown.table(head, body)
     seeds = tables.spread([tables.seed_ood(r.acc) for r in figures], 100.0)
     selection = (plan.base.get("fitness") or {}).get("source", "ood_val")  # the default

@@ -4,6 +4,10 @@
 #
 #   scripts/controls_offline.sh [OUT=results/controls-offline] [BUDGET=2] [ATTEMPTS=2]
 #
+# METHODS, CONFIG, SEEDS and JOBS (environment) change the comparison (defaults: the four
+# methods below, configs/tiny.yaml, 3 search seeds, one search at a time); scripts/results/
+# compare-offline.sh runs every method's offline analogue this way.
+#
 # Offline rule-based analogues, NOT an LLM result: every method runs with the offline editor
 # (SPARK's rule-based roles; the baselines' and controls' offline analogues). Config:
 # configs/tiny.yaml (task bfs, seed program processors/mpnn.py, `tiny` preset) with the
@@ -22,20 +26,24 @@ OUT=$(realpath -m "${1:-$REPO/results/controls-offline}")
 BUDGET=${2:-2}
 ATTEMPTS=${3:-2}
 PY=${PYTHON:-python3}
+METHODS=${METHODS:-spark,sample,sequential,openevolve}
+CONFIG=${CONFIG:-configs/tiny.yaml}
+SEEDS=${SEEDS:-3}
+JOBS=${JOBS:-1}
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/controls-offline.XXXXXX")}  # kept on failure
 mkdir -p "$WORK"
 echo "working in $WORK"
 
 START=$(date +%s)
 (cd "$REPO" && PYTHONPATH="$REPO" TF_CPP_MIN_LOG_LEVEL=3 "$PY" -m spark_jax.cli compare \
-    --methods spark,sample,sequential,openevolve --seeds 3 --config configs/tiny.yaml \
+    --methods "$METHODS" --seeds "$SEEDS" --config "$CONFIG" --jobs "$JOBS" \
     --budget "$BUDGET" --max-attempts "$ATTEMPTS" --out "$WORK/cmp") \
     >"$WORK/stdout.txt" 2>"$WORK/log.txt"
 END=$(date +%s)
 
 "$PY" "$REPO/scripts/compare_copy.py" "$WORK/cmp" "$OUT/data" "$WORK/log.txt"
 cat >"$OUT/data/run.json" <<JSON
-{"command": "spark-jax compare --methods spark,sample,sequential,openevolve --seeds 3 --config configs/tiny.yaml --budget $BUDGET --max-attempts $ATTEMPTS",
+{"command": "spark-jax compare --methods $METHODS --seeds $SEEDS --config $CONFIG --budget $BUDGET --max-attempts $ATTEMPTS",
  "commit": "$(git -C "$REPO" rev-parse --short HEAD)",
  "date_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "wall_seconds": $((END - START)),

@@ -3,12 +3,14 @@ offline search (offline editor, not an LLM), in one table shaped like the paper'
 
 Usage: python scripts/families_smoke.py [--preset smoke] [--budget 4] [--out runs/families]
                                         [--benchmarks mnist1d,news20,...]
-Writes OUT/families_smoke.md (and one run directory per row under OUT). 20News and Mice
-Protein need their caches under ./data (no download here): without them their row carries the
-one-line cache-path error instead of numbers.
+Writes OUT/families_smoke.md, one run directory per (benchmark, seed program) under OUT
+(resumed when run again) and OUT/notes.json (why a benchmark has no run). 20News and Mice
+Protein download on first use into the data directory; offline, their rows carry the one-line
+error naming the URL and the directory instead of numbers.
 """
 
 import argparse
+import json
 import pathlib
 import sys
 
@@ -35,6 +37,8 @@ def main() -> None:
             for row in new:
                 print(row, flush=True)
             rows += new
+    notes = {f"{r.benchmark}-{r.program}": r.note for r in rows if r.note}
+    (out / "notes.json").write_text(json.dumps(notes, indent=2) + "\n", encoding="utf-8")
     command = "python scripts/families_smoke.py " + " ".join(sys.argv[1:])
     text = family_smoke.markdown(rows, args.preset, args.budget, command.strip())
     (out / "families_smoke.md").write_text(text, encoding="utf-8")

@@ -13,17 +13,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
-import time
 from typing import Any
 
 from spark_jax import families
 from spark_jax.config import search as search_config
-from spark_jax.search import loop
+from spark_jax.report import accounting
+from spark_jax.search import best_program, loop
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import labels
 from spark_jax.util import markdown as markdown_lib
 
-__all__ = ["SmokeRow", "benchmarks", "markdown", "run_benchmark"]
+__all__ = [
+    "PROTOCOL_NOTE",
+    "SmokeRow",
+    "benchmarks",
+    "markdown",
+    "rows_from_folder",
+    "rows_of_run",
+    "run_benchmark",
+    "table_lines",
+]
 
 
 def benchmarks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -76,7 +85,8 @@ def _row(
 def run_benchmark(
     family: str, benchmark: str, seed: str, preset: str, budget: int, out_dir: pathlib.Path
 ) -> list[SmokeRow]:
-    """The seed row and the best-of-search row of one (benchmark, seed program)."""
+    """The seed row and the best-of-search row of one (benchmark, seed program); its run is
+    `out_dir/<benchmark>-<seed>/` (resumed when it holds one)."""
     values = dict(
         family=family,
         benchmark=benchmark,
@@ -88,23 +98,49 @@ def run_benchmark(
         executor={"timeout_s": 3600},
     )
     run_dir = out_dir / f"{benchmark}-{seed}"
-    start = time.time()
+    resume = (run_dir / loop.DB_NAME).is_file()
     try:
         cfg = search_config.from_dict(values)
-        result = loop.run_search(cfg, run_dir, command=["family_smoke"])
+        loop.run_search(cfg, run_dir, resume=resume, command=["family_smoke"])
     except (search_config.ConfigError, loop.SearchUsageError, loop.SearchError) as e:
         return [SmokeRow(benchmark, seed, note=" ".join(str(e).split()))]
-    wall = time.time() - start
-    with RunDB.open(run_dir / loop.DB_NAME) as db:
+    return rows_of_run(benchmark, seed, run_dir / loop.DB_NAME)
+
+
+def rows_of_run(benchmark: str, seed: str, db_path: pathlib.Path) -> list[SmokeRow]:
+    """The seed row and the best-of-search row from a finished run's database (the best:
+    `search.best_program`'s, selected on the validation part)."""
+    with RunDB.open(db_path) as db:
         evals = [e for e in db.evaluations() if e["status"] == "ok"]
         final = (db.get_meta("final_test") or {}).get("programs") or {}
+        best_id = best_program.best_program(db).program_id
+        meta, created = accounting.read_meta(db)
+        acc = accounting.summarize(db, meta, created)
     seed_row = next(e for e in evals if e["proposal_attempt"] is None)
-    best = next(e for e in evals if e["program_id"] == result.best_program_id)
+    best = next(e for e in evals if e["program_id"] == best_id)
     seed_wall = float(seed_row["wall_seconds"] or 0.0)
+    wall = 3600 * (acc.wall_hours or 0.0)
     return [
         _row(benchmark, f"{seed} (seed)", seed_row, 1, seed_wall, final),
-        _row(benchmark, f"{seed} best of search", best, result.attempts, wall, final),
+        _row(benchmark, f"{seed} best of search", best, acc.attempts, wall, final),
     ]
+
+
+def rows_from_folder(data: pathlib.Path) -> list[SmokeRow]:
+    """Every registered (benchmark, seed program)'s rows from `data/<benchmark>-<seed>/run.db`,
+    or its note from `data/notes.json` (why it has no run, e.g. its data was not reachable);
+    one not there at all is noted as not run."""
+    notes_path = data / "notes.json"
+    notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.is_file() else {}
+    rows: list[SmokeRow] = []
+    for _, benchmark, seeds in benchmarks():
+        for seed in seeds:
+            name = f"{benchmark}-{seed}"
+            if (data / name / loop.DB_NAME).is_file():
+                rows += rows_of_run(benchmark, seed, data / name / loop.DB_NAME)
+            else:
+                rows.append(SmokeRow(benchmark, seed, note=notes.get(name, "not run")))
+    return rows
 
 
 def _fmt(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
@@ -124,19 +160,8 @@ def _metric_cells(m: dict[str, float]) -> tuple[str, str, str]:
     return cells
 
 
-def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:
-    """The paper-shaped table, labelled with protocol, machine and editor."""
-    lines = [
-        f"# Non-CLRS benchmarks, preset `{preset}` (offline editor, not an LLM)",
-        "",
-        f"Protocol: our `{preset}` preset of each family (fixed split / evaluation seeds, "
-        f"training seed 0); search: offline editor, not an LLM, budget {budget} evaluated "
-        f"programs (seed included). Machine: {labels.measured_on()}. Command: `{command}`.",
-        "Cand. counts every proposal (feasible or not); Wall-h is the whole search "
-        "(the seed row: its evaluation); accuracy in %. Val: the validation part the search "
-        "selected on; test: the test part, scored only for these final programs.",
-        "",
-    ]
+def table_lines(rows: list[SmokeRow]) -> list[str]:
+    """The paper-shaped table: one row per program, or its note."""
     head = ["Benchmark", "Program", "Cand.", "Wall-h", "Train(s)", "MACs(K)"]
     head += ["Val acc / val return", "Test acc / test return", "Test loss / train return", "Note"]
     cells = [
@@ -146,4 +171,25 @@ def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> st
         + [f"{r.train_seconds:.1f}", f"{r.macs / 1e3:.2f}", *_metric_cells(r.metrics or {}), ""]
         for r in rows
     ]
-    return markdown_lib.document([lines, markdown_lib.table(head, cells)], end="\n")
+    return markdown_lib.table(head, cells)
+
+
+PROTOCOL_NOTE = (
+    "Cand. counts every proposal (feasible or not); Wall-h is the whole search (the seed row: "
+    "its evaluation); accuracy in %. Val: the validation part the search selected on; test: "
+    "the test part, scored only for these final programs."
+)
+
+
+def markdown(rows: list[SmokeRow], preset: str, budget: int, command: str) -> str:
+    """The paper-shaped table, labelled with protocol, machine and editor."""
+    lines = [
+        f"# Non-CLRS benchmarks, preset `{preset}` (offline editor, not an LLM)",
+        "",
+        f"Protocol: our `{preset}` preset of each family (fixed split / evaluation seeds, "
+        f"training seed 0); search: offline editor, not an LLM, budget {budget} evaluated "
+        f"programs (seed included). Machine: {labels.measured_on()}. Command: `{command}`.",
+        PROTOCOL_NOTE,
+        "",
+    ]
+    return markdown_lib.document([lines, table_lines(rows)], end="\n")

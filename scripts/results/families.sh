@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# results/families: the five non-CLRS benchmarks (MNIST-1D with its four seed programs,
+# 20News, Mice Protein, Breast Cancer, CartPole), each seed program against the best of a
+# short offline search (budget 4, `smoke` preset), selected on the family's validation part,
+# reported on its test part. Offline rule-based editor: NOT an LLM result. The runs live in
+# WORK (default benchmarks/families) and resume when run again. 20News and Mice Protein
+# download on first use; offline, their rows say so instead of numbers.
+NAME=families ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
+done_if results/families/data/run.json
+out=results/families
+work=${WORK:-benchmarks/families}
+mkdir -p "$out/data" "$work"
+start=$(date +%s)
+"$PY" scripts/families_smoke.py --preset smoke --budget 4 --out "$work"
+end=$(date +%s)
+for db in "$work"/*/run.db; do
+  name=$(basename "$(dirname "$db")")
+  mkdir -p "$out/data/$name" && cp "$db" "$out/data/$name/run.db"
+done
+cp "$work/notes.json" "$out/data/notes.json"
+cat > "$out/data/run.json" <<JSON
+{"command": "python scripts/families_smoke.py --preset smoke --budget 4",
+ "preset": "smoke", "budget": 4,
+ "commit": "$(git rev-parse --short HEAD)",
+ "date_utc": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "wall_seconds": $((end - start)),
+ "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
+JSON
+[ -f "$out/README.md" ] || cat > "$out/README.md" <<'MD'
+# The non-CLRS benchmarks: each seed program against a short offline search
+
+**Label.** `smoke`; the CPU it ran on (below); offline rule-based editor, NOT an LLM result.
+
+**Question.** On the paper's five non-CLRS benchmarks, does a short offline search find a
+program that beats its seed on the held-out test part, having selected on validation only?
+
+**Answer.** Read the generated table below (one search per row, training seed 0: a single
+run per row, so no row is a verdict).
+
+## Protocol
+
+`scripts/results/families.sh`, then `python scripts/families_table.py results/families`
+(the block below, from `data/`).
+
+<!-- generated -->
+<!-- end generated -->
+MD
+"$PY" scripts/families_table.py "$out"
