@@ -21,7 +21,8 @@ else
         --seeds 3 --preset smoke --out "$OUT" "$@"
 fi
 end=$(date +%s)
-echo "{\"start\": $start, \"end\": $end}" >> "$OUT/segments.jsonl"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+echo "{\"start\": $start, \"end\": $end, \"commit\": \"$commit\"}" >> "$OUT/segments.jsonl"
 python3 - "$OUT" <<'PY'
 import collections, csv, json, pathlib, platform, os, sys
 out = pathlib.Path(sys.argv[1])
