@@ -97,14 +97,7 @@ def _official_candidate(task: str, cfg: ProtocolConfig, seed: int) -> dict[str, 
     first = next(task_data.train)
     learner = _OfficialLearner(bridge.baseline_model(task_data.spec, first, factory, cfg))
     n_first = len(data.train_lengths(task, cfg))
-    inputs = training_loop.Inputs(
-        [task_data.rng_key],
-        [seed + 1],
-        first.features,
-        n_first,
-        training_loop.FixedSet(task_data.val_batches, [task_data.val_order]),
-        training_loop.FixedSet(task_data.test_batches, [task_data.test_order]),
-    )
+    inputs = training_loop.Inputs.one_seed(task_data, seed, first.features, n_first)
     out = training_loop.run(learner, inputs, itertools.chain([first], task_data.train), cfg)
     steady = cfg.train_steps - n_first
     return dict(

@@ -19,6 +19,7 @@ from spark_jax.benchmark import tables
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, PlanError, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 
@@ -51,6 +52,8 @@ class BenchmarkSpec:
         vmapped program (`evaluate_program(..., seeds=K)`; its worker falls back to one seed
         after another when the K-seed step would not fit in memory), each seed's result
         stored as its own job's; False: one job per seed.
+      protocol: `preset` resolved, once, at the command's edge (the CLI, or `from_dict` on a
+        resume); None: resolved here.
     """
 
     tasks: tuple[str, ...]
@@ -61,14 +64,26 @@ class BenchmarkSpec:
     timeout_s: float | None = None
     allow_seed_overlap: bool = False
     seeds_together: bool = True
+    protocol: ProtocolConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol is None:
+            object.__setattr__(self, "protocol", protocol_lib.get_preset(self.preset))
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        out["protocol"] = protocol_lib.get_preset(self.preset).to_dict()
+        out["protocol"] = self.protocol.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BenchmarkSpec":
+        """The stored spec; PlanError when its preset's protocol is not this version's."""
+        protocol = protocol_lib.get_preset(data["preset"])
+        if json.loads(json.dumps(protocol.to_dict())) != data["protocol"]:
+            raise PlanError(
+                f"preset {data['preset']!r} changed since this benchmark started; its stored "
+                "protocol differs from this version's"
+            )
         executor = ExecutorConfig(**data["executor"])
         return cls(
             tasks=tuple(data["tasks"]),
@@ -79,11 +94,11 @@ class BenchmarkSpec:
             timeout_s=data.get("timeout_s"),
             allow_seed_overlap=bool(data.get("allow_seed_overlap", False)),
             seeds_together=bool(data.get("seeds_together", True)),
+            protocol=protocol,
         )
 
 
 def _check_spec(spec: BenchmarkSpec, programs: Sequence[BenchmarkProgram]) -> None:
-    protocol_lib.get_preset(spec.preset)
     if not spec.seeds:
         raise PlanError("no seeds: --seeds must be at least 1")
     if len(set(spec.seeds)) != len(spec.seeds):
@@ -137,12 +152,7 @@ def run_pending(
     with BenchmarkDB(out / DB_NAME) as db:
         spec = BenchmarkSpec.from_dict(db.spec())
         programs = db.programs()
-        cfg = protocol_lib.get_preset(spec.preset)
-        if json.loads(json.dumps(cfg.to_dict())) != db.spec()["protocol"]:
-            raise PlanError(
-                f"preset {spec.preset!r} changed since this benchmark started; its stored "
-                "protocol differs from this version's"
-            )
+        cfg = spec.protocol
         jobs = plan_jobs(programs, spec.tasks, spec.seeds)
         done = db.done_job_ids()
         pending = [j for j in jobs if j.job_id not in done]

@@ -119,7 +119,7 @@ def _spec(args: argparse.Namespace):
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be > 0 (got {args.timeout})")
     try:
-        get_preset(args.preset)
+        protocol = get_preset(args.preset)  # the preset resolved once, here
         cache = None if args.compile_cache.lower() == "none" else args.compile_cache
         executor = ExecutorConfig(
             kind=args.executor,
@@ -144,6 +144,7 @@ def _spec(args: argparse.Namespace):
         timeout_s=args.timeout,
         allow_seed_overlap=args.allow_seed_overlap,
         seeds_together=not args.sequential_seeds,
+        protocol=protocol,
     )
     return programs, spec
 

@@ -90,14 +90,7 @@ def train_and_score(
 
 def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, progress, cascade):
     learner = training_loop.OneSeed(trainer)
-    inputs = training_loop.Inputs(
-        [task_data.rng_key],
-        [seed + 1],
-        first_host.features,
-        n_first,
-        training_loop.FixedSet(task_data.val_batches, [task_data.val_order]),
-        training_loop.FixedSet(task_data.test_batches, [task_data.test_order]),
-    )
+    inputs = training_loop.Inputs.one_seed(task_data, seed, first_host.features, n_first)
     out = training_loop.run(learner, inputs, batches, cfg, progress, cascade)
     best_params = out.best_params[0]
     metrics = dict(

@@ -165,6 +165,18 @@ class Inputs:
     val: FixedSet
     test: FixedSet
 
+    @classmethod
+    def one_seed(cls, task_data: Any, seed: int, first_features: Any, n_first: int) -> Inputs:
+        """One seed's inputs from its `data.TaskData` (run.py's init seed: `seed + 1`)."""
+        return cls(
+            [task_data.rng_key],
+            [seed + 1],
+            first_features,
+            n_first,
+            FixedSet(task_data.val_batches, [task_data.val_order]),
+            FixedSet(task_data.test_batches, [task_data.test_order]),
+        )
+
 
 def _score_best(learner: Learner, keys: list, best: _Best, test: FixedSet) -> list[float]:
     keys, test_keys = _split_all(keys)
