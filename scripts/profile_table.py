@@ -2,8 +2,8 @@
 `scripts/profile_evaluation.py --json`) into its `profile-*.md`, and the summary between the
 README's generated markers; where the README has their markers, also the table of
 `bench-*.json` (`spark-jax bench --only-candidate --json`: median and range over every repeat)
-and the timed clrs10 benchmark in `clrs10-*/` (`scripts/bench_clrs10.sh`: its `timing.md` and
-`benchmark.db`).
+and the timed clrs10 benchmark in `clrs10-*/` (`scripts/bench_clrs10.sh`: its `segments.jsonl`
+and `benchmark.db`).
 
     python scripts/profile_table.py results/bench
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import json
 import pathlib
-import re
 import sys
 
 from spark_jax.bench import profile
@@ -67,42 +66,75 @@ def bench_summary(root: pathlib.Path) -> str:
     return "\n".join(parts).strip() or "(no bench-*.json)"
 
 
+def _segments(folder: pathlib.Path) -> list[dict]:
+    """The runs of `scripts/bench_clrs10.sh` on this folder: start, end (epoch s), commit."""
+    lines = (folder / "segments.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _clrs10_jobs(results: list, labels: dict[str, str]) -> list[list[str]]:
+    """One row per (task, program) job: its wall and where it went (the seeds of a job share
+    one record's timings; each seed's row holds 1/K of the job's wall), then all jobs'."""
+    jobs: dict[tuple[str, str], list] = collections.defaultdict(list)
+    for r in results:
+        jobs[(r.task, r.program_key)].append(r)
+    task_time: collections.Counter = collections.Counter()
+    for (task, _), rows in jobs.items():
+        task_time[task] += sum(r.wall_seconds for r in rows)
+    total = sum(task_time.values())
+    sums = [0.0] * 5  # job wall, compile wall, training, scoring, other
+    body = []
+    for (task, key), rows in sorted(jobs.items(), key=lambda kv: (-task_time[kv[0][0]], kv[0])):
+        wall, ev = sum(r.wall_seconds for r in rows), rows[0].evaluation
+        parts = [wall]
+        if ev is not None:
+            compile_wall = ev.compile_wall_seconds or ev.compile_seconds
+            other = wall - compile_wall - ev.train_seconds - ev.eval_seconds
+            parts += [compile_wall, ev.train_seconds, ev.eval_seconds, other]
+        sums = [x + y for x, y in zip(sums, parts + [0.0] * (5 - len(parts)))]
+        cells = [f"{x:.0f}" for x in parts] + [""] * (5 - len(parts))
+        body.append([task, labels.get(key, key), str(len(rows)), *cells,
+                     f"{100 * wall / total:.1f}%"])  # fmt: skip
+    shares = [f"{x:.0f} ({100 * x / total:.0f}%)" for x in sums]
+    body.append(["**all jobs**", "", "", *shares, "100%"])
+    return body
+
+
 def clrs10_summary(root: pathlib.Path) -> str:
-    """The timed clrs10 benchmark: its command's wall, device time and job minutes per task."""
+    """The timed clrs10 benchmark: the command's wall (its runs in `segments.jsonl` added up),
+    the benchmark's device time, and each job's wall split into compile, training, scoring."""
     from spark_jax.benchmark.store import BenchmarkDB
 
     parts = []
     for folder in sorted(p for p in root.glob("clrs10-*") if p.is_dir()):
-        first = (folder / "timing.md").read_text(encoding="utf-8").splitlines()[0]
-        wall = float(re.search(r"wall ([0-9.]+) min", first).group(1))
-        found = re.search(r"; (one run|\d+ runs)\)", first)
-        runs = found.group(1) if found else "one run"
+        segments = _segments(folder)
+        wall = sum(s["end"] - s["start"] for s in segments)
+        commits = ", ".join(dict.fromkeys(s["commit"] for s in segments))
         with BenchmarkDB.open_readonly(folder / "benchmark.db") as db:
-            results = db.results()
-            spec = db.spec()
-        by_task: dict[str, float] = collections.defaultdict(float)
-        scoring: dict[str, float] = collections.defaultdict(float)
-        for r in results:  # each seed of a K-seed job holds 1/K of its wall
-            by_task[r.task] += r.wall_seconds
-            if r.evaluation:
-                scoring[r.task] = max(scoring[r.task], r.evaluation.eval_seconds)
-        total = sum(by_task.values())
+            results, spec = db.results(), db.spec()
+            labels = {p.key: p.label for p in db.programs()}
+            running, device = db.running_seconds(), db.wall_seconds()
+        expected = len(spec["tasks"]) * len(spec["seeds"]) * len(labels)
         machine = sorted({r.evaluation.machine for r in results if r.evaluation})
+        scorings = {(r.task, r.program_key): r.evaluation.eval_seconds
+                    for r in results if r.evaluation}  # fmt: skip
+        slow = sum(seconds > 60 for seconds in scorings.values())
         parts += [
-            f"`{folder.name}`: {len(spec['tasks'])} tasks x {len(spec['seeds'])} seeds x 2 "
-            f"programs, preset {spec['preset']}, {len(results)} results landed; "
-            f"{', '.join(machine)}. **Wall {wall:.1f} min** (the command's runs added up: "
-            f"{runs}; target <= 45), "
-            f"job time {total / 60:.1f} min (the seeds of a (program, task) train as one job).",
+            f"`{folder.name}`: {len(spec['tasks'])} tasks x {len(spec['seeds'])} seeds x "
+            f"{len(labels)} programs, preset {spec['preset']}; {len(results)} of {expected} "
+            f"results landed; {', '.join(machine)}.",
+            "",
+            f"- **Wall {wall / 60:.1f} min** (target <= 45): the command's {len(segments)} "
+            f"run(s) added up, pauses between them left out (commits {commits}); the jobs ran "
+            f"during {running / 60:.1f} min of it; device time {device / 60:.1f} min (the "
+            f"seeds of a (program, task) train as one job, one worker).",
+            f"- Jobs whose scoring (validation + test) took over 60 s: {slow} (target: none).",
             "",
             *markdown.table(
-                ["task", "job minutes", "share", "longest scoring of a job (validation + test) s"],
-                [
-                    [task, f"{seconds / 60:.1f}", f"{100 * seconds / total:.0f}%",
-                     f"{scoring[task]:.0f}"]
-                    for task, seconds in sorted(by_task.items(), key=lambda kv: -kv[1])
-                ],
-                align="lrrr",
+                ["task", "program", "seeds", "job wall s", "compile wall s", "training s",
+                 "scoring s", "other s (data, init, start-up)", "share of device time"],
+                _clrs10_jobs(results, labels),
+                align="llrrrrrrr",
             ),
             "",
         ]  # fmt: skip
