@@ -82,17 +82,19 @@ def _clrs10_jobs(results: list, labels: dict[str, str]) -> list[list[str]]:
     for (task, _), rows in jobs.items():
         task_time[task] += sum(r.wall_seconds for r in rows)
     total = sum(task_time.values())
-    sums = [0.0] * 5  # job wall, compile wall, training, scoring, other
+    n = 5  # job wall, compile wall, training loop, its steps, scoring
+    sums = [0.0] * n
     body = []
     for (task, key), rows in sorted(jobs.items(), key=lambda kv: (-task_time[kv[0][0]], kv[0])):
         wall, ev = sum(r.wall_seconds for r in rows), rows[0].evaluation
         parts = [wall]
         if ev is not None:
-            compile_wall = ev.compile_wall_seconds or ev.compile_seconds
-            other = wall - compile_wall - ev.train_seconds - ev.eval_seconds
-            parts += [compile_wall, ev.train_seconds, ev.eval_seconds, other]
-        sums = [x + y for x, y in zip(sums, parts + [0.0] * (5 - len(parts)))]
-        cells = [f"{x:.0f}" for x in parts] + [""] * (5 - len(parts))
+            rate = ev.loop_steps_per_second
+            loop = ev.steps / rate if rate else ev.train_seconds
+            parts += [ev.compile_wall_seconds or ev.compile_seconds, loop, ev.train_seconds,
+                      ev.eval_seconds]  # fmt: skip
+        sums = [x + y for x, y in zip(sums, parts + [0.0] * (n - len(parts)))]
+        cells = [f"{x:.0f}" for x in parts] + [""] * (n - len(parts))
         body.append([task, labels.get(key, key), str(len(rows)), *cells,
                      f"{100 * wall / total:.1f}%"])  # fmt: skip
     shares = [f"{x:.0f} ({100 * x / total:.0f}%)" for x in sums]
@@ -131,8 +133,9 @@ def clrs10_summary(root: pathlib.Path) -> str:
             f"- Jobs whose scoring (validation + test) took over 60 s: {slow} (target: none).",
             "",
             *markdown.table(
-                ["task", "program", "seeds", "job wall s", "compile wall s", "training s",
-                 "scoring s", "other s (data, init, start-up)", "share of device time"],
+                ["task", "program", "seeds", "job wall s", "compile wall s",
+                 "training loop s", "of it, the steps s", "scoring s",
+                 "share of device time"],
                 _clrs10_jobs(results, labels),
                 align="llrrrrrrr",
             ),
