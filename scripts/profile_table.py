@@ -117,6 +117,7 @@ def clrs10_summary(root: pathlib.Path) -> str:
             labels = {p.key: p.label for p in db.programs()}
             running, device = db.running_seconds(), db.wall_seconds()
         expected = len(spec["tasks"]) * len(spec["seeds"]) * len(labels)
+        target = " (target <= 45)" if len(spec["tasks"]) == 10 else ""  # the issue's, for clrs10
         machine = sorted({r.evaluation.machine for r in results if r.evaluation})
         scorings = {(r.task, r.program_key): r.evaluation.eval_seconds
                     for r in results if r.evaluation}  # fmt: skip
@@ -126,7 +127,7 @@ def clrs10_summary(root: pathlib.Path) -> str:
             f"{len(labels)} programs, preset {spec['preset']}; {len(results)} of {expected} "
             f"results landed; {', '.join(machine)}.",
             "",
-            f"- **Wall {wall / 60:.1f} min** (target <= 45): the command's {len(segments)} "
+            f"- **Wall {wall / 60:.1f} min**{target}: the command's {len(segments)} "
             f"run(s) added up, pauses between them left out (commits {commits}); the jobs ran "
             f"during {running / 60:.1f} min of it; device time {device / 60:.1f} min (the "
             f"seeds of a (program, task) train as one job, one worker).",

@@ -1,0 +1,1 @@
+from _stub import module_getattr as __getattr__  # noqa: F401
