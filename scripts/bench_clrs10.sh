@@ -32,7 +32,7 @@ rows = list(csv.DictReader((out / "results.csv").open()))
 by_task = collections.defaultdict(float)
 for r in rows:
     by_task[r["task"]] += float(r["wall_seconds"])
-total = sum(by_task.values())
+total = sum(by_task.values()) or float("nan")  # no job landed (all failed): no shares
 runs = f"{len(segments)} runs" if len(segments) > 1 else "one run"
 lines = [
     f"clrs10 x 3 seeds x 2 programs, smoke preset: wall {wall / 60:.1f} min (target <= 45; "
