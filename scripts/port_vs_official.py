@@ -4,8 +4,9 @@
     python scripts/port_vs_official.py RESULTS_DIR [--merge PART.db ...]
 
 `--merge` joins benchmark databases of the same programs, tasks and preset run with disjoint
-seeds (a 3-seed run and a 2-seed run make a 5-seed benchmark; the K seeds of a (program, task)
-give the same per-seed results whether they train together or apart) into
+seeds (a 3-seed run and a 2-seed run make a 5-seed benchmark: each seed's score is one draw,
+and both programs trained that seed beside the same seeds; at smoke a seed's score is not
+bit-identical to the same seed trained alone, see results/bench's identity check) into
 RESULTS_DIR/benchmark.db. Then, from that database alone: `spark-jax benchmark`'s report.md,
 results.csv and plot, and the README's generated block: the paired comparison (the project's
 test per task, Holm over the tasks), each part's seeds and time, and the equal-function check

@@ -25,6 +25,7 @@ BENCH_BEGIN = "<!-- generated bench by scripts/profile_table.py -->"
 CLRS10_BEGIN = "<!-- generated clrs10 by scripts/profile_table.py -->"
 FEASIBILITY_BEGIN = "<!-- generated feasibility by scripts/profile_table.py -->"
 WORKERS_BEGIN = "<!-- generated workers by scripts/profile_table.py -->"
+IDENTITY_BEGIN = "<!-- generated identity by scripts/profile_table.py -->"
 
 
 def _share(report: dict, prefix: str) -> str:
@@ -209,6 +210,37 @@ def workers_summary(root: pathlib.Path) -> str:
     return "\n".join(parts).strip() or "(no workers-*.jsonl)"
 
 
+def identity_summary(root: pathlib.Path) -> str:
+    """Every `identity-*.json` (`scripts/smoke_identity.py`): each task's runs side by side."""
+    parts = []
+    for path in sorted(root.glob("identity-*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        body = [
+            [row["task"], str(row["seed"]), run, f"{100 * r['ood_score']:.4f}",
+             f"{100 * r['val_score']:.4f}", str(r["best_step"]), repr(r["final_loss"])]
+            for row in report["rows"]
+            for run, r in row["runs"].items()
+        ]  # fmt: skip
+        same = "; ".join(
+            f"{row['task']}: all runs {'bit-identical' if row['identical'] else 'not identical'}"
+            + ("" if "buckets_identical" not in row else
+               f", buckets {'bit-identical' if row['buckets_identical'] else 'DIFFERENT'}")
+            for row in report["rows"]
+        )  # fmt: skip
+        parts += [
+            f"`{path.name}`: `{report['program']}`, preset {report['preset']}; "
+            f"{report['machine']}. {same}.",
+            "",
+            *markdown.table(
+                ["task", "seed", "run", "OOD %", "best validation %", "best step", "final loss"],
+                body,
+                align="lrlrrrr",
+            ),
+            "",
+        ]
+    return "\n".join(parts).strip() or "(no identity-*.json)"
+
+
 def main(folder: str) -> None:
     root = pathlib.Path(folder)
     reports = {}
@@ -224,6 +256,7 @@ def main(folder: str) -> None:
         (CLRS10_BEGIN, clrs10_summary),
         (FEASIBILITY_BEGIN, feasibility_summary),
         (WORKERS_BEGIN, workers_summary),
+        (IDENTITY_BEGIN, identity_summary),
     )
     for begin, render in optional:  # a block only where the README has its marker
         if begin in text:

@@ -5,7 +5,7 @@
 NAME=bench ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/bench/profile-dfs-smoke.json results/bench/profile-quickselect-smoke-after.json \
   results/bench/feasibility-unseen-1-after.json results/bench/bench-cpu-smoke.json \
-  results/bench/clrs10-smoke/benchmark.db
+  results/bench/clrs10-smoke/benchmark.db results/bench/identity-smoke.json
 label="${LABEL:-$(uname -n), $(nproc) CPUs}"
 "$PY" scripts/profile_evaluation.py --task dfs --preset smoke --steps 30 --label "$label" \
   --json results/bench/profile-dfs-smoke.json
@@ -21,5 +21,7 @@ rm -rf results/bench/clrs10-smoke/xla-cache results/bench/clrs10-smoke/logs
 # A reader (mode=ro) of a WAL database leaves -shm/-wal files beside it: commit it in rollback mode.
 "$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode=DELETE")' \
   results/bench/clrs10-smoke/benchmark.db
+"$PY" scripts/smoke_identity.py results/bench/identity-smoke.json --tasks dfs,activity_selector \
+  --seed 0 --benchmark results/bench/clrs10-smoke/benchmark.db
 "$PY" scripts/profile_feasibility.py results/bench/feasibility-unseen-1-after.json --label "$label"
 "$PY" scripts/profile_table.py results/bench

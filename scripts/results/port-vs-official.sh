@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # results/port-vs-official: our Flax Triplet-GMPNN vs DeepMind's on clrs10, smoke, 5 seeds
-# (seeds 0-2 and 3-4 as two benchmarks, merged: per-seed results do not depend on which seeds
-# train beside them), plus the loss and gradients of both at equal parameters.
+# (seeds 0-2 and 3-4 as two benchmarks, merged: each seed's score is one draw, and both
+# programs trained each seed beside the same seeds), plus the loss and gradients of both at
+# equal parameters.
 NAME=port-vs-official ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/port-vs-official/benchmark.db results/port-vs-official/equivalence.json
 out=results/port-vs-official
