@@ -238,7 +238,32 @@ def identity_summary(root: pathlib.Path) -> str:
             ),
             "",
         ]
+    for path in sorted(root.glob("stack-divergence-*.json")):
+        parts += _divergence(path)
     return "\n".join(parts).strip() or "(no identity-*.json)"
+
+
+def _divergence(path: pathlib.Path) -> list[str]:
+    """`scripts/stack_divergence.py`'s losses around the first step where they part."""
+    r = json.loads(path.read_text(encoding="utf-8"))
+    a, b, first = r["losses_alone"], r["losses_stack_of_one"], r["first_differing_step"]
+    head = (
+        f"`{path.name}`: `{r['program']}` on {r['task']}, seed {r['seed']}, preset "
+        f"{r['preset']}; {r['machine']}. "
+    )
+    if first is None:
+        return [head + f"The training losses are bit-identical over all {len(a)} steps.", ""]
+    steps = sorted({*range(max(1, first - 1), min(len(a), first + 3) + 1), len(a)})
+    body = [[str(i), repr(a[i - 1]), repr(b[i - 1]), f"{a[i - 1] - b[i - 1]:+.3g}"] for i in steps]
+    return [
+        head + f"The training losses of the seed alone and of a stack of that one seed are "
+        f"bit-identical up to step {first - 1} and part at step {first} of {len(a)}:",
+        "",
+        *markdown.table(
+            ["step", "loss, alone", "loss, stack of one", "difference"], body, align="rrrr"
+        ),
+        "",
+    ]
 
 
 def main(folder: str) -> None:
