@@ -26,15 +26,21 @@ from spark_jax.util import labels
 KEYS = ("ood_score", "val_score", "best_step", "final_loss")
 
 
+def port_factory(cfg):
+    """Our port's processor factory under protocol `cfg` (also scripts/stack_divergence.py's)."""
+    prog = program_lib.read_program(assets.seed_program_path("triplet_gmpnn"))
+    return bridge.processor_factory(prog, cfg.use_ln, cfg.nb_triplet_fts)
+
+
 def _benchmark_record(db_path: pathlib.Path, task: str, seed: int) -> dict:
     with BenchmarkDB.open_readonly(db_path) as db:
         ours = [p.key for p in db.programs() if not p.key.startswith("official:")]
         for r in db.results():
             if r.task == task and r.seed == seed and r.program_key in ours and r.evaluation:
                 e = r.evaluation
-                k = (e.seeds or [seed]).index(seed) if e.seeds else None
-                if k is None:  # one record per seed: the seed's own figures
+                if not e.seeds:  # one record per seed: the seed's own figures
                     return {key: getattr(e, key) for key in KEYS}
+                k = e.seeds.index(seed)
                 return dict(
                     ood_score=e.seed_scores[k],
                     val_score=e.seed_val_scores[k],
@@ -53,8 +59,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--benchmark", type=pathlib.Path, required=True)
     args = parser.parse_args(argv)
     cfg = protocol.get_preset(args.preset)
-    prog = program_lib.read_program(assets.seed_program_path("triplet_gmpnn"))
-    factory = bridge.processor_factory(prog, cfg.use_ln, cfg.nb_triplet_fts)
+    factory = port_factory(cfg)
     rows = []
     for task in args.tasks.split(","):
         runs = {

@@ -13,9 +13,10 @@ import json
 import pathlib
 import sys
 
-from spark_jax import program as program_lib
-from spark_jax.config import assets, protocol
-from spark_jax.evaluation import bridge, evaluate, seeds
+from smoke_identity import port_factory  # scripts/ is on the path when run as a script
+
+from spark_jax.config import protocol
+from spark_jax.evaluation import evaluate, seeds
 from spark_jax.util import labels
 
 
@@ -27,8 +28,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--preset", default="smoke")
     args = parser.parse_args(argv)
     cfg = protocol.get_preset(args.preset)
-    prog = program_lib.read_program(assets.seed_program_path("triplet_gmpnn"))
-    factory = bridge.processor_factory(prog, cfg.use_ln, cfg.nb_triplet_fts)
+    factory = port_factory(cfg)
     alone: list[float] = []
     stacked: list[float] = []
     evaluate.train_and_score(

@@ -15,6 +15,11 @@ done_if() {  # done_if FILE...: with --done, exit 0 when every FILE exists, else
   fi
 }
 
+rollback_mode() {  # rollback_mode DB: a committed SQLite file out of WAL mode (a read-only
+  # reader of a WAL database leaves -shm/-wal files beside it, which would then be committed)
+  "$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode=DELETE")' "$1"
+}
+
 needs() {  # needs WHAT: exit 3 with one line
   echo "skipped: $NAME needs $1" >&2
   exit 3

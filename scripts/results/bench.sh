@@ -19,9 +19,7 @@ label="${LABEL:-$(uname -n), $(nproc) CPUs}"
   > results/bench/bench-cpu-smoke.json
 SPARK_JAX="$PY -m spark_jax.cli" scripts/bench_clrs10.sh results/bench/clrs10-smoke
 rm -rf results/bench/clrs10-smoke/xla-cache results/bench/clrs10-smoke/logs
-# A reader (mode=ro) of a WAL database leaves -shm/-wal files beside it: commit it in rollback mode.
-"$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode=DELETE")' \
-  results/bench/clrs10-smoke/benchmark.db
+rollback_mode results/bench/clrs10-smoke/benchmark.db
 "$PY" scripts/smoke_identity.py results/bench/identity-smoke.json --tasks dfs,activity_selector \
   --seed 0 --benchmark results/bench/clrs10-smoke/benchmark.db
 "$PY" scripts/stack_divergence.py results/bench/stack-divergence-smoke.json --task activity_selector \

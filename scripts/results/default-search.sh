@@ -28,9 +28,7 @@ else
 fi
 cp "$run/run.db" "$run/report.md" "$out/"
 cp "$work/bench/benchmark.db" "$work/bench/results.csv" "$out/"
-# A reader (mode=ro) of a WAL database leaves -shm/-wal files beside it: commit it in rollback mode.
-"$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode=DELETE")' \
-  "$out/benchmark.db"
+rollback_mode "$out/benchmark.db"
 cp "$work/bench/report.md" "$out/benchmark.md"
 mkdir -p "$out/plots" && cp "$work/bench/plots/"*.png "$out/plots/"
 "$PY" scripts/default_search_table.py "$out"
