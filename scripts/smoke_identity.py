@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
         for name, buckets in (("one seed, unbucketed", False), ("one seed, buckets", True)):
             m, _ = evaluate.train_and_score(factory, task, cfg, args.seed, buckets=buckets)
             runs[name] = {key: m[key] for key in KEYS}
-        (alone,) = seeds.train_and_score_seeds(factory, task, cfg, [args.seed])
+        (alone,) = seeds.train_and_score_seeds(factory, task, cfg, [args.seed], mode="vmap")
         runs["vmapped alone (K=1), buckets"] = {key: alone[key] for key in KEYS}
         buckets_same = runs["one seed, unbucketed"] == runs["one seed, buckets"]
         first = next(iter(runs.values()))

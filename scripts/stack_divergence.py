@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         factory, args.task, cfg, args.seed, progress=lambda s, x: alone.append(x)
     )
     seeds.train_and_score_seeds(
-        factory, args.task, cfg, [args.seed], progress=lambda s, x: stacked.append(x)
+        factory, args.task, cfg, [args.seed], progress=lambda s, x: stacked.append(x), mode="vmap"
     )
     first = next((i for i, (x, y) in enumerate(zip(alone, stacked)) if x != y), None)
     report = dict(

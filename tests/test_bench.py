@@ -52,6 +52,7 @@ def test_default_bench_runs_end_to_end_on_tiny(capsys):
     for name in (
         "total_wall_ours_over_official",
         "steps_per_s_ours_over_official",
+        "seeds_mapped_over_sequential",
         "seeds_vmapped_over_sequential",
         "feasibility_unseen_over_evaluation",
     ):

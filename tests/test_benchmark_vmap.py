@@ -5,6 +5,8 @@ one after another. (That the K-seed program scores each seed like its own run is
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from spark_jax.benchmark import runner
@@ -70,6 +72,15 @@ def test_a_k_seed_result_is_stored_as_one_result_per_seed(tmp_path):
 def test_one_seed_records_stay_as_they_are():
     single = _evaluation()
     assert single.per_seed() == [single]
+
+
+def test_the_seed_mode_is_stored_and_an_older_benchmark_resumes_vmapped():
+    spec = runner.BenchmarkSpec(tasks=("dfs",), seeds=(3, 4), preset="tiny")
+    assert spec.seed_mode == "map"
+    stored = json.loads(json.dumps(spec.to_dict()))  # as the database holds it
+    assert runner.BenchmarkSpec.from_dict(stored) == spec
+    older = {k: v for k, v in stored.items() if k != "seed_mode"}
+    assert runner.BenchmarkSpec.from_dict(older).seed_mode == "vmap"  # as it started
 
 
 def test_memory_decides_between_one_program_and_one_seed_after_another():

@@ -64,12 +64,15 @@ def test_anything_that_decides_a_result_misses(tmp_path):
         records.job(preset="tiny"),
         records.job(source="x = 2\n"),
         dataclasses.replace(base, seeds=2),
+        dataclasses.replace(base, seeds=2, seed_mode="vmap"),
         dataclasses.replace(base, family_split="val"),
         dataclasses.replace(base, cascade=(0.1, 0.2)),
     ]
     for job in variants:
         cache.submit(job).result()
     assert len(inner.jobs) == len(variants) and cache.hits == 0
+    # One seed runs alike in every mode: its key is the one from before modes were kept.
+    assert job_key(dataclasses.replace(base, seed_mode="vmap")) == job_key(base)
     # Other code versions: the stored result is not reused.
     assert job_key(base) != job_key(base, {"jax": "0.0.1"})
     # An official processor (empty source) is told apart by its name.

@@ -13,8 +13,9 @@ prediction compiles fall in init and evaluation), steady-state steps/s (after on
 evaluation and total wall. The sides alternate over `repeats` so that load drifts on a shared
 machine hit both; every ratio is reported as its median and range over the repeats.
 
-Seeds: K seeds as one vmapped program (`train_and_score_seeds`) against K sequential
-single-seed candidates (K times the single candidate measured in the same repeat).
+Seeds: K seeds as one program (`train_and_score_seeds`), its seed axis mapped (the default:
+per-seed figures bit-identical to one-seed runs) and vmapped (batched), each against K
+sequential single-seed candidates (K times the single candidate measured in the same repeat).
 Feasibility: the check of an unseen program (the seed with a wider message layer, new shapes
 every repeat, in a warm sandbox) against one evaluation of ours.
 """
@@ -32,6 +33,7 @@ import numpy as np
 from spark_jax import program as program_lib
 from spark_jax.bench.summary import TARGETS, meets
 from spark_jax.config import assets
+from spark_jax.config.evaluation import SEED_MODES
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, evaluate, seeds, training_loop
 from spark_jax.evaluation.train import CompileStats
@@ -164,14 +166,18 @@ def bench_candidate(
     """Runs the per-candidate comparison; returns per-side figures and ratio spreads."""
     program = program_lib.read_program(SEED_PROGRAM)
     factory = bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts)
-    runs: dict[str, list] = {"official": [], "ours": [], "seeds_vmapped_s": []}
+    runs: dict[str, list] = {
+        "official": [],
+        "ours": [],
+        **{f"seeds_{mode}ped_s": [] for mode in SEED_MODES},
+    }
     for r in range(repeats):
         runs["official"].append(_official_candidate(task, cfg, seed + r))
         runs["ours"].append(_ours_candidate(task, cfg, seed + r, factory))
-        if k > 1:
+        for mode in SEED_MODES if k > 1 else ():
             t0 = time.perf_counter()
-            seeds.train_and_score_seeds(factory, task, cfg, list(range(seed, seed + k)))
-            runs["seeds_vmapped_s"].append(time.perf_counter() - t0)
+            seeds.train_and_score_seeds(factory, task, cfg, list(range(seed, seed + k)), mode=mode)
+            runs[f"seeds_{mode}ped_s"].append(time.perf_counter() - t0)
     feas = _feasibility_unseen(cfg, max(3, repeats))
     pairs = list(zip(runs["official"], runs["ours"]))
     ratios = {
@@ -189,9 +195,9 @@ def bench_candidate(
     )
     ratios["total_wall_ours_over_official"] = ratios.pop("total_s_ours_over_official")
     ratios["steps_per_s_ours_over_official"] = ratios.pop("steps_per_s_ours_over_official")
-    if runs["seeds_vmapped_s"]:
-        ratios["seeds_vmapped_over_sequential"] = _spread(
-            [v / (k * o["total_s"]) for v, o in zip(runs["seeds_vmapped_s"], runs["ours"])]
+    for mode in SEED_MODES if k > 1 else ():
+        ratios[f"seeds_{mode}ped_over_sequential"] = _spread(
+            [v / (k * o["total_s"]) for v, o in zip(runs[f"seeds_{mode}ped_s"], runs["ours"])]
         )
     one_eval = statistics.median(o["total_s"] for o in runs["ours"])
     ratios["feasibility_unseen_over_evaluation"] = _spread([t / one_eval for t in feas])
@@ -228,10 +234,10 @@ def format_candidate(report: dict[str, Any]) -> str:
             f"wall {med['compile_wall_s']:6.2f} s  steps/s {med['steps_per_s']:7.2f}  "
             f"eval {med['eval_s']:6.2f} s  total {med['total_s']:7.2f} s"
         )
-    if report["runs"]["seeds_vmapped_s"]:
-        lines.append(
-            f"  K={report['k']} vmapped seeds: {statistics.median(report['runs']['seeds_vmapped_s']):.2f} s"
-        )
+    for mode in SEED_MODES:
+        walls = report["runs"].get(f"seeds_{mode}ped_s")
+        if walls:
+            lines.append(f"  K={report['k']} {mode}ped seeds: {statistics.median(walls):.2f} s")
     feas = report["feasibility_unseen_s"]
     lines.append(f"  feasibility of an unseen program: median {statistics.median(feas):.3f} s")
     for name, s in report["ratios"].items():

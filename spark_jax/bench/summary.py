@@ -45,9 +45,10 @@ def candidate_table(reports: Sequence[dict[str, Any]]) -> list[str]:
     for side in ("official", "ours"):
         for key, label in _SIDE_FIGURES:
             out.append(_row(f"{side} {label}", [run[key] for run in runs[side]], 1))
-    vmapped = [v for r in reports for v in r["runs"]["seeds_vmapped_s"]]
-    if vmapped:
-        out.append(_row(f"K={reports[0]['k']} vmapped seeds wall s", vmapped, 1))
+    for mode in ("map", "vmap"):  # a report from before 'map' has only vmapped walls
+        walls = [v for r in reports for v in r["runs"].get(f"seeds_{mode}ped_s", [])]
+        if walls:
+            out.append(_row(f"K={reports[0]['k']} {mode}ped seeds wall s", walls, 1))
     for name in reports[0]["ratios"]:
         # Per-repeat values ('values'); a report of one repeat has its value as the median.
         values = [

@@ -49,9 +49,12 @@ class BenchmarkSpec:
       allow_seed_overlap: whether `seeds` may include seeds that a searched program's search
         trained with (refused by default: `seeds.check_disjoint`).
       seeds_together: the pending consecutive seeds of a (program, task) run as one job, one
-        vmapped program (`evaluate_program(..., seeds=K)`; its worker falls back to one seed
+        program (`evaluate_program(..., seeds=K)`; its worker falls back to one seed
         after another when the K-seed step would not fit in memory), each seed's result
         stored as its own job's; False: one job per seed.
+      seed_mode: how that program runs the seed axis (`config.evaluation.SEED_MODES`):
+        'map' (each seed's figures bit-identical to its job alone) or 'vmap' (batched;
+        a benchmark stored before the field resumes with it, as it started).
       protocol: `preset` resolved, once, at the command's edge (the CLI, or `from_dict` on a
         resume); None: resolved here.
     """
@@ -65,6 +68,7 @@ class BenchmarkSpec:
     allow_seed_overlap: bool = False
     seeds_together: bool = True
     protocol: ProtocolConfig | None = None
+    seed_mode: str = "map"
 
     def __post_init__(self) -> None:
         if self.protocol is None:
@@ -95,6 +99,7 @@ class BenchmarkSpec:
             allow_seed_overlap=bool(data.get("allow_seed_overlap", False)),
             seeds_together=bool(data.get("seeds_together", True)),
             protocol=protocol,
+            seed_mode=data.get("seed_mode", "vmap"),
         )
 
 
@@ -214,6 +219,7 @@ def _run_jobs(db, pending, spec, protocol, total, finished, progress, out) -> No
                 seed=job.seed,
                 timeout_s=None if spec.timeout_s is None else spec.timeout_s * k,
                 seeds=k,
+                seed_mode=spec.seed_mode,
             )
             futures[executor.submit(eval_job)] = group
         for future in concurrent.futures.as_completed(futures):

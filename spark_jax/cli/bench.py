@@ -1,8 +1,8 @@
 """`spark-jax bench [--task T] [--preset P] [--steps N] [--repeats R] [--seeds-k K] [--json]`:
 performance ratios of our training loop, feasibility checker and search pipeline against the
 official CLRS loop, and the per-candidate cost broken down (init, compile, steps/s,
-evaluation, total; K vmapped seeds; an unseen program's feasibility check), each with a
-verdict against its target (the measurements live in `spark_jax.bench`).
+evaluation, total; K seeds as one program, mapped and vmapped; an unseen program's
+feasibility check), each with a verdict against its target (the measurements live in `spark_jax.bench`).
 
 Exit codes: 0 measured, 2 usage error.
 """
@@ -43,7 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--repeats", type=int, default=2, help="whole candidates per side (ratio spread)"
     )
-    p.add_argument("--seeds-k", type=int, default=4, help="seeds trained as one vmapped program")
+    p.add_argument(
+        "--seeds-k", type=int, default=4, help="seeds trained as one program, mapped and vmapped"
+    )
     p.add_argument(
         "--skip-candidate", action="store_true", help="skip the per-candidate cost breakdown"
     )

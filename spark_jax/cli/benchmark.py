@@ -8,8 +8,9 @@ A search's run directory (or its `best/best_program.py`) trains with seeds its s
 used: by default the seeds start after the largest one the search trained with (for every
 program, so comparisons stay paired); an explicit `--first-seed` that overlaps them is refused
 in one line unless `--allow-seed-overlap` is given. The report lists each program's seeds.
-The seeds of a (program, task) train as one vmapped program (one job; each seed's result
-stored as its own) unless `--sequential-seeds` is given.
+The seeds of a (program, task) train as one program (one job; each seed's result stored as
+its own, bit-identical to that seed trained alone; `--seed-mode vmap` batches them instead)
+unless `--sequential-seeds` is given.
 
 Exit codes: 0 every job landed (failed programs are results, shown in the report), 1 the
 benchmark could not finish, 2 usage error.
@@ -22,7 +23,7 @@ import datetime
 import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
-from spark_jax.config.evaluation import EXECUTOR_KINDS
+from spark_jax.config.evaluation import EXECUTOR_KINDS, SEED_MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -84,8 +85,16 @@ def _add_executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sequential-seeds",
         action="store_true",
-        help="one job per seed (default: the seeds of a (program, task) train as one vmapped "
+        help="one job per seed (default: the seeds of a (program, task) train as one "
         "program, one seed after another only when memory says so)",
+    )
+    p.add_argument(
+        "--seed-mode",
+        choices=SEED_MODES,
+        default=SEED_MODES[0],
+        help="how one program trains the seeds: 'map' (default; each seed's result "
+        "bit-identical to that seed trained alone) or 'vmap' (batched, faster on a GPU; "
+        "per-seed results then differ from one-seed runs by float rounding)",
     )
     p.add_argument(
         "--compile-cache",
@@ -145,6 +154,7 @@ def _spec(args: argparse.Namespace):
         allow_seed_overlap=args.allow_seed_overlap,
         seeds_together=not args.sequential_seeds,
         protocol=protocol,
+        seed_mode=args.seed_mode,
     )
     return programs, spec
 

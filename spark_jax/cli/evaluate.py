@@ -1,6 +1,7 @@
-"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--seeds K] [--train-steps N]
-[--json] [--output F]`: train and score one program (or DeepMind's official processor `official:KIND`)
-on one task; `--seeds K` trains seeds S..S+K-1 as one vmapped program (per-seed scores).
+"""`spark-jax evaluate PROGRAM [--task T] [--preset P] [--seed S] [--seeds K] [--seed-mode M]
+[--train-steps N] [--json] [--output F]`: train and score one program (or DeepMind's official
+processor `official:KIND`) on one task; `--seeds K` trains seeds S..S+K-1 as one program
+(per-seed scores, each bit-identical to `--seed` of that seed; `--seed-mode vmap` batches them).
 
 Exit codes: 0 scored, 1 the program failed to build or training failed, 2 usage error.
 """
@@ -11,6 +12,7 @@ import argparse
 import json
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+from spark_jax.config.evaluation import SEED_MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -30,7 +32,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         default=1,
-        help="train seeds SEED..SEED+K-1 together as one vmapped program (default 1)",
+        help="train seeds SEED..SEED+K-1 together as one program (default 1)",
+    )
+    p.add_argument(
+        "--seed-mode",
+        choices=SEED_MODES,
+        default=SEED_MODES[0],
+        help="how one program trains K seeds: 'map' (default; each seed as if alone) or "
+        "'vmap' (batched, faster on a GPU, per-seed results apart by float rounding)",
     )
     p.add_argument(
         "--train-steps",
@@ -83,11 +92,23 @@ def run(args: argparse.Namespace) -> int:
         ) as progress:
             if official:
                 result = evaluate.evaluate_official(
-                    kind, args.task, cfg, args.seed, progress=progress, seeds=args.seeds
+                    kind,
+                    args.task,
+                    cfg,
+                    args.seed,
+                    progress=progress,
+                    seeds=args.seeds,
+                    seed_mode=args.seed_mode,
                 )
             else:
                 result = evaluate.evaluate_program(
-                    prog, args.task, cfg, args.seed, progress=progress, seeds=args.seeds
+                    prog,
+                    args.task,
+                    cfg,
+                    args.seed,
+                    progress=progress,
+                    seeds=args.seeds,
+                    seed_mode=args.seed_mode,
                 )
     except program_lib.ProgramError as e:
         return fail(str(e), EXIT_FAILED)

@@ -25,6 +25,9 @@ __all__ = [
 
 EXECUTOR_KINDS = ("local", "ray")
 FITNESS_SOURCES = ("ood_test", "ood_val")
+# How K seeds trained as one program run the seed axis (`evaluation.seeds`): 'map' (each
+# seed's arithmetic a one-seed run's; the default) or 'vmap' (batched).
+SEED_MODES = ("map", "vmap")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,8 +142,9 @@ class FitnessConfig:
 
     Attributes:
       seeds: training seeds per candidate (the search's `seed`, `seed + 1`, ...), trained
-        as one vmapped program; archive placement and the incumbent use the mean OOD score
-        over them. The seed program is evaluated with the same number (1: the paper).
+        as one program (each seed's figures those of a run of its own); archive placement
+        and the incumbent use the mean OOD score over them. The seed program is evaluated
+        with the same number (1: the paper).
       source: 'ood_val' (default: CLRS selects on a separate OOD-size validation set drawn
         with `ood_val_seed`, another task family on its validation split; the official test
         set or test split is scored only for the final programs, the seed and the best) or

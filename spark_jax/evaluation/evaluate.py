@@ -140,10 +140,10 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
-    """(metrics, first seed): one seed's run, or K seeds as one vmapped program (merged;
-    one seed after another when the K-seed program would not fit in memory); the metrics
-    say where they were measured."""
+def _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mode):
+    """(metrics, first seed): one seed's run, or K seeds as one program run in `seed_mode`
+    (merged; one seed after another when the K-seed program would not fit in memory); the
+    metrics say where they were measured."""
     seed_list = seed_tuple(seed, seeds)
     if len(seed_list) == 1:
         metrics, _ = train_and_score(
@@ -156,7 +156,7 @@ def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
 
         try:
             per_seed = seeds_lib.train_and_score_seeds(
-                factory, task, cfg, seed_list, devices=devices, progress=progress
+                factory, task, cfg, seed_list, devices=devices, progress=progress, mode=seed_mode
             )
         except seeds_lib.SeedsDoNotFit as e:  # memory says so: one seed after another
             print(f"note: {e}; training them one after another", file=sys.stderr)
@@ -164,7 +164,7 @@ def _train(factory, task, cfg, seed, seeds, devices, progress, cascade):
                 dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
                 for s in seed_list
             ]
-        metrics = merge_seed_metrics(per_seed)
+        metrics = dict(merge_seed_metrics(per_seed), seed_mode=seed_mode)
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 
@@ -193,12 +193,14 @@ def evaluate_program(
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
     seeds: int | tuple[int, ...] | None = None,
+    seed_mode: str = "map",
 ) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
     (threshold, fraction) of a first training stage, see `train_and_score`).
 
     `seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all as one
-    vmapped program (`seeds.train_and_score_seeds`); the record then carries per-seed scores.
+    program (`seeds.train_and_score_seeds`, its seed axis run as `seed_mode` says); the
+    record then carries per-seed scores.
     """
     data.check_task(task)
     module = program_lib.load_module(program)
@@ -208,7 +210,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, cascade)
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mode)
     return Evaluation(
         task=task,
         preset=cfg.name,
@@ -230,6 +232,7 @@ def evaluate_official(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     seeds: int | tuple[int, ...] | None = None,
+    seed_mode: str = "map",
 ) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 
@@ -239,7 +242,7 @@ def evaluate_official(
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, None)
+    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, None, seed_mode)
     return Evaluation(
         task=task,
         preset=cfg.name,

@@ -35,8 +35,9 @@ class EvalJob:
         with program_name 'official:KIND' trains DeepMind's processor KIND instead.
       task: CLRS task; protocol: `ProtocolConfig.to_dict()`; seed: evaluation seed.
       timeout_s, memory_mb: per-job limits; None falls back to the executor's defaults.
-      seeds: training seeds (`seed`, `seed + 1`, ...) trained as one vmapped program; the
-        evaluation then carries per-seed scores and their mean.
+      seeds: training seeds (`seed`, `seed + 1`, ...) trained as one program; the
+        evaluation then carries per-seed scores and their mean; seed_mode: how that program
+        runs the seed axis (`seeds.SEED_MODES`; 'map': per seed as one-seed runs).
       family, benchmark, family_preset: the task family ('clrs': `task` under `protocol`);
         another family's job trains `benchmark` at its preset `family_preset` through the
         family's `evaluate` (`family_jobs.run_family_job`); family_split: the part it scores,
@@ -57,6 +58,7 @@ class EvalJob:
     benchmark: str = ""
     family_preset: str = ""
     family_split: str = "test"
+    seed_mode: str = "map"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -31,7 +31,7 @@ class Evaluation:
       train_seconds: wall time of the optimizer steps (compilation excluded).
       compile_seconds: ahead-of-time compilation of all train/predict executables (the sum
         of every compile).
-      seeds: the seeds trained together as one vmapped program (None: the single `seed`);
+      seeds: the seeds trained together as one program (None: the single `seed`);
         then `seed` is `seeds[0]`, `ood_score`/`val_score`/`final_loss` are means over the
         seeds, `best_step` is the first seed's, and the timings are the shared program's.
       seed_scores: per-seed OOD scores, in `seeds` order; seed_val_scores: per-seed best
@@ -55,6 +55,9 @@ class Evaluation:
         `metrics` its paper metrics (accuracy and loss, or train and test return).
       cascade_promoted: whether the candidate went on to the full training (None: no
         cascade); a candidate not promoted was scored after the first stage.
+      seed_mode: how that program ran the seed axis (`seeds.SEED_MODES`): 'map' (per-seed
+        figures bit-identical to one-seed runs) or 'vmap' (batched: they differ by float
+        rounding); None: one seed, or a record from before it was kept (then 'vmap').
       machine: where it was measured, host and JAX devices (`labels.measured_on`; None: a
         record from before it was recorded). Timings compare only within one machine.
     """
@@ -94,6 +97,7 @@ class Evaluation:
     family: str | None = None
     metrics: dict[str, float] | None = None
     machine: str | None = None
+    seed_mode: str | None = None
 
     @property
     def score_mean(self) -> float:

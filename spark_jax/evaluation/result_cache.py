@@ -44,6 +44,8 @@ def job_key(job: EvalJob, versions: dict[str, str] | None = None) -> str:
     """The hex digest that identifies `job`'s result (an official processor, whose source is
     empty, is identified by its program name)."""
     fields: dict[str, Any] = {k: v for k, v in job.to_dict().items() if k not in _NOT_KEYED}
+    if job.seeds <= 1:
+        fields.pop("seed_mode")  # one seed runs alike in every mode: keys from before it hold
     if not job.source:
         fields["program_name"] = job.program_name  # 'official:KIND'
     fields["versions"] = _versions() if versions is None else versions

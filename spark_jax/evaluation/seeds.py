@@ -1,11 +1,20 @@
-"""K seeds of one candidate trained as one `jax.vmap`-ed program: one compile for all K.
+"""K seeds of one candidate trained as one program: one compile for all K.
 
 Each seed keeps what a run of its own would have: its data (`make_task_data(task, cfg, s)`:
 its training order, validation set and dropout keys), its initial parameters (`s + 1`) and
 its own best-validation parameters. The seeds' batches are stacked on a new leading axis
 (`[K, ...]`; time-major hints `[K, T, B, ...]`, zero-padded to the longest `T` of the K,
 which CLRS's length masks make neutral, as its own sampler padding is). Validation and test
-scores are computed per seed, so seed k's figures match a sequential run of seed k.
+scores are computed per seed.
+
+How the program runs the seed axis (`SEED_MODES`):
+- 'map' (the default): `jax.lax.map` of the one-seed step over the seeds, so each seed's
+  arithmetic is a one-seed run's and its figures are bit-identical to `train_and_score` of
+  that seed (at the smoke preset too, where a float rounding apart grows into another run:
+  results/chaos-at-smoke, results/bench). One seed is trained as `train_and_score` does.
+- 'vmap': `jax.vmap` batches the seeds' arithmetic, faster where the device has parallelism
+  to spare (a GPU); per-seed figures then differ from a one-seed run by float rounding, and a
+  seed's result depends on the seeds stacked with it.
 One device: the seed axis is not sharded.
 """
 
@@ -20,6 +29,7 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
+from spark_jax.config.evaluation import SEED_MODES
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import compiling, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
@@ -109,20 +119,33 @@ def stack_feedback(feedbacks: Sequence[Feedback]) -> Feedback:
     )
 
 
+def _mapped(fn):
+    """`fn` over the leading (seed) axis of every argument, one seed after another."""
+    return lambda *args: jax.lax.map(lambda xs: fn(*xs), args)
+
+
+_OVER_SEEDS = {"map": _mapped, "vmap": jax.vmap}
+assert tuple(_OVER_SEEDS) == SEED_MODES
+DEFAULT_SEED_MODE = SEED_MODES[0]
+
+
 def _take(tree, k: int):
     return jax.tree_util.tree_map(lambda x: x[k], tree)
 
 
 class SeedStack:
-    """A `Trainer`'s model trained for K seeds at once (parameters `[K, ...]`)."""
+    """A `Trainer`'s model trained for K seeds at once (parameters `[K, ...]`); `mode`: one
+    of SEED_MODES."""
 
-    def __init__(self, trainer: Trainer, k: int):
+    def __init__(self, trainer: Trainer, k: int, mode: str = DEFAULT_SEED_MODE):
+        check_mode(mode)
         self.trainer, self.k = trainer, k
         self.device = trainer.devices[0]
         self._sharding = SingleDeviceSharding(self.device)
-        self._step_fn = jax.jit(jax.vmap(trainer._train_step), donate_argnums=(0, 1))
-        self._predict_fn = jax.jit(jax.vmap(trainer._predict))
-        self._init_fn = jax.jit(jax.vmap(trainer._init))
+        over = _OVER_SEEDS[mode]
+        self._step_fn = jax.jit(over(trainer._train_step), donate_argnums=(0, 1))
+        self._predict_fn = jax.jit(over(trainer._predict))
+        self._init_fn = jax.jit(over(trainer._init))
         self._exes: dict = {}
         self.compile_stats = CompileStats()
         self.params = self.opt_state = None
@@ -250,6 +273,11 @@ class SeedStack:
         return self.place(jax.tree_util.tree_map(lambda *xs: np.stack(xs), *best))
 
 
+def check_mode(mode: str) -> None:
+    if mode not in SEED_MODES:
+        raise ValueError(f"unknown seed mode {mode!r}; expected one of {', '.join(SEED_MODES)}")
+
+
 def _stacked_sets(sets: Sequence[Sequence[Feedback]]) -> tuple[Feedback, ...]:
     if len({len(s) for s in sets}) != 1:
         raise TrainingError(f"seeds disagree on the number of batches: {[len(s) for s in sets]}")
@@ -266,13 +294,25 @@ def train_and_score_seeds(
     progress: Callable[[int, float], None] | None = None,
     precompile: bool = True,
     prefetch: int = 2,
+    mode: str = DEFAULT_SEED_MODE,
 ) -> list[dict[str, Any]]:
-    """`train_and_score` for every seed in `seeds` as one vmapped program; one metrics dict
-    per seed (timing fields are those of the shared program). Raises SeedsDoNotFit, after
-    compiling, when the program's step would not fit in memory (`check_fits`)."""
+    """`train_and_score` for every seed in `seeds` as one program (`mode`: how it runs the
+    seed axis, see SEED_MODES); one metrics dict per seed (timing fields are those of the
+    shared program). Raises SeedsDoNotFit, after compiling, when the program's step would
+    not fit in memory (`check_fits`)."""
     seeds = list(seeds)
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"seeds must be distinct and non-empty, got {seeds}")
+    check_mode(mode)
+    if mode == "map" and len(seeds) == 1:
+        # XLA inlines a one-trip loop and fuses it otherwise than a one-seed step: train
+        # the seed as one (a stack of one parted from it at step 36 at smoke).
+        from spark_jax.evaluation.evaluate import train_and_score
+
+        metrics, _ = train_and_score(
+            processor_factory, task, cfg, seeds[0], devices=devices, progress=progress
+        )
+        return [dict(metrics, seed=seeds[0])]
     datas = [data.make_task_data(task, cfg, s) for s in seeds]
     n_lengths = len(data.train_lengths(task, cfg))
     lookahead = [[next(d.train) for _ in range(n_lengths)] for d in datas]
@@ -283,7 +323,7 @@ def train_and_score_seeds(
         cfg,
         devices=(devices or jax.local_devices())[:1],
     )
-    stack = SeedStack(trainer, len(seeds))
+    stack = SeedStack(trainer, len(seeds), mode)
     stacked_lookahead = [stack_feedback(fbs) for fbs in zip(*lookahead)]
     val = _stacked_sets([d.val_batches for d in datas])
     test = _stacked_sets([d.test_batches for d in datas])

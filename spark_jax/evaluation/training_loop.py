@@ -3,7 +3,7 @@ validate every `eval_every` steps (and at step 0), keep each seed's best-validat
 in memory, and score them on the test set.
 
 It trains K >= 1 seeds through a `Learner`: `OneSeed` (one `Trainer`: the multi-device path
-and the cascade of `evaluate.train_and_score`) or `seeds.SeedStack` (K seeds as one vmapped
+and the cascade of `evaluate.train_and_score`) or `seeds.SeedStack` (K seeds as one
 program). Seed k's keys, batches and fixed sets are its own, so its result is the same
 whichever learner trains it. The loop returns a `LoopResult`; the callers turn it into their
 metrics records.

@@ -98,10 +98,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         cascade = job.get("cascade")
         k = int(job.get("seeds") or 1)  # older jobs carry no `seeds`: one
         seeds = k if k > 1 else None
+        seed_mode = job.get("seed_mode") or "vmap"  # older K-seed jobs were vmapped
         name = job["program_name"]
         if not job["source"] and name.startswith(program_lib.OFFICIAL_PREFIX):
             kind = name[len(program_lib.OFFICIAL_PREFIX) :]  # DeepMind's processor, no source
-            ev = evaluate.evaluate_official(kind, job["task"], cfg, int(job["seed"]), seeds=seeds)
+            ev = evaluate.evaluate_official(
+                kind, job["task"], cfg, int(job["seed"]), seeds=seeds, seed_mode=seed_mode
+            )
         else:
             ev = evaluate.evaluate_program(
                 program_lib.Program(source=job["source"], name=name),
@@ -110,6 +113,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                 int(job["seed"]),
                 cascade=None if cascade is None else tuple(cascade),
                 seeds=seeds,
+                seed_mode=seed_mode,
             )
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).
