@@ -26,6 +26,12 @@ CLRS10_BEGIN = "<!-- generated clrs10 by scripts/profile_table.py -->"
 FEASIBILITY_BEGIN = "<!-- generated feasibility by scripts/profile_table.py -->"
 WORKERS_BEGIN = "<!-- generated workers by scripts/profile_table.py -->"
 IDENTITY_BEGIN = "<!-- generated identity by scripts/profile_table.py -->"
+SEED_MODES_BEGIN = "<!-- generated seed modes by scripts/profile_table.py -->"
+_MODE_RUNS = {
+    "alone": "one after another, each seed alone",
+    "map": "one program, seeds mapped (default)",
+    "vmap": "one program, seeds vmapped",
+}
 
 
 def _share(report: dict, prefix: str) -> str:
@@ -243,6 +249,45 @@ def identity_summary(root: pathlib.Path) -> str:
     return "\n".join(parts).strip() or "(no identity-*.json)"
 
 
+def seed_modes_summary(root: pathlib.Path) -> str:
+    """Every `seed-modes-*.json` (`scripts/seed_modes.py`): K seeds alone, mapped, vmapped."""
+    parts = []
+    for path in sorted(root.glob("seed-modes-*.json")):
+        r = json.loads(path.read_text(encoding="utf-8"))
+        alone = r["runs"]["alone"]["per_seed"]
+        body = []
+        for mode, run in r["runs"].items():
+            per = run["per_seed"]
+            body.append([
+                _MODE_RUNS[mode], f"{run['wall_s']:.0f}", f"{run['compile_wall_s']:.0f}",
+                " / ".join(f"{100 * s['ood_score']:.2f}" for s in per),
+                " / ".join(f"{s['final_loss']:.6f}" for s in per),
+                markdown.DASH if mode == "alone" else ("yes" if per == alone else "no"),
+            ])  # fmt: skip
+        flags = f", XLA_FLAGS={r['xla_flags']}" if r.get("xla_flags") else ""
+        parts += [
+            f"`{path.name}`: `{r['program']}` on {r['task']}, seeds "
+            f"{', '.join(map(str, r['seeds']))}, preset {r['preset']}; {r['machine']} "
+            f"(JAX {r['jax']}, {r['backend']}{flags}); load average "
+            f"{' / '.join(map(str, r['load_average']))}.",
+            "",
+            *markdown.table(
+                [
+                    "seeds trained",
+                    "wall s",
+                    "compile wall s",
+                    "OOD % per seed",
+                    "final loss per seed",
+                    "every seed bit-identical to alone",
+                ],
+                body,
+                align="lrrlll",
+            ),  # fmt: skip
+            "",
+        ]
+    return "\n".join(parts).strip() or "(no seed-modes-*.json)"
+
+
 def _divergence(path: pathlib.Path) -> list[str]:
     """`scripts/stack_divergence.py`'s losses around the first step where they part."""
     r = json.loads(path.read_text(encoding="utf-8"))
@@ -282,6 +327,7 @@ def main(folder: str) -> None:
         (FEASIBILITY_BEGIN, feasibility_summary),
         (WORKERS_BEGIN, workers_summary),
         (IDENTITY_BEGIN, identity_summary),
+        (SEED_MODES_BEGIN, seed_modes_summary),
     )
     for begin, render in optional:  # a block only where the README has its marker
         if begin in text:

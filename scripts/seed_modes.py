@@ -69,6 +69,7 @@ def main(argv: list[str]) -> int:
         machine=labels.measured_on(),
         backend=jax.default_backend(),
         jax=jax.__version__,
+        xla_flags=os.environ.get("XLA_FLAGS", ""),
         load_average=[round(x, 2) for x in load],
         runs=runs,
         identical_to_alone={mode: runs[mode]["per_seed"] == alone for mode in seeds.SEED_MODES},

@@ -93,7 +93,7 @@ def _add_executor_args(p: argparse.ArgumentParser) -> None:
         choices=SEED_MODES,
         default=SEED_MODES[0],
         help="how one program trains the seeds: 'map' (default; each seed's result "
-        "bit-identical to that seed trained alone) or 'vmap' (batched, faster on a GPU; "
+        "bit-identical to that seed trained alone) or 'vmap' (batched: one K-wide step; "
         "per-seed results then differ from one-seed runs by float rounding)",
     )
     p.add_argument(

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=SEED_MODES,
         default=SEED_MODES[0],
         help="how one program trains K seeds: 'map' (default; each seed as if alone) or "
-        "'vmap' (batched, faster on a GPU, per-seed results apart by float rounding)",
+        "'vmap' (batched: one K-wide step; per-seed results apart by float rounding)",
     )
     p.add_argument(
         "--train-steps",

@@ -9,12 +9,14 @@ scores are computed per seed.
 
 How the program runs the seed axis (`SEED_MODES`):
 - 'map' (the default): `jax.lax.map` of the one-seed step over the seeds, so each seed's
-  arithmetic is a one-seed run's and its figures are bit-identical to `train_and_score` of
-  that seed (at the smoke preset too, where a float rounding apart grows into another run:
-  results/chaos-at-smoke, results/bench). One seed is trained as `train_and_score` does.
-- 'vmap': `jax.vmap` batches the seeds' arithmetic, faster where the device has parallelism
-  to spare (a GPU); per-seed figures then differ from a one-seed run by float rounding, and a
-  seed's result depends on the seeds stacked with it.
+  arithmetic is a one-seed run's: on the CPU its figures are bit-identical to
+  `train_and_score` of that seed (at the smoke preset too, where a float rounding apart grows
+  into another run: results/chaos-at-smoke, results/bench). One seed is trained as
+  `train_and_score` does. On a GPU XLA compiles the loop body otherwise than a lone step,
+  and the figures part as with 'vmap' (results/bench).
+- 'vmap': `jax.vmap` batches the seeds' arithmetic (one K-wide step instead of K one-seed
+  steps); per-seed figures then differ from a one-seed run by float rounding, and a seed's
+  result depends on the seeds stacked with it.
 One device: the seed axis is not sharded.
 """
 
