@@ -38,7 +38,7 @@ def test_report_prints_every_figure_with_a_verdict_per_target():
         preset="smoke",
         repeats=1,
         k=4,
-        runs=dict(official=[side], ours=[side], seeds_vmapped_s=[12.0]),
+        runs=dict(official=[side], ours=[side], seeds_mapped_s=[10.0], seeds_vmapped_s=[12.0]),
         feasibility_unseen_s=[0.3],
         ratios={name: spread for name in candidate.TARGETS} | {"eval_s_ours_over_official": spread},
     )
@@ -46,3 +46,4 @@ def test_report_prints_every_figure_with_a_verdict_per_target():
     for name in candidate.TARGETS:
         assert any(name in line and "MET" in line for line in text.splitlines()), name
     assert "K=4 vmapped seeds: 12.00 s" in text and "[0.400, 0.600]" in text
+    assert "K=4 mapped seeds: 10.00 s" in text

@@ -6,7 +6,8 @@ NAME=bench ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/bench/profile-dfs-smoke.json results/bench/profile-quickselect-smoke-after.json \
   results/bench/feasibility-unseen-1-after.json results/bench/bench-cpu-smoke.json \
   results/bench/clrs10-smoke/benchmark.db results/bench/identity-smoke.json \
-  results/bench/stack-divergence-smoke.json
+  results/bench/stack-divergence-smoke.json results/bench/seed-modes-activity_selector-smoke.json \
+  results/bench/seed-modes-dfs-smoke.json
 label="${LABEL:-$(uname -n), $(nproc) CPUs}"
 "$PY" scripts/profile_evaluation.py --task dfs --preset smoke --steps 30 --label "$label" \
   --json results/bench/profile-dfs-smoke.json
@@ -24,5 +25,8 @@ rollback_mode results/bench/clrs10-smoke/benchmark.db
   --seed 0 --benchmark results/bench/clrs10-smoke/benchmark.db
 "$PY" scripts/stack_divergence.py results/bench/stack-divergence-smoke.json --task activity_selector \
   --seed 0
+for task in activity_selector dfs; do
+  "$PY" scripts/seed_modes.py "results/bench/seed-modes-$task-smoke.json" --task "$task" --seeds 0,1,2
+done
 "$PY" scripts/profile_feasibility.py results/bench/feasibility-unseen-1-after.json --label "$label"
 "$PY" scripts/profile_table.py results/bench
