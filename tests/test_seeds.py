@@ -46,14 +46,11 @@ def test_mapped_seeds_are_bit_identical_to_sequential_runs(stacks_and_sequential
     assert mapped.seed_final_losses == tuple(e.final_loss for e in alone)
 
 
-def test_one_mapped_seed_trains_as_one_seed_and_modes_are_checked(
-    seed_paths, stacks_and_sequential
-):
-    _, _, alone = stacks_and_sequential
+def test_one_seed_is_not_mapped_and_modes_are_checked(seed_paths):
     program = program_lib.read_program(seed_paths["mpnn"])
     factory = bridge.processor_factory(program, CFG.use_ln, CFG.nb_triplet_fts)
-    (one,) = seeds.train_and_score_seeds(factory, "bfs", CFG, [1], mode="map")
-    assert one["seed"] == 1 and one["final_loss"] == alone[1].final_loss
+    with pytest.raises(ValueError, match="one seed trains alone"):
+        seeds.train_and_score_seeds(factory, "bfs", CFG, [1], mode="map")
     with pytest.raises(ValueError, match="unknown seed mode 'pmap'"):
         seeds.train_and_score_seeds(factory, "bfs", CFG, [1, 2], mode="pmap")
 

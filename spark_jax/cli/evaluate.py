@@ -90,26 +90,11 @@ def run(args: argparse.Namespace) -> int:
         with step_progress(
             f"{name} on {args.task} ({cfg.name})", cfg.train_steps, enabled=not args.no_progress
         ) as progress:
+            how = dict(progress=progress, seeds=args.seeds, seed_mode=args.seed_mode)
             if official:
-                result = evaluate.evaluate_official(
-                    kind,
-                    args.task,
-                    cfg,
-                    args.seed,
-                    progress=progress,
-                    seeds=args.seeds,
-                    seed_mode=args.seed_mode,
-                )
+                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed, **how)
             else:
-                result = evaluate.evaluate_program(
-                    prog,
-                    args.task,
-                    cfg,
-                    args.seed,
-                    progress=progress,
-                    seeds=args.seeds,
-                    seed_mode=args.seed_mode,
-                )
+                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed, **how)
     except program_lib.ProgramError as e:
         return fail(str(e), EXIT_FAILED)
     except TrainingError as e:

@@ -11,9 +11,9 @@ How the program runs the seed axis (`SEED_MODES`):
 - 'map' (the default): `jax.lax.map` of the one-seed step over the seeds, so each seed's
   arithmetic is a one-seed run's: on the CPU its figures are bit-identical to
   `train_and_score` of that seed (at the smoke preset too, where a float rounding apart grows
-  into another run: results/chaos-at-smoke, results/bench). One seed is trained as
-  `train_and_score` does. On a GPU XLA compiles the loop body otherwise than a lone step,
-  and the figures part as with 'vmap' (results/bench).
+  into another run: results/chaos-at-smoke, results/bench). It needs K >= 2: one seed
+  trains alone (`evaluate.train_and_score`). On a GPU XLA compiles the loop body otherwise
+  than a lone step, and the figures part as with 'vmap' (results/bench).
 - 'vmap': `jax.vmap` batches the seeds' arithmetic (one K-wide step instead of K one-seed
   steps); per-seed figures then differ from a one-seed run by float rounding, and a seed's
   result depends on the seeds stacked with it.
@@ -307,14 +307,9 @@ def train_and_score_seeds(
         raise ValueError(f"seeds must be distinct and non-empty, got {seeds}")
     check_mode(mode)
     if mode == "map" and len(seeds) == 1:
-        # XLA inlines a one-trip loop and fuses it otherwise than a one-seed step: train
-        # the seed as one (a stack of one parted from it at step 36 at smoke).
-        from spark_jax.evaluation.evaluate import train_and_score
-
-        metrics, _ = train_and_score(
-            processor_factory, task, cfg, seeds[0], devices=devices, progress=progress
-        )
-        return [dict(metrics, seed=seeds[0])]
+        # XLA inlines a one-trip loop and fuses it otherwise than a one-seed step (a mapped
+        # stack of one parted from the seed alone at step 36 at smoke).
+        raise ValueError("one seed trains alone (`evaluate.train_and_score`), not mapped")
     datas = [data.make_task_data(task, cfg, s) for s in seeds]
     n_lengths = len(data.train_lengths(task, cfg))
     lookahead = [[next(d.train) for _ in range(n_lengths)] for d in datas]
