@@ -81,7 +81,8 @@ def _segments(folder: pathlib.Path) -> list[dict]:
 
 def _clrs10_jobs(results: list, labels: dict[str, str]) -> list[list[str]]:
     """One row per (task, program) job: its wall and where it went (the seeds of a job share
-    one record's timings; each seed's row holds 1/K of the job's wall), then all jobs'."""
+    one record's timings; each seed's row holds 1/K of the job's wall and of its step time,
+    `Evaluation.per_seed`, so both are summed over the rows), then all jobs'."""
     jobs: dict[tuple[str, str], list] = collections.defaultdict(list)
     for r in results:
         jobs[(r.task, r.program_key)].append(r)
@@ -98,7 +99,8 @@ def _clrs10_jobs(results: list, labels: dict[str, str]) -> list[list[str]]:
         if ev is not None:
             rate = ev.loop_steps_per_second
             loop = ev.steps / rate if rate else ev.train_seconds
-            parts += [ev.compile_wall_seconds or ev.compile_seconds, loop, ev.train_seconds,
+            steps = sum(r.evaluation.train_seconds for r in rows if r.evaluation)
+            parts += [ev.compile_wall_seconds or ev.compile_seconds, loop, steps,
                       ev.eval_seconds]  # fmt: skip
         sums = [x + y for x, y in zip(sums, parts + [0.0] * (n - len(parts)))]
         cells = [f"{x:.0f}" for x in parts] + [""] * (n - len(parts))
