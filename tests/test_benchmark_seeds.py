@@ -120,3 +120,13 @@ def test_the_report_lists_disjoint_training_seeds(tmp_path, seed_paths):
         report = write_benchmark_report(db, tmp_path).read_text()
     assert "## Programs and training seeds" in report
     assert "training seeds [1] (of [1, 2]); its search trained with seeds [0]: disjoint" in report
+
+
+def test_the_seed_mode_goes_from_the_command_line_into_the_stored_spec():
+    _, default = cli_benchmark._spec(_spec_args("official:mpnn", "--preset", "tiny"))
+    assert default.seed_mode == "map"
+    args = _spec_args("official:mpnn", "--preset", "tiny", "--seed-mode", "vmap")
+    _, vmapped = cli_benchmark._spec(args)
+    assert vmapped.seed_mode == "vmap" and vmapped.to_dict()["seed_mode"] == "vmap"
+    with pytest.raises(SystemExit):  # argparse: not one of the modes
+        _spec_args("official:mpnn", "--seed-mode", "pmap")

@@ -2,7 +2,8 @@
 performance ratios of our training loop, feasibility checker and search pipeline against the
 official CLRS loop, and the per-candidate cost broken down (init, compile, steps/s,
 evaluation, total; K seeds as one program, mapped and vmapped; an unseen program's
-feasibility check), each with a verdict against its target (the measurements live in `spark_jax.bench`).
+feasibility check), each with a verdict against its target (the measurements live in
+`spark_jax.bench`).
 
 Exit codes: 0 measured, 2 usage error.
 """
