@@ -308,7 +308,7 @@ def train_and_score_seeds(
     check_mode(mode)
     if mode == "map" and len(seeds) == 1:
         # XLA inlines a one-trip loop and fuses it otherwise than a one-seed step (a mapped
-        # stack of one parted from the seed alone at step 36 at smoke).
+        # stack of one did not reproduce the seed alone at smoke).
         raise ValueError("one seed trains alone (`evaluate.train_and_score`), not mapped")
     datas = [data.make_task_data(task, cfg, s) for s in seeds]
     n_lengths = len(data.train_lengths(task, cfg))
