@@ -98,8 +98,8 @@ def _clrs10_jobs(results: list, labels: dict[str, str]) -> list[list[str]]:
         parts = [wall]
         if ev is not None:
             rate = ev.loop_steps_per_second
-            loop = ev.steps / rate if rate else ev.train_seconds
             steps = sum(r.evaluation.train_seconds for r in rows if r.evaluation)
+            loop = ev.steps / rate if rate else steps
             parts += [ev.compile_wall_seconds or ev.compile_seconds, loop, steps,
                       ev.eval_seconds]  # fmt: skip
         sums = [x + y for x, y in zip(sums, parts + [0.0] * (n - len(parts)))]

@@ -20,15 +20,11 @@ import sys
 import time
 
 import jax
-from smoke_identity import KEYS, port_factory  # scripts/ is on the path when run as a script
+from smoke_identity import figures, port_factory  # scripts/ is on the path when run as a script
 
 from spark_jax.config import protocol
 from spark_jax.evaluation import evaluate, seeds
 from spark_jax.util import labels
-
-
-def _figures(metrics: dict) -> dict:
-    return {key: metrics[key] for key in KEYS}
 
 
 def main(argv: list[str]) -> int:
@@ -50,14 +46,14 @@ def main(argv: list[str]) -> int:
         metrics, _ = evaluate.train_and_score(factory, args.task, cfg, s)
         runs["alone"]["wall_s"] += time.perf_counter() - start
         runs["alone"]["compile_wall_s"] += metrics["compile_wall_seconds"]
-        runs["alone"]["per_seed"].append(_figures(metrics))
+        runs["alone"]["per_seed"].append(figures(metrics))
     for mode in seeds.SEED_MODES:
         start = time.perf_counter()
         per_seed = seeds.train_and_score_seeds(factory, args.task, cfg, seed_list, mode=mode)
         runs[mode] = dict(
             wall_s=time.perf_counter() - start,
             compile_wall_s=per_seed[0]["compile_wall_seconds"],
-            per_seed=[_figures(m) for m in per_seed],
+            per_seed=[figures(m) for m in per_seed],
         )
         load.append(os.getloadavg()[0])
     alone = runs["alone"]["per_seed"]

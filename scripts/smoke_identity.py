@@ -26,6 +26,11 @@ from spark_jax.util import labels
 KEYS = ("ood_score", "val_score", "best_step", "final_loss")
 
 
+def figures(metrics: dict) -> dict:
+    """The compared figures of one run's metrics (also scripts/seed_modes.py's)."""
+    return {key: metrics[key] for key in KEYS}
+
+
 def port_factory(cfg):
     """Our port's processor factory under protocol `cfg` (also scripts/stack_divergence.py's)."""
     prog = program_lib.read_program(assets.seed_program_path("triplet_gmpnn"))
@@ -67,9 +72,9 @@ def main(argv: list[str]) -> int:
         }
         for name, buckets in (("one seed, unbucketed", False), ("one seed, buckets", True)):
             m, _ = evaluate.train_and_score(factory, task, cfg, args.seed, buckets=buckets)
-            runs[name] = {key: m[key] for key in KEYS}
+            runs[name] = figures(m)
         (alone,) = seeds.train_and_score_seeds(factory, task, cfg, [args.seed], mode="vmap")
-        runs["vmapped alone (K=1), buckets"] = {key: alone[key] for key in KEYS}
+        runs["vmapped alone (K=1), buckets"] = figures(alone)
         buckets_same = runs["one seed, unbucketed"] == runs["one seed, buckets"]
         first = next(iter(runs.values()))
         identical = all(r == first for r in runs.values())

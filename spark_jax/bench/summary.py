@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
+from spark_jax.config.evaluation import SEED_MODES
 from spark_jax.util import markdown
 
 __all__ = ["TARGETS", "candidate_table", "meets"]
@@ -46,7 +47,7 @@ def candidate_table(reports: Sequence[dict[str, Any]]) -> list[str]:
     for side in ("official", "ours"):
         for key, label in _SIDE_FIGURES:
             out.append(_row(f"{side} {label}", [run[key] for run in runs[side]], 1))
-    for mode in ("map", "vmap"):  # a report from before 'map' has only vmapped walls
+    for mode in SEED_MODES:  # a report from before 'map' has only vmapped walls
         walls = [v for r in reports for v in r["runs"].get(f"seeds_{mode}ped_s", [])]
         if walls:
             out.append(_row(f"K={reports[0]['k']} {mode}ped seeds wall s", walls, 1))

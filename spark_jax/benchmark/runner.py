@@ -19,6 +19,7 @@ from spark_jax.benchmark import tables
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, PlanError, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
@@ -68,7 +69,7 @@ class BenchmarkSpec:
     allow_seed_overlap: bool = False
     seeds_together: bool = True
     protocol: ProtocolConfig | None = None
-    seed_mode: str = "map"
+    seed_mode: str = DEFAULT_SEED_MODE
 
     def __post_init__(self) -> None:
         if self.protocol is None:

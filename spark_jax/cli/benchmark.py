@@ -23,7 +23,7 @@ import datetime
 import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
-from spark_jax.config.evaluation import EXECUTOR_KINDS, SEED_MODES
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE, EXECUTOR_KINDS, SEED_MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -91,7 +91,7 @@ def _add_executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed-mode",
         choices=SEED_MODES,
-        default=SEED_MODES[0],
+        default=DEFAULT_SEED_MODE,
         help="how one program trains the seeds: 'map' (default; each seed's result "
         "bit-identical to that seed trained alone) or 'vmap' (batched: one K-wide step; "
         "per-seed results then differ from one-seed runs by float rounding)",

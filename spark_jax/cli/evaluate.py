@@ -12,7 +12,7 @@ import argparse
 import json
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
-from spark_jax.config.evaluation import SEED_MODES
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--seed-mode",
         choices=SEED_MODES,
-        default=SEED_MODES[0],
+        default=DEFAULT_SEED_MODE,
         help="how one program trains K seeds: 'map' (default; each seed as if alone) or "
         "'vmap' (batched: one K-wide step; per-seed results apart by float rounding)",
     )

@@ -28,6 +28,7 @@ FITNESS_SOURCES = ("ood_test", "ood_val")
 # How K seeds trained as one program run the seed axis (`evaluation.seeds`): 'map' (each
 # seed's arithmetic a one-seed run's; the default) or 'vmap' (batched).
 SEED_MODES = ("map", "vmap")
+DEFAULT_SEED_MODE = SEED_MODES[0]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import jax
 
 from spark_jax import program as program_lib
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
@@ -193,7 +194,7 @@ def evaluate_program(
     progress: Callable[[int, float], None] | None = None,
     cascade: tuple[float, float] | None = None,
     seeds: int | tuple[int, ...] | None = None,
-    seed_mode: str = "map",
+    seed_mode: str = DEFAULT_SEED_MODE,
 ) -> Evaluation:
     """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
     (threshold, fraction) of a first training stage, see `train_and_score`).
@@ -232,7 +233,7 @@ def evaluate_official(
     devices=None,
     progress: Callable[[int, float], None] | None = None,
     seeds: int | tuple[int, ...] | None = None,
-    seed_mode: str = "map",
+    seed_mode: str = DEFAULT_SEED_MODE,
 ) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 

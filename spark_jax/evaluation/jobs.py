@@ -13,6 +13,7 @@ import concurrent.futures
 import dataclasses
 from typing import Any, Mapping
 
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.evaluation.record import Evaluation
 
@@ -58,7 +59,7 @@ class EvalJob:
     benchmark: str = ""
     family_preset: str = ""
     family_split: str = "test"
-    seed_mode: str = "map"
+    seed_mode: str = DEFAULT_SEED_MODE
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

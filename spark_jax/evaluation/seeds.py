@@ -31,7 +31,7 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from spark_jax.config.evaluation import SEED_MODES
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import compiling, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
@@ -128,7 +128,6 @@ def _mapped(fn):
 
 _OVER_SEEDS = {"map": _mapped, "vmap": jax.vmap}
 assert tuple(_OVER_SEEDS) == SEED_MODES
-DEFAULT_SEED_MODE = SEED_MODES[0]
 
 
 def _take(tree, k: int):
