@@ -2,11 +2,13 @@
 offline search (offline editor, not an LLM), in one table shaped like the paper's.
 
 Usage: python scripts/families_smoke.py [--preset smoke] [--budget 4] [--out runs/families]
-                                        [--benchmarks mnist1d,news20,...]
+                                        [--benchmarks mnist1d,news20,...] [--retest-seeds 8]
 Writes OUT/families_smoke.md, one run directory per (benchmark, seed program) under OUT
 (resumed when run again) and OUT/notes.json (why a benchmark has no run). 20News and Mice
 Protein download on first use into the data directory; offline, their rows carry the one-line
-error naming the URL and the directory instead of numbers.
+error naming the URL and the directory instead of numbers. With --retest-seeds K (>= 2; 0
+skips it), each finished search's seed and best programs are trained again with K seeds the
+search never used and scored on the test part (`<run>/retest.json`): the verdict table.
 """
 
 import argparse
@@ -14,6 +16,7 @@ import json
 import pathlib
 import sys
 
+from spark_jax.benchmark import family_retest
 from spark_jax.report import family_smoke
 
 
@@ -22,6 +25,7 @@ def main() -> None:
     ap.add_argument("--preset", default="smoke")
     ap.add_argument("--budget", type=int, default=4)
     ap.add_argument("--out", default="runs/families")
+    ap.add_argument("--retest-seeds", type=int, default=8, help="fresh seeds per retest")
     listed = family_smoke.benchmarks()
     ap.add_argument("--benchmarks", default=",".join(b for _, b, _ in listed))
     args = ap.parse_args()
@@ -34,6 +38,11 @@ def main() -> None:
             continue
         for seed in seeds:
             new = family_smoke.run_benchmark(family, bench, seed, args.preset, args.budget, out)
+            if args.retest_seeds and not any(r.note for r in new):
+                run_dir = out / f"{bench}-{seed}"
+                family_retest.retest_run(
+                    family, bench, seed, run_dir, args.preset, args.retest_seeds
+                )
             for row in new:
                 print(row, flush=True)
             rows += new

@@ -323,3 +323,66 @@ def test_semantic_stage_refuses_mutable_collections_in_every_family(family):
         family_checks.check_semantic(_BatchNormed(), family, spec, 4, info)
     assert failure.value.failure_type == "mutable_collections"
     assert "batch_stats" in failure.value.reason and "params" not in info
+
+
+def test_retest_trains_seed_and_best_with_fresh_seeds_on_the_test_part_and_resumes(
+    runs, tmp_path, monkeypatch
+):
+    """The families verdict: both final programs trained again with seeds the search never
+    used, scored on the test part, kept in retest.json; a second call evaluates nothing."""
+    import shutil
+
+    from spark_jax import families
+    from spark_jax.benchmark import family_retest
+    from spark_jax.benchmark import seeds as seeds_lib
+    from spark_jax.search import best_program
+
+    _, src, _ = runs["mnist1d"]
+    run_dir = tmp_path / "mnist1d-cnn"
+    shutil.copytree(src, run_dir)
+    got = family_retest.retest_run("classify", "mnist1d", "cnn", run_dir, "tiny", 2)
+    assert set(got.seeds).isdisjoint(seeds_lib.search_seeds(run_dir))
+    first = max(seeds_lib.search_seeds(run_dir)) + 1
+    assert got.seeds == (first, first + 1)
+    assert got.finished and got.metric == "accuracy %"
+    with RunDB.open(run_dir / search.DB_NAME) as db:
+        best = best_program.best_program(db)
+    assert got.best_is_seed == best.is_seed
+    direct = families.get("classify").evaluate(best.source, "mnist1d", "tiny", got.seeds[1], "test")
+    assert got.best_scores[1] == 100.0 * direct.metrics["accuracy"]  # test part, that seed
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a finished retest evaluates nothing again")
+
+    monkeypatch.setattr(type(families.get("classify")), "evaluate", refuse)
+    assert family_retest.retest_run("classify", "mnist1d", "cnn", run_dir, "tiny", 2) == got
+    # The table reads it back from the folder, beside the search's own rows.
+    (retest,) = family_retest.retests_from_folder(tmp_path)
+    assert retest == got
+    lines = family_retest.retest_lines([retest])
+    assert "mnist1d" in lines[2] and "cnn" in lines[2]
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        family_retest.retest_run("classify", "mnist1d", "cnn", run_dir, "tiny", 1)
+
+
+def test_retest_verdicts_test_changed_programs_with_holm_and_say_cannot_tell_at_few_seeds():
+    from spark_jax.benchmark import family_retest
+
+    seeds8 = tuple(range(1, 9))
+
+    def retest(name, seed_scores, best_scores, kept=False, seeds=seeds8):
+        return family_retest.Retest(name, "mlp", seeds, seed_scores, best_scores, "acc", kept)
+
+    better = retest("a", tuple(range(8)), tuple(x + 5.0 for x in range(8)))
+    kept = retest("b", tuple(range(8)), tuple(range(8)), kept=True)
+    unfinished = retest("c", (1.0,), ())
+    rows, note = family_retest.verdicts([better, kept, unfinished])
+    assert [r.verdict for r in rows] == ["win", "kept its seed", "unfinished"]
+    assert rows[0].diff == 5.0 and rows[0].p_holm == 2 / 2**8  # one tested row: Holm = p
+    assert note is None
+    # Three seeds: the exact test cannot reach 0.05, and the table says so.
+    few = retest("a", (1.0, 2.0, 3.0), (9.0, 9.5, 9.9), seeds=(1, 2, 3))
+    rows, note = family_retest.verdicts([few])
+    assert rows[0].verdict == "cannot tell" and "more seeds are needed" in note
+    with pytest.raises(ValueError, match="no accuracy or test_return"):
+        family_retest.test_score({"val_accuracy": 0.5})
