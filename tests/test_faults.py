@@ -260,6 +260,23 @@ def test_resume_refuses_a_config_that_disagrees_with_the_database(tmp_path):
         assert db.attempt_count() == 2
 
 
+def test_resume_accepts_the_seed_program_moved_but_not_changed(tmp_path):
+    """A run resumed from another checkout names its (shipped) seed by another path: the
+    same text is the same seed; a different text is refused."""
+    run_dir = tmp_path / "run"
+    harness.run(run_dir, max_attempts=2)
+    shipped = pathlib.Path(harness.config().seed_program)
+    moved = tmp_path / "elsewhere" / shipped.name
+    moved.parent.mkdir()
+    moved.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    harness.run(run_dir, resume=True, max_attempts=2, seed_program=str(moved))
+    with RunDB.open(run_dir / "run.db") as db:
+        assert db.attempt_count() == 2
+    moved.write_text(moved.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    with pytest.raises(loop.SearchUsageError, match="at search.seed_program"):
+        harness.run(run_dir, resume=True, max_attempts=2, seed_program=str(moved))
+
+
 @pytest.mark.slow
 def test_kill9_real_search_at_random_moments(tmp_path):
     """The real `spark-jax search` on configs/tiny.yaml (training, sandbox, workers), killed

@@ -116,8 +116,29 @@ def _identity(config: Any) -> Any:
     return {**config, "executor": executor}
 
 
+def _read(path: Any) -> str | None:
+    try:
+        return pathlib.Path(str(path)).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _same_seed_program(db: RunDB, stored_path: Any, current_path: Any) -> bool:
+    """True when the seed program at `current_path` is the one the run started from, moved:
+    its text is the seed the run evaluated (or, before that, the file at `stored_path`). A
+    shipped seed lives under the installed package, so a run resumed from another checkout
+    or environment names it by another path."""
+    current = _read(current_path)
+    if current is None:
+        return False
+    seed = next((e for e in db.evaluations() if e["proposal_attempt"] is None), None)
+    started = db.program_source(seed["program_id"]) if seed else _read(stored_path)
+    return started == current
+
+
 def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path) -> None:
-    """Raises SearchUsageError if `config.yaml` no longer matches the config in `run.db`."""
+    """Raises SearchUsageError if `config.yaml` no longer matches the config in `run.db`
+    (a seed program at a new path with the run's seed text is the same seed)."""
     stored = db.get_meta("config")
     if stored is None:
         return
@@ -130,6 +151,11 @@ def check_resume_config(db: RunDB, cfg: SearchConfig, config_path: pathlib.Path)
     except (search_config.ConfigError, TypeError, ValueError):
         pass
     stored, current = _identity(stored), _identity(cfg.to_dict())
+    old_seed = stored.get("seed_program") if isinstance(stored, dict) else None
+    if old_seed != current.get("seed_program") and _same_seed_program(
+        db, old_seed, current.get("seed_program")
+    ):
+        current = {**current, "seed_program": old_seed}
     if canonical(stored) != canonical(current):
         keys = config_differences(stored, current) or ["(the whole file)"]
         shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
