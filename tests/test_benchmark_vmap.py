@@ -92,3 +92,23 @@ def test_memory_decides_between_one_program_and_one_seed_after_another():
     import jax
 
     assert seeds.available_bytes(jax.devices()[0]) > 0
+
+
+def test_seeds_that_fall_back_to_one_after_another_are_recorded_so(monkeypatch):
+    """A K-seed program that does not fit in memory trains its seeds one after another; the
+    record then says 'sequential', not the mode that was asked for."""
+    from spark_jax.evaluation import evaluate
+
+    def too_big(*args, **kwargs):
+        raise seeds.SeedsDoNotFit("2 seeds as one program need more memory than there is")
+
+    def alone(factory, task, cfg, seed, devices=None, **kwargs):
+        score = 0.1 * (seed + 1)
+        return dict(ood_score=score, val_score=score, final_loss=1.0, best_step=seed), None
+
+    monkeypatch.setattr(seeds, "train_and_score_seeds", too_big)
+    monkeypatch.setattr(evaluate, "train_and_score", alone)
+    for asked in ("map", "vmap"):
+        metrics, first = evaluate._train(None, "dfs", None, 3, 2, None, None, None, asked)
+        assert metrics["seed_mode"] == evaluate.SEQUENTIAL and first == 3
+        assert metrics["seeds"] == (3, 4) and metrics["seed_scores"] == (0.4, 0.5)

@@ -141,6 +141,11 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# `Evaluation.seed_mode` of K seeds that trained one after another because their one program
+# would not fit in memory (each seed's figures are then its lone run's).
+SEQUENTIAL = "sequential"
+
+
 def _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mode):
     """(metrics, first seed): one seed's run, or K seeds as one program run in `seed_mode`
     (merged; one seed after another when the K-seed program would not fit in memory); the
@@ -165,6 +170,7 @@ def _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mod
                 dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
                 for s in seed_list
             ]
+            seed_mode = SEQUENTIAL  # the record says how the seeds ran, not what was asked
         metrics = dict(merge_seed_metrics(per_seed), seed_mode=seed_mode)
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 

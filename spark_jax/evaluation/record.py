@@ -57,7 +57,9 @@ class Evaluation:
         cascade); a candidate not promoted was scored after the first stage.
       seed_mode: how that program ran the seed axis (`seeds.SEED_MODES`): 'map' (per-seed
         figures bit-identical to one-seed runs) or 'vmap' (batched: they differ by float
-        rounding); None: one seed, or a record from before it was kept (then 'vmap').
+        rounding); 'sequential' when that program would not fit in memory and the seeds
+        trained one after another (each seed's figures its lone run's); None: one seed, or a
+        record from before it was kept (then 'vmap').
       machine: where it was measured, host and JAX devices (`labels.measured_on`; None: a
         record from before it was recorded). Timings compare only within one machine.
     """
