@@ -3,9 +3,10 @@
 # 20News, Mice Protein, Breast Cancer, CartPole), each seed program against the best of a
 # short offline search (budget 4, `smoke` preset), selected on the family's validation part;
 # then both programs trained again with 8 seeds the search never used and scored on the test
-# part, best vs seed tested (paired, Holm over the rows). Offline rule-based editor: NOT an LLM result. The runs live in
-# WORK (default benchmarks/families) and resume when run again. 20News and Mice Protein
-# download on first use; offline, their rows say so instead of numbers.
+# part, best vs seed tested (paired, Holm over the rows). Offline rule-based editor: NOT an
+# LLM result. The runs live in WORK (default benchmarks/families) and resume when run again.
+# 20News and Mice Protein download on first use; offline, their rows say so instead of
+# numbers.
 NAME=families ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/families/data/run.json
 out=results/families
