@@ -26,6 +26,7 @@ from spark_jax.benchmark import stats
 from spark_jax.report import family_smoke, significance
 from spark_jax.search import best_program, loop
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import files
 from spark_jax.util import markdown as markdown_lib
 
 __all__ = [
@@ -82,9 +83,7 @@ def test_score(metrics: dict[str, float]) -> tuple[str, float]:
 
 
 def _write(path: pathlib.Path, data: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    files.write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def _stored(path: pathlib.Path, seeds: Sequence[int], ids: dict[str, str]) -> dict:
