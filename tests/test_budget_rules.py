@@ -137,6 +137,9 @@ def test_best_candidate_query_excludes_the_seed(tmp_path, monkeypatch):
         assert best["ood_score"] == 0.6 and best["proposal_attempt"] == 2
         with pytest.raises(ValueError, match="at least 0"):
             db.best_candidate(within=-1)
+        seed = db.seed_evaluation()  # the seed's own row, first of all and made by no proposal
+        assert seed["proposal_attempt"] is None and seed["ood_score"] == 0.9
+        assert seed == db.evaluations()[0]
         acc = summarize(db)
     assert acc.curves["best_at_evaluated"][0] != acc.curves["best_at_evaluated"][0]  # NaN
     assert best_within(acc, 1) is None and acc.best_at_budget == 0.6

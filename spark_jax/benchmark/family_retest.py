@@ -108,7 +108,7 @@ def retest_run(
     seeds = tuple(range(first, first + k))
     with RunDB.open(run_dir / "run.db") as db:
         best = best_program.best_program(db)
-        first_eval = next((e for e in db.evaluations() if e["proposal_attempt"] is None), None)
+        first_eval = db.seed_evaluation()
     if best is None or first_eval is None:
         raise ValueError(f"{run_dir}: the search evaluated no program; nothing to retest")
     ids = {SEED: str(first_eval["program_id"]), BEST: best.program_id}

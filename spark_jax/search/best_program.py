@@ -46,7 +46,7 @@ class BestProgram:
 
 def best_program(db: RunQueries) -> BestProgram | None:
     """The run's best program; None when not even the seed was evaluated."""
-    seed = next((e for e in db.evaluations() if e["proposal_attempt"] is None), None)
+    seed = db.seed_evaluation()
     if seed is None:
         return None
     seed_source = db.program_source(seed["program_id"])

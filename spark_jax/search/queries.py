@@ -106,6 +106,14 @@ class RunQueries:
         )
         return rows[0][0] if rows else None
 
+    def seed_evaluation(self) -> dict[str, Any] | None:
+        """The run's first evaluation that no proposal made (its seed program's), scored or
+        not; None before the seed was evaluated."""
+        rows = self._query(
+            "SELECT * FROM evaluations WHERE proposal_attempt IS NULL ORDER BY id LIMIT 1"
+        )
+        return dict(rows[0]) if rows else None
+
     def best_candidate(self, within: int | None = None) -> dict[str, Any] | None:
         """Best at budget: the best scored evaluation among the first `within` evaluated
         candidates (all when None), in the order they were stored; the seed is never one

@@ -131,7 +131,7 @@ def _same_seed_program(db: RunDB, stored_path: Any, current_path: Any) -> bool:
     current = _read(current_path)
     if current is None:
         return False
-    seed = next((e for e in db.evaluations() if e["proposal_attempt"] is None), None)
+    seed = db.seed_evaluation()
     started = db.program_source(seed["program_id"]) if seed else _read(stored_path)
     return started == current
 
