@@ -5,8 +5,10 @@
 # smoke: configs/default.yaml): valid rate, entanglement rate, best at budget with its spread,
 # every method against SPARK with Holm. Rule-based editors: NOT an LLM result.
 # Resumable: the comparison lives in WORK (default benchmarks/compare-offline) until it has
-# finished and been copied. CPU cost on the 2-core VM: about 8 hours (18 searches, each with
-# its final test of seed and best), two searches at a time.
+# finished and been copied. CPU cost on the 2-core VM: 18 searches, two at a time, each
+# running the common attempt cap of 12 (every method the same; the budget does not stop a
+# run) and then its final test of seed and best: about 8 hours quiet, and well over a day's
+# worth of 3-hour sessions when other runs share the machine (run it again to resume).
 NAME=compare-offline ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/compare-offline/data/run.json
 out=results/compare-offline
