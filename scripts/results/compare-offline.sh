@@ -7,8 +7,8 @@
 # Resumable: the comparison lives in WORK (default benchmarks/compare-offline) until it has
 # finished and been copied. CPU cost on the 2-core VM: 18 searches, two at a time, each
 # running the common attempt cap of 12 (every method the same; the budget does not stop a
-# run) and then its final test of seed and best: about 8 hours quiet, and well over a day's
-# worth of 3-hour sessions when other runs share the machine (run it again to resume).
+# run) and then its final test of seed and best: about 8 hours quiet, and several
+# sessions of background time when other runs share the machine (run it again to resume).
 NAME=compare-offline ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/compare-offline/data/run.json
 out=results/compare-offline
