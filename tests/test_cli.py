@@ -167,7 +167,7 @@ def test_search_seed_goes_through_with_seed(tmp_path, monkeypatch, capsys):
     acc = types.SimpleNamespace(
         attempts=3, evaluated_budget=2, evaluated=2, seed={"ood_score": 0.5}, verdict="below"
     )
-    best = best_program.BestProgram("p", "", False, 1, 0.4, 0.5, "")
+    best = best_program.BestProgram("p", "", False, 1, 0.4, 0.5, "", seed_id="s")
     monkeypatch.setattr(loop, "run_search", fake_run_search)
     monkeypatch.setattr(
         tables,

@@ -107,11 +107,10 @@ def retest_run(
     first = max(seeds_lib.search_seeds(run_dir), default=-1) + 1
     seeds = tuple(range(first, first + k))
     with RunDB.open(run_dir / "run.db") as db:
-        best = best_program.best_program(db)
-        first_eval = db.seed_evaluation()
-    if best is None or first_eval is None:
+        best = best_program.best_program(db)  # None when not even the seed was evaluated
+    if best is None:
         raise ValueError(f"{run_dir}: the search evaluated no program; nothing to retest")
-    ids = {SEED: str(first_eval["program_id"]), BEST: best.program_id}
+    ids = {SEED: best.seed_id, BEST: best.program_id}
     sources = {SEED: best.seed_source, BEST: best.source}
     path = run_dir / FILE_NAME
     data = _stored(path, seeds, ids)

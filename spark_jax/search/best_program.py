@@ -33,7 +33,8 @@ BEST_DIR = "best"
 class BestProgram:
     """The run's best program: the best evaluated candidate, or the seed when none scored
     (`is_seed`). `attempt` is its 0-based attempt index (None for the seed); OODs are
-    fractions on the selection set (None when not scored)."""
+    fractions on the selection set (None when not scored); `seed_id` and `seed_source` are the
+    seed program's."""
 
     program_id: str
     source: str
@@ -42,6 +43,7 @@ class BestProgram:
     ood_score: float | None
     seed_ood: float | None
     seed_source: str
+    seed_id: str
 
 
 def best_program(db: RunQueries) -> BestProgram | None:
@@ -60,6 +62,7 @@ def best_program(db: RunQueries) -> BestProgram | None:
         ood_score=chosen["ood_score"] if chosen["status"] == "ok" else None,
         seed_ood=seed["ood_score"] if seed["status"] == "ok" else None,
         seed_source=seed_source,
+        seed_id=seed["program_id"],
     )
 
 
