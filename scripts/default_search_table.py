@@ -8,6 +8,7 @@ Usage: python scripts/default_search_table.py [results/default-search]
 
 from __future__ import annotations
 
+import json
 import math
 import pathlib
 import sys
@@ -40,7 +41,8 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
         attempts=acc.attempts,
         evaluated=acc.evaluated_budget,
         machine=find_meta(meta, "machine") or "machine not recorded",
-        versions=find_meta(meta, "versions") or {},
+        versions={k.split(".", 1)[1]: v for k, v in meta.items() if k.startswith("versions.")},
+        budget=find_meta(meta, "budget"),
         hours=f"wall {acc.wall_hours or 0:.2f} h, device {acc.device_hours:.2f} h",
     )
     if best is None:
@@ -115,6 +117,17 @@ def _answer(facts: dict, c: stats.PairedComparison | None) -> str:
     )  # fmt: skip
 
 
+def _provenance(out: pathlib.Path) -> str:
+    """'commit `abc1234`, started 2026-...Z': what `default-search.sh` wrote when the work began."""
+    path = out / "provenance.json"
+    if not path.is_file():
+        return "commit not recorded"
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return (
+        f"commit `{found.get('commit', 'unknown')}`, started {found.get('started_utc', 'unknown')}"
+    )
+
+
 def render(out: pathlib.Path) -> str:
     facts, search_table = _search(out)
     comparison, spec, bench_table = _benchmark(out)
@@ -124,7 +137,8 @@ def render(out: pathlib.Path) -> str:
         "",
         f"**Label.** `smoke`; {facts['machine']}; offline rule-based editor (not an LLM).",
         "",
-        "**Question.** Run as a user would (the embedded default at 16 evaluated candidates), "
+        "**Question.** Run as a user would (the embedded default at a budget of 16 "
+        "evaluations, the seed's included), "
         "does the search's best program beat its seed program on the paper's ten CLRS tasks, "
         "trained with seeds the search never used?",
         "",
@@ -138,12 +152,14 @@ def render(out: pathlib.Path) -> str:
         "benchmark processors/triplet_gmpnn.py <run> --tasks clrs10 --first-seed 100 --seeds 3 "
         "--preset smoke --baseline triplet_gmpnn`; this README by `python "
         "scripts/default_search_table.py results/default-search`.",
-        f"- **Search.** {facts['attempts']} attempts, {facts['evaluated']} evaluated; "
+        f"- **Search.** {facts['attempts']} attempts, {facts['evaluated']} evaluated candidates "
+        f"and the seed's own evaluation (`budget: {facts['budget']}` counts the seed); "
         f"selected on the validation-size OOD set, the seed and the best scored once on the "
         f"official test set; {facts['hours']}; {versions}.",
         f"- **Benchmark.** seeds {list(spec['seeds'])} (the search trained with seed 0); "
         f"`smoke` preset; {spec['hours']}.",
-        "- **Files.** `run.db` and `report.md` (the search), `benchmark.db`, `benchmark.md`, "
+        f"- **Code.** {_provenance(out)} (the work's first step; resumes ran the same code).",
+        "- **Files.** `run.db` and `report.md` (the search), `provenance.json`, `benchmark.db`, `benchmark.md`, "
         "`results.csv`, `plots/` (the benchmark).",
         "",
         "<!-- generated -->",

@@ -13,6 +13,10 @@ out=results/default-search
 work=${WORK:-benchmarks/default-search}
 run="$work/default-search"  # the benchmark labels its best `default-search:best`
 mkdir -p "$out" "$work"
+# The commit and time the work started at, written once (a resume keeps them).
+[ -f "$work/provenance.json" ] || "$PY" -c 'import json, sys, time; json.dump(dict(commit=sys.argv[1],
+  started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), open(sys.argv[2], "w"))' \
+  "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$work/provenance.json"
 sed -e 's/^budget: .*/budget: 16/' -e 's/^max_attempts: .*/max_attempts: 48/' \
   configs/default.yaml > "$work/search.yaml"
 if [ -f "$run/run.db" ]; then
@@ -26,7 +30,7 @@ else
   "$PY" -m spark_jax.cli benchmark processors/triplet_gmpnn.py "$run" --tasks clrs10 \
     --first-seed 100 --seeds 3 --preset smoke --baseline triplet_gmpnn --out "$work/bench" --quiet
 fi
-cp "$run/run.db" "$run/report.md" "$out/"
+cp "$run/run.db" "$run/report.md" "$work/provenance.json" "$out/"
 cp "$work/bench/benchmark.db" "$work/bench/results.csv" "$out/"
 rollback_mode "$out/benchmark.db"
 cp "$work/bench/report.md" "$out/benchmark.md"
