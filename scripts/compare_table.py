@@ -21,8 +21,9 @@ import sys
 from spark_jax.compare import tables, verdicts
 from spark_jax.compare.figures import best_at_budget, by_method, collect
 from spark_jax.compare.methods import resolve_methods
-from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.operator.baselines import BASELINES
+from spark_jax.search.rundb import RunDB
 from spark_jax.util import labels, markdown
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -40,11 +41,32 @@ def _versions() -> str:
     return ", ".join(f"{n} {v}" for n, v in found.items() if v != labels.NOT_INSTALLED)
 
 
-def _wall(meta: dict) -> str:
-    """The run's wall time; a comparison run in parts says so in run.json's `wall_note`."""
+def _job_hours(data: pathlib.Path, plan: ComparePlan) -> tuple[float, int, int]:
+    """(hours, evaluations, searches): the wall time of the searches' evaluation jobs, each
+    counted once, from their databases: what the comparison cost, whatever pauses and resumes
+    its own wall time holds. A result reused from the comparison's cache (worker `cache:...`)
+    carries the time of the run that measured it and is left out; the final tests, stored
+    apart from the evaluations, are not counted."""
+    seconds, jobs, searches = 0.0, 0, 0
+    for method, seed in plan.runs():
+        path = run_dir_of(data, method, seed) / "run.db"
+        if not path.is_file():
+            continue
+        searches += 1
+        with RunDB.open(path) as db:
+            rows = [e for e in db.evaluations() if not str(e["worker"] or "").startswith("cache:")]
+        seconds += sum(e["wall_seconds"] or 0.0 for e in rows)
+        jobs += len(rows)
+    return seconds / 3600, jobs, searches
+
+
+def _wall(meta: dict, jobs: tuple[float, int, int]) -> str:
+    """The run's wall time (a comparison run in parts says so in run.json's `wall_note`) and
+    its evaluation jobs' summed wall time."""
+    cost = f"evaluation jobs {jobs[0]:.2f} h summed ({jobs[1]} jobs of {jobs[2]} searches)"
     if meta.get("wall_note"):
-        return f"wall time {meta['wall_note']}"
-    return f"wall time {meta['wall_seconds'] / 60:.1f} min"
+        return f"wall time {meta['wall_note']}; {cost}"
+    return f"wall time {meta['wall_seconds'] / 60:.1f} min; {cost}"
 
 
 def main(out: pathlib.Path) -> None:
@@ -106,7 +128,7 @@ def main(out: pathlib.Path) -> None:
     generated = [
         BEGIN,
         f"Command: `{meta['command']}` at commit `{meta['commit']}`, {meta['date_utc']}; "
-        f"{_wall(meta)}; machine {machine}; {_versions()}.",
+        f"{_wall(meta, _job_hours(data, plan))}; machine {machine}; {_versions()}.",
         "",
         f"{label} Cells: mean ± sample std over the search seeds {list(plan.seeds)}. "
         f"Selection set: {chosen}. The seed program scored {seeds.text()} on the selection "
