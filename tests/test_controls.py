@@ -285,3 +285,47 @@ def test_done_when_spark_against_the_controls(tmp_path):
         assert f"- `{control}` ran as: full rewrite in 2 of 2 run(s)." in section
         row = next(x for x in report.splitlines() if x.startswith(f"| `{control}` ("))
         assert "offline analogue, not an LLM result" in row
+
+
+def test_first_verdicts_match_the_table_and_give_the_generated_answer(tmp_path):
+    import importlib.util
+    import json
+    import pathlib
+
+    import serve_fixtures  # tests/serve_fixtures.py: comparison directories without training
+
+    from spark_jax.compare.figures import by_method, collect
+    from spark_jax.compare.runner import PLAN_FILE, ComparePlan
+
+    # Eight paired search seeds: openevolve always 20 pp below spark (a loss after Holm), eoh
+    # within 0.1 pp of it either way (cannot tell).
+    seeds = tuple(range(8))
+    members = {}
+    for s in seeds:
+        members["spark", s] = [0.5 + 0.01 * s]
+        members["openevolve", s] = [0.3 + 0.01 * s]
+        members["eoh", s] = [0.5 + 0.01 * s + (0.001 if s % 2 else -0.001)]
+    names = ("spark", "openevolve", "eoh")
+    out = serve_fixtures.make_comparison(tmp_path / "cmp", members, names, seeds)
+    plan = ComparePlan.from_dict(json.loads((out / PLAN_FILE).read_text()))
+    methods = list(methods_lib.resolve_methods(list(plan.methods)))
+    grouped = by_method(collect(out, plan))
+    found = verdicts.first_verdicts(methods, grouped, plan.budget)
+    assert [(n, w) for n, w, _ in found] == [("openevolve", "loss"), ("eoh", "cannot tell")]
+    rows = [x for x in verdicts.against_first(methods, grouped, plan.budget) if x[:3] == "| `"]
+    assert [r.rsplit("|", 2)[1].strip() for r in rows] == ["loss", "cannot tell"]
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "compare_table.py"
+    spec = importlib.util.spec_from_file_location("compare_table", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    from spark_jax.compare import tables
+
+    method_rows = tables.method_rows(methods, grouped, None, plan.budget)
+    answer = script._answer(methods, grouped, method_rows, plan.budget)
+    assert answer.startswith("After Holm over the 2 methods set against `spark` (8 search seeds")
+    assert "`openevolve` is below `spark`; the statistics cannot tell for the other 1." in answer
+    readme = f"**Question.** Q?\n\n{script.ANSWER_MARK}\n**Answer.** old.\n\n## Protocol\n"
+    assert script._write_answer(readme, "new.") == readme.replace("old.", "new.")
+    by_hand = "**Answer.** typed.\n\n## Protocol\n"
+    assert script._write_answer(by_hand, "new.") == by_hand

@@ -20,6 +20,7 @@ __all__ = [
     "against_controls",
     "against_first",
     "control_lines",
+    "first_verdicts",
     "verdict_lines",
 ]
 
@@ -38,6 +39,14 @@ def _test(a: Mapping[int, float], b: Mapping[int, float]) -> significance.TaskTe
     return significance.task_test(list(a.values()), list(b.values()))
 
 
+def _pair_verdicts(
+    pairs: Sequence[tuple[str, str]], scores: Mapping[str, Mapping[int, float]], alpha: float
+) -> tuple[list[significance.TaskTest], tuple[float, ...], tuple[str, ...]]:
+    """Each (A, B) pair's test of A - B, its Holm-adjusted p over the pairs, its verdict."""
+    tests = [_test(scores.get(a, {}), scores.get(b, {})) for a, b in pairs]
+    return tests, significance.holm([t.p for t in tests]), significance.verdicts(tests, alpha)
+
+
 def _pair_table(
     pairs: Sequence[tuple[str, str]],
     scores: Mapping[str, Mapping[int, float]],
@@ -47,9 +56,7 @@ def _pair_table(
     label: Callable[[str, str], str],
 ) -> list[str]:
     """Markdown: one row per (A, B) pair testing A - B, Holm over the table's tests."""
-    tests = [_test(scores.get(a, {}), scores.get(b, {})) for a, b in pairs]
-    adjusted = significance.holm([t.p for t in tests])
-    words = significance.verdicts(tests, alpha)
+    tests, adjusted, words = _pair_verdicts(pairs, scores, alpha)
     rows = []
     for (a, b), t, q, word in zip(pairs, tests, adjusted, words):
         test = "none (fewer than 2 seeds on a side)" if not t.tested else t.method
@@ -158,6 +165,20 @@ def against_first(methods: Sequence[Method], grouped, budget: int | None) -> lis
     """Every method against the first (`verdict_lines` on the runs' scores)."""
     scores, label = _scores(methods, grouped, budget)
     return verdict_lines([m.name for m in methods], scores, score_label=label)
+
+
+def first_verdicts(
+    methods: Sequence[Method], grouped, budget: int | None
+) -> list[tuple[str, str, significance.TaskTest]]:
+    """(method, verdict, test) of every method against the first, as `against_first`'s table
+    gives them (Holm over the methods, at the default alpha)."""
+    scores, _ = _scores(methods, grouped, budget)
+    first = methods[0].name
+    names = [m.name for m in methods[1:]]
+    tests, _, words = _pair_verdicts(
+        [(n, first) for n in names], scores, significance.DEFAULT_ALPHA
+    )
+    return list(zip(names, words, tests))
 
 
 def _form(runs: Sequence[RunFigures]) -> str:
