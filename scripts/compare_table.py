@@ -186,8 +186,11 @@ def main(out: pathlib.Path) -> None:
     seeds = tables.spread([tables.seed_ood(r.acc) for r in figures], 100.0)
     selection = (plan.base.get("fitness") or {}).get("source", "ood_val")  # the default
     meta = json.loads((data / "run.json").read_text(encoding="utf-8"))
-    machine = "; ".join(sorted({r.machine for r in figures if r.machine})) or "not recorded"
-    offline = all(r.offline for r in rows)
+    machines = {r.machine for r in figures if r.machine}
+    # 'host (...)' beside 'host (...); JAX cpu x1' (a run that recorded no device) says less.
+    machines = {m for m in machines if not any(o != m and o.startswith(m) for o in machines)}
+    machine = "; ".join(sorted(machines)) or "not recorded"
+    offline = all(r.offline for r in rows if r.runs)  # a method with no run yet has no editor
     llm = (plan.base.get("editor") or {}).get("llm") or {}
     if offline:
         label = "Offline rule-based analogues, not an LLM result."
