@@ -46,9 +46,11 @@ record (training seed 0, one run per row: no verdict).
 ## Protocol
 
 `scripts/results/families.sh`, then `python scripts/families_table.py results/families`
-(the block below, from `data/`).
+(the block below, from `data/`; with `--plot` also `retest.png`).
+
+![Per row, each fresh seed's test score of the seed program and of the best of search, joined](retest.png)
 
 <!-- generated -->
 <!-- end generated -->
 MD
-"$PY" scripts/families_table.py "$out"
+"$PY" scripts/families_table.py "$out" --plot
