@@ -43,7 +43,8 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
         machine=find_meta(meta, "machine") or "machine not recorded",
         versions={k.split(".", 1)[1]: v for k, v in meta.items() if k.startswith("versions.")},
         budget=find_meta(meta, "budget"),
-        hours=f"wall {acc.wall_hours or 0:.2f} h, device {acc.device_hours:.2f} h",
+        hours=f"wall {acc.wall_hours or 0:.2f} h (first to last record, pauses between "
+        f"sessions included), device {acc.device_hours:.2f} h",
     )
     if best is None:
         raise SystemExit(f"{out / 'run.db'}: the seed was not evaluated")
@@ -93,10 +94,25 @@ def _benchmark(out: pathlib.Path) -> tuple[stats.PairedComparison | None, dict, 
                 for v in comparison.per_task
             ],
         )
+    spec["same_everywhere"] = _same_on_every_seed(programs, results, spec["tasks"])
     return comparison, spec, table
 
 
-def _answer(facts: dict, c: stats.PairedComparison | None) -> str:
+def _same_on_every_seed(programs, results, tasks) -> list[str]:
+    """The tasks on which the two programs score exactly alike (validation and OOD) on every
+    seed: there the search's edit changed nothing that is trained or scored."""
+    scores: dict[tuple[str, str], dict[int, tuple]] = {}
+    for r in results:
+        if r.ok and r.evaluation is not None:
+            key = (r.program_key, r.task)
+            scores.setdefault(key, {})[r.seed] = (r.evaluation.ood_score, r.evaluation.val_score)
+    if len(programs) != 2:
+        return []
+    a, b = (p.key for p in programs)
+    return [t for t in tasks if scores.get((a, t)) and scores.get((a, t)) == scores.get((b, t))]
+
+
+def _answer(facts: dict, c: stats.PairedComparison | None, spec: dict) -> str:
     if facts["is_seed"]:
         lead = (
             f"No candidate of the {facts['evaluated']} evaluated beat the seed on validation, "
@@ -105,16 +121,42 @@ def _answer(facts: dict, c: stats.PairedComparison | None) -> str:
         return lead + "."
     if c is None:
         return "The benchmark holds no comparison yet."
-    ci = "" if c.interval is None else f", 95% CI {c.interval.text()}"
-    mean = "—" if math.isnan(c.mean_diff) else f"{c.mean_diff:+.2f} pp"
+    n = len(c.tasks)
     if c.wins == 0 and c.losses == 0:
-        verdict = f"Cannot tell: no task differs significantly after Holm ({c.cannot_tell} of {len(c.tasks)} `{significance.CANNOT_TELL}`)"
+        verdict = f"Cannot tell, task by task: no task differs significantly after Holm ({c.cannot_tell} of {n} `{significance.CANNOT_TELL}`)"
     else:
-        verdict = f"{c.wins} win(s) and {c.losses} loss(es) of {len(c.tasks)} tasks after Holm"
-    return (
-        f"{verdict}: the default search's best program against its seed on clrs10 with training "
-        f"seeds the search never used, mean difference {mean} over the tasks{ci}."
-    )  # fmt: skip
+        verdict = f"{c.wins} win(s) and {c.losses} loss(es) of {n} tasks after Holm"
+    sentences = [
+        f"{verdict}, the default search's best program against its seed on clrs10 with "
+        "training seeds the search never used"
+    ]
+    if not math.isnan(c.mean_diff):
+        text = f"Averaged over these {n} tasks the difference is {c.mean_diff:+.2f} pp"
+        if c.interval is not None:
+            side = (
+                "above zero"
+                if c.interval.low > 0
+                else "below zero"
+                if c.interval.high < 0
+                else "not apart from zero"
+            )
+            text += (
+                f" (95% t interval {c.interval.text()} from the seeds within the tasks, {side}; "
+                "an average over this fixed task set, not a claim about any one task)"
+            )
+        sentences.append(text)
+    floor = significance.floor_note([v.test for v in c.per_task])
+    if floor:
+        sentences.append(floor.rstrip("."))
+    same = spec.get("same_everywhere") or []
+    if same:
+        names = ", ".join(f"`{t}`" for t in same)
+        sentences.append(
+            f"On {len(same)} of the tasks ({names}) the two programs score exactly alike on "
+            "every seed, validation and OOD: there the edit changed nothing that is trained "
+            "or scored"
+        )
+    return ". ".join(sentences) + "."  # fmt: skip
 
 
 def _provenance(out: pathlib.Path) -> str:
@@ -142,7 +184,7 @@ def render(out: pathlib.Path) -> str:
         "does the search's best program beat its seed program on the paper's ten CLRS tasks, "
         "trained with seeds the search never used?",
         "",
-        f"**Answer.** {_answer(facts, comparison)}",
+        f"**Answer.** {_answer(facts, comparison, spec)}",
         "",
         "## Protocol",
         "",
@@ -159,8 +201,12 @@ def render(out: pathlib.Path) -> str:
         f"- **Benchmark.** seeds {list(spec['seeds'])} (the search trained with seed 0); "
         f"`smoke` preset; {spec['hours']}.",
         f"- **Code.** {_provenance(out)} (the work's first step; resumes ran the same code).",
-        "- **Files.** `run.db` and `report.md` (the search), `provenance.json`, `benchmark.db`, `benchmark.md`, "
-        "`results.csv`, `plots/` (the benchmark).",
+        "- **Files.** `run.db`, `report.md` and `plots/search-*.png` (the search), "
+        "`provenance.json`, `benchmark.db`, `benchmark.md`, `results.csv` and "
+        "`plots/ood_by_task.png` (the benchmark).",
+        "",
+        "![OOD accuracy by task of the seed program and the search's best, mean and std over "
+        "the 3 fresh seeds](plots/ood_by_task.png)",
         "",
         "<!-- generated -->",
         "### The search (dfs)",

@@ -35,4 +35,5 @@ cp "$work/bench/benchmark.db" "$work/bench/results.csv" "$out/"
 rollback_mode "$out/benchmark.db"
 cp "$work/bench/report.md" "$out/benchmark.md"
 mkdir -p "$out/plots" && cp "$work/bench/plots/"*.png "$out/plots/"
+for f in "$run/plots/"*.png; do cp "$f" "$out/plots/search-$(basename "$f")"; done
 "$PY" scripts/default_search_table.py "$out"
