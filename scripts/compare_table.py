@@ -111,8 +111,8 @@ def _answer(methods: list, grouped: dict, rows: list, budget: int | None) -> str
     the valid and entanglement rates, every word from the same data as the tables."""
     found = verdicts.first_verdicts(methods, grouped, budget)
     first = f"`{methods[0].name}`"
-    seeds = sorted({r.seed for runs in grouped.values() for r in runs})
     runs = [r for rs in grouped.values() for r in rs]
+    seeds = {r.seed for r in runs}
     where = (
         "on the test set"
         if runs and all(r.test_best is not None for r in runs)

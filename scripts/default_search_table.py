@@ -16,7 +16,7 @@ import sys
 from spark_jax.benchmark import stats
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.report import significance
-from spark_jax.report.accounting import find_meta, read_meta, summarize
+from spark_jax.report.accounting import find_meta, meta_group, read_meta, summarize
 from spark_jax.search import best_program
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import markdown
@@ -41,7 +41,7 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
         attempts=acc.attempts,
         evaluated=acc.evaluated_budget,
         machine=find_meta(meta, "machine") or "machine not recorded",
-        versions={k.split(".", 1)[1]: v for k, v in meta.items() if k.startswith("versions.")},
+        versions=meta_group(meta, "versions."),
         budget=find_meta(meta, "budget"),
         hours=f"wall {acc.wall_hours or 0:.2f} h (first to last record, pauses between "
         f"sessions included), device {acc.device_hours:.2f} h",
@@ -101,13 +101,13 @@ def _benchmark(out: pathlib.Path) -> tuple[stats.PairedComparison | None, dict, 
 def _same_on_every_seed(programs, results, tasks) -> list[str]:
     """The tasks on which the two programs score exactly alike (validation and OOD) on every
     seed: there the search's edit changed nothing that is trained or scored."""
+    if len(programs) != 2:
+        return []
     scores: dict[tuple[str, str], dict[int, tuple]] = {}
     for r in results:
         if r.ok and r.evaluation is not None:
             key = (r.program_key, r.task)
             scores.setdefault(key, {})[r.seed] = (r.evaluation.ood_score, r.evaluation.val_score)
-    if len(programs) != 2:
-        return []
     a, b = (p.key for p in programs)
     return [t for t in tasks if scores.get((a, t)) and scores.get((a, t)) == scores.get((b, t))]
 

@@ -34,6 +34,7 @@ __all__ = [
     "best_within",
     "find_meta",
     "is_scored",
+    "meta_group",
     "read_meta",
     "summarize",
 ]
@@ -151,6 +152,12 @@ def find_meta(meta: Mapping[str, Any], name: str) -> Any:
         if key == name or key.endswith("." + name):
             return value
     return None
+
+
+def meta_group(meta: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The flattened keys under `prefix` (dotted, e.g. 'versions.'), the prefix cut off:
+    {'jax': '0.10.2', ...}; {} when none."""
+    return {k[len(prefix) :]: v for k, v in meta.items() if k.startswith(prefix)}
 
 
 def read_meta(db: RunDB) -> tuple[dict[str, Any], float | None]:

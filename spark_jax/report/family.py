@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax.report import reference
+from spark_jax.report.accounting import meta_group
 from spark_jax.util import markdown
 
 __all__ = ["family_lines", "paper_key"]
@@ -64,7 +65,7 @@ def _metrics(row: Mapping[str, Any] | None) -> dict[str, float]:
 def _final_metrics(meta: Mapping[str, Any], program_id: str) -> dict[str, float]:
     """The test-part metrics of a final program (flattened `final_test` meta; {} if none)."""
     prefix = f"final_test.programs.{program_id}.evaluation.metrics."
-    return {k[len(prefix) :]: v for k, v in meta.items() if k.startswith(prefix)}
+    return meta_group(meta, prefix)
 
 
 def _cell(name: str, value: float | None) -> str:
