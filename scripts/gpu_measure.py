@@ -17,6 +17,16 @@ keeps what it finished):
                            (official vs ours per candidate, K=4 vmapped seeds, an unseen
                            program's feasibility): run it several times with different seeds
                            for the median and range over repeats, each repeat its own process
+  search[:BUDGET:WORKERS]  one `spark-jax search` process: with no arguments the README's GPU
+                           line exactly (the embedded default: dfs, smoke, offline editor,
+                           budget 4, one worker); else configs/default.yaml with that budget
+                           (3x as many attempts) and W local workers sharing the device. Cut
+                           short at the deadline (SIGTERM: the run is kept, rc 143), so a
+                           partial search is recorded as such; its run.db is copied beside
+                           OUT_JSONL as search-B-W.db
+
+SPARK_JAX_DEADLINE_S (seconds from the start of this script) bounds the search phase, so the
+measurements of a device call come back before the call's own limit.
 
 Each evaluation is a separate `spark-jax evaluate` process timed whole (import, data, compile,
 train, score): `process_wall_s` is what a search pays per candidate. Runs anywhere JAX runs.
@@ -28,6 +38,8 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -146,16 +158,7 @@ def phase_env(out: Path) -> None:
             versions[name] = md.version(name)
         except md.PackageNotFoundError:
             pass
-    smi = ""
-    try:
-        smi = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout.strip()
-    except OSError:
-        pass
+    smi = _smi("name,driver_version,memory.total")
     devices = jax.devices()
     _append(
         out,
@@ -171,6 +174,14 @@ def phase_env(out: Path) -> None:
             commit=os.environ.get("SPARK_JAX_COMMIT", ""),
         ),
     )
+
+
+def _smi(fields: str) -> str:
+    try:
+        query = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"]
+        return subprocess.run(query, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def _parse(spec: str, default_preset: str = "smoke") -> tuple[int | None, str, int | None]:
@@ -271,12 +282,85 @@ def phase_bench(out: Path, spec: str) -> None:
     _append(out, record)
 
 
+def _search_facts(run_db: Path) -> dict:
+    """What the search did, from its run database (the report's own accounting)."""
+    from spark_jax.report.accounting import read_meta, summarize
+    from spark_jax.search.rundb import RunDB
+
+    with RunDB.open(run_db) as db:
+        meta, created = read_meta(db)
+        acc = summarize(db, meta, created)
+        final = (db.get_meta("final_test") or {}).get("programs") or {}
+    tests = {
+        pid: ((e.get("evaluation") or {}).get("ood_score"), e.get("roles") or [])
+        for pid, e in final.items()
+    }
+    return dict(
+        attempts=acc.attempts,
+        feasible=acc.feasible,
+        evaluated=acc.evaluated_budget,
+        device_hours=acc.device_hours,
+        final_test=tests,
+    )
+
+
+def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
+    parts = [int(x) for x in spec.split(":")[1:3]]
+    budget, workers = (parts + [None, None])[:2]
+    run_dir = Path(tmp) / f"search-{budget or 'default'}"
+    cmd = [*_cli(), "search", "--run-dir", str(run_dir), "--no-progress"]
+    if budget is not None:
+        workers = workers or 1
+        text = (ROOT / "configs" / "default.yaml").read_text()
+        text = re.sub(r"(?m)^budget: .*$", f"budget: {budget}", text)
+        text = re.sub(r"(?m)^max_attempts: .*$", f"max_attempts: {3 * budget}", text)
+        text = re.sub(
+            r"(?m)^executor: .*$",
+            f"executor: {{kind: local, num_workers: {workers}, in_flight: {workers}}}",
+            text,
+        )
+        config = Path(tmp) / f"search-{budget}-{workers}.yaml"
+        config.write_text(text)
+        cmd += ["--config", str(config)]
+    log_path = Path(tmp) / f"{run_dir.name}.log"
+    start = time.perf_counter()
+    with _GpuSampler() as sampler, log_path.open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # SIGTERM: the search keeps what finished and exits 143
+            rc = proc.wait()
+    record = dict(
+        phase="search",
+        spec=spec,
+        budget=budget or 4,
+        workers=workers or 1,
+        embedded_default=budget is None,
+        rc=rc,
+        cut_short=rc == 143,
+        process_wall_s=time.perf_counter() - start,
+        commit=os.environ.get("SPARK_JAX_COMMIT", ""),
+        jax=importlib.metadata.version("jax"),
+        device=_smi("name,driver_version"),  # no JAX here: its client would take device memory
+        **sampler.summary(),
+    )
+    db = run_dir / "run.db"
+    if db.exists():
+        record.update(_search_facts(db))
+        shutil.copy(db, out.parent / f"search-{record['budget']}-{record['workers']}.db")
+    if rc not in (0, 143):
+        record["log_tail"] = log_path.read_text()[-3000:]
+    _append(out, record)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     out = Path(argv[0])
     out.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + float(os.environ.get("SPARK_JAX_DEADLINE_S", "1e9"))
     with tempfile.TemporaryDirectory() as tmp:
         for spec in argv[1:]:
             name = spec.split(":")[0]
@@ -291,6 +375,8 @@ def main(argv: list[str]) -> int:
                 phase_seeds(out, spec, tmp)
             elif name == "bench":
                 phase_bench(out, spec)
+            elif name == "search":
+                phase_search(out, spec, tmp, deadline)
             else:
                 print(f"unknown phase {spec!r}", file=sys.stderr)
                 return 2
