@@ -11,7 +11,9 @@ and computed here from the measured parts (see `project_candidate`).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -231,7 +233,18 @@ def _bench_table(benches: list[dict]) -> list[str]:
     ]
 
 
-def _search_table(searches: list[dict]) -> list[str]:
+def _trainings(results: Path, r: dict) -> int | None:
+    """Programs the search trained: its evaluation rows (the seed and every candidate, from the
+    run database copied beside the data) plus the final test's trainings."""
+    db = results / f"search-{r['budget']}-{r['workers']}.db"
+    if not db.exists():
+        return None
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        [(n,)] = con.execute("SELECT COUNT(*) FROM evaluations").fetchall()
+    return n + len(r.get("final_test") or {})
+
+
+def _search_table(results: Path, searches: list[dict]) -> list[str]:
     """Whole `spark-jax search` processes on the device: what a user's search costs there."""
 
     def pct(x) -> str:
@@ -239,19 +252,30 @@ def _search_table(searches: list[dict]) -> list[str]:
 
     body = []
     for r in searches:
-        tests = r.get("final_test") or {}
-        by_role = {role: score for score, roles in tests.values() for role in roles}
+        by_role = {
+            role: score for score, roles in (r.get("final_test") or {}).values() for role in roles
+        }
         name = (
-            "`spark-jax search` (embedded default)"
+            "`spark-jax search` (the embedded default)"
             if r["embedded_default"]
             else f"budget {r['budget']}, {r['workers']} workers"
         )
-        state = "finished" if r["rc"] == 0 else "cut short" if r["cut_short"] else f"rc {r['rc']}"
-        evaluated = r.get("evaluated", 0)
+        state = (
+            "finished"
+            if r["rc"] == 0
+            else "cut short by the call's time limit"
+            if r["cut_short"]
+            else f"failed (rc {r['rc']})"
+        )
+        trained = _trainings(results, r)
+        per_training = (
+            _f(r["process_wall_s"] / 60 / trained) if r["rc"] == 0 and trained else markdown.DASH
+        )
         body.append([
             name, state, f"{r.get('attempts', 0)} / {r.get('feasible', 0)}",
-            f"{evaluated} of {r['budget']}", _f(r["process_wall_s"] / 60),
-            _f(evaluated * 3600 / r["process_wall_s"]),
+            f"{r.get('evaluated', 0)} of {r['budget'] - 1}",
+            markdown.DASH if trained is None else trained,
+            _f(r["process_wall_s"] / 60), per_training,
             _f(r.get("gpu_util_mean", float("nan"))),
             _f(r.get("gpu_mem_used_max_mib", float("nan")), 0),
             pct(by_role.get("seed")), pct(by_role.get("best")),
@@ -259,23 +283,24 @@ def _search_table(searches: list[dict]) -> list[str]:
     commits = sorted({r["commit"] or "unknown" for r in searches})
     devices = sorted({r.get("device") or "device not recorded" for r in searches})
     return [
-        f"Each row is one `spark-jax search` process timed whole (imports, the seed's evaluation, "
-        f"proposals, feasibility checks, training, the final test) at commit "
-        f"{', '.join(commits)}, JAX {searches[0]['jax']}, on {'; '.join(devices)}; dfs, smoke, the offline rule-based "
-        "editor (no LLM), selection on `ood_val`, search seed 0. Evaluated candidates/h counts "
-        "the seed. The test scores are one 300-step run each (chaotic at this length): they show "
-        "the search ran to its end, not that its best is better than its seed.",
+        "Each row is one `spark-jax search` process timed whole (imports, the seed's evaluation, "
+        "proposals, feasibility checks, training, and the final test, which trains the seed and "
+        f"the best again and scores them on the test set) at commit {', '.join(commits)}, JAX "
+        f"{searches[0]['jax']}, on {'; '.join(devices)}; dfs, smoke, the offline rule-based "
+        "editor (no LLM), selection on `ood_val`, search seed 0. A budget B is B - 1 candidates "
+        "and the seed. The test scores are one 300-step run each (chaotic at this length): they "
+        "show the search ran to its end, not that its best is better than its seed.",
         "",
         *markdown.table(
-            ["search", "state", "attempts / feasible", "evaluated", "process wall min",
-             "evaluated/h", "GPU util % (mean)", "GPU memory used max MiB",
-             "seed: OOD test %", "best: OOD test %"],
+            ["search", "state", "attempts / feasible", "candidates evaluated", "trainings",
+             "process wall min", "min per training", "GPU util % (mean)",
+             "GPU memory used max MiB", "seed: OOD test %", "best: OOD test %"],
             body,
         ),
     ]  # fmt: skip
 
 
-def render(rows: list[dict]) -> str:
+def render(rows: list[dict], results: Path) -> str:
     env = next(r for r in rows if r["phase"] == "env")
     checks = [r for r in rows if r["phase"] == "check" and r["rc"] == 0]
     workers = [r for r in rows if r["phase"] == "workers"]
@@ -321,7 +346,7 @@ def render(rows: list[dict]) -> str:
     searches = [r for r in rows if r["phase"] == "search"]
     if searches:
         parts += ["", "### The README's GPU line: whole searches on the GPU", ""]
-        parts += _search_table(searches)
+        parts += _search_table(results, searches)
     return "\n".join(parts)
 
 
@@ -332,7 +357,7 @@ def main(argv: list[str]) -> int:
     if START not in text or END not in text:
         print(f"{readme}: missing the {START} / {END} markers", file=sys.stderr)
         return 2
-    readme.write_text(replace_generated(text, START, render(load(results)), END))
+    readme.write_text(replace_generated(text, START, render(load(results), results), END))
     print(f"wrote {readme}")
     return 0
 

@@ -27,7 +27,7 @@ def test_results_gpu_readme_is_generated_from_its_data():
     table = _gpu_table()
     readme = (RESULTS / "README.md").read_text()
     generated = readme.split(table.START, 1)[1].split(table.END, 1)[0].strip()
-    assert generated == table.render(table.load(RESULTS)).strip()
+    assert generated == table.render(table.load(RESULTS), RESULTS).strip()
     assert (ROOT / "scripts" / "gpu_measure.py").exists()
     assert "scripts/gpu_check.sh" in readme
 
@@ -39,6 +39,10 @@ def test_every_gpu_measurement_names_its_device():
     benches = [r for r in rows if r["phase"] == "bench"]
     assert len(benches) >= 3  # the cost issue asks for >= 3 repeats
     assert all("H100" in r["candidate"]["device_kind"] for r in benches)
+    searches = [r for r in rows if r["phase"] == "search"]
+    assert searches and all("H100" in r["device"] for r in searches)
+    # The README's GPU line (the embedded default) ran to its end there.
+    assert any(r["embedded_default"] and r["rc"] == 0 for r in searches)
     for r in rows:
         for run in r.get("runs", [r]):
             if "evaluation" in run:
