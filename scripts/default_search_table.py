@@ -68,11 +68,11 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
 
 
 def _benchmark(out: pathlib.Path) -> tuple[stats.PairedComparison | None, dict, list[str]]:
+    """The comparison, the benchmark's facts (its spec's tasks and seeds, its hours, the tasks
+    where the two programs score alike on every seed) and its tables."""
     with BenchmarkDB.open_readonly(out / "benchmark.db") as db:
         spec, programs, results = db.spec(), db.programs(), db.results()
-        spec["hours"] = (
-            f"wall {db.running_seconds() / 3600:.2f} h, device {db.wall_seconds() / 3600:.2f} h"
-        )
+        hours = f"wall {db.running_seconds() / 3600:.2f} h, device {db.wall_seconds() / 3600:.2f} h"
     cells = stats.cells_of_results(programs, results)
     others = [p.label for p in programs if p.label != BASELINE]
     found = stats.compare_table(cells, others, BASELINE, spec["tasks"])
@@ -94,8 +94,13 @@ def _benchmark(out: pathlib.Path) -> tuple[stats.PairedComparison | None, dict, 
                 for v in comparison.per_task
             ],
         )
-    spec["same_everywhere"] = _same_on_every_seed(programs, results, spec["tasks"])
-    return comparison, spec, table
+    facts = dict(
+        tasks=spec["tasks"],
+        seeds=spec["seeds"],
+        hours=hours,
+        same_everywhere=_same_on_every_seed(programs, results, spec["tasks"]),
+    )
+    return comparison, facts, table
 
 
 def _same_on_every_seed(programs, results, tasks) -> list[str]:
@@ -112,7 +117,7 @@ def _same_on_every_seed(programs, results, tasks) -> list[str]:
     return [t for t in tasks if scores.get((a, t)) and scores.get((a, t)) == scores.get((b, t))]
 
 
-def _answer(facts: dict, c: stats.PairedComparison | None, spec: dict) -> str:
+def _answer(facts: dict, c: stats.PairedComparison | None, bench: dict) -> str:
     if facts["is_seed"]:
         lead = (
             f"No candidate of the {facts['evaluated']} evaluated beat the seed on validation, "
@@ -148,7 +153,7 @@ def _answer(facts: dict, c: stats.PairedComparison | None, spec: dict) -> str:
     floor = significance.floor_note([v.test for v in c.per_task])
     if floor:
         sentences.append(floor.rstrip("."))
-    same = spec.get("same_everywhere") or []
+    same = bench["same_everywhere"]
     if same:
         names = ", ".join(f"`{t}`" for t in same)
         sentences.append(
@@ -172,7 +177,7 @@ def _provenance(out: pathlib.Path) -> str:
 
 def render(out: pathlib.Path) -> str:
     facts, search_table = _search(out)
-    comparison, spec, bench_table = _benchmark(out)
+    comparison, bench, bench_table = _benchmark(out)
     versions = ", ".join(f"{k} {v}" for k, v in sorted(facts["versions"].items())) or "not recorded"
     lines = [
         "# Default search: what the README's first command finds, checked on ten tasks",
@@ -184,7 +189,7 @@ def render(out: pathlib.Path) -> str:
         "does the search's best program beat its seed program on the paper's ten CLRS tasks, "
         "trained with seeds the search never used?",
         "",
-        f"**Answer.** {_answer(facts, comparison, spec)}",
+        f"**Answer.** {_answer(facts, comparison, bench)}",
         "",
         "## Protocol",
         "",
@@ -198,8 +203,8 @@ def render(out: pathlib.Path) -> str:
         f"and the seed's own evaluation (`budget: {facts['budget']}` counts the seed); "
         f"selected on the validation-size OOD set, the seed and the best scored once on the "
         f"official test set; {facts['hours']}; {versions}.",
-        f"- **Benchmark.** seeds {list(spec['seeds'])} (the search trained with seed 0); "
-        f"`smoke` preset; {spec['hours']}.",
+        f"- **Benchmark.** seeds {list(bench['seeds'])} (the search trained with seed 0); "
+        f"`smoke` preset; {bench['hours']}.",
         f"- **Code.** {_provenance(out)} (the work's first step; resumes ran the same code).",
         "- **Files.** `run.db`, `report.md` and `plots/search-*.png` (the search), "
         "`provenance.json`, `benchmark.db`, `benchmark.md`, `results.csv` and "
