@@ -1,7 +1,9 @@
 """`spark-jax serve` in a real headless browser: Playwright driving the OS's Chromium package
 (Debian's `chromium`, `apt-get install -y chromium`; never a browser download) against a run
 directory that a tiny search (configs/tiny.yaml, offline editor) is writing; that run is the
-`spark` member of a comparison laid out as `spark-jax compare` writes it.
+`spark` member of a comparison laid out as `spark-jax compare` writes it. The search is held
+at its start until the live-chart test has its page open (`LiveSearch`): on a slow or busy
+machine it could otherwise land every attempt before the page opened, leaving nothing to see.
 
 Skipped, with the reason, when Playwright or /usr/bin/chromium (or $SPARK_JAX_CHROMIUM) is
 missing. With $SPARK_JAX_SCREENSHOTS set, full-page screenshots are written there.
@@ -13,9 +15,11 @@ import contextlib
 import os
 import pathlib
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -60,9 +64,61 @@ def root(tmp_path_factory):
     return root
 
 
+class LiveSearch:
+    """The live search, held at its start: stopped (SIGSTOP, itself and its workers) as soon as
+    its database can be read, before any attempt lands, so that a page opened while it is held
+    is sure to see attempts still to come however slow the machine. Held, it still holds its
+    lock, so the runs list shows it running. `resume()` lets it go on (again: no-op)."""
+
+    def __init__(self, proc: subprocess.Popen, run_db: pathlib.Path) -> None:
+        self.proc, self.run_db, self._held = proc, run_db, []
+
+    def hold(self) -> None:
+        deadline = time.monotonic() + SEARCH_WAIT_MS / 1000
+        while not self._readable():
+            assert self.proc.poll() is None, "the live search ended before its database existed"
+            assert time.monotonic() < deadline, "the live search made no database"
+            time.sleep(0.05)
+        # The search first (it starts no process once stopped), then its workers, until none
+        # is left running.
+        self._held = [self.proc.pid]
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        while fresh := [p for p in _descendants(self.proc.pid) if p not in self._held]:
+            for pid in fresh:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            self._held += fresh
+        with contextlib.closing(self._connect()) as conn:
+            [(attempts,)] = conn.execute("SELECT COUNT(*) FROM proposals").fetchall()
+        assert attempts == 0, "the live search was held too late: attempts had landed"
+
+    def resume(self) -> None:
+        for pid in self._held:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        self._held = []
+
+    def poll(self):
+        return self.proc.poll()
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self.run_db}?mode=ro", uri=True, timeout=30)
+
+    def _readable(self) -> bool:
+        if not self.run_db.exists():
+            return False
+        try:
+            with contextlib.closing(self._connect()) as conn:
+                conn.execute("SELECT COUNT(*) FROM proposals").fetchall()
+            return True
+        except sqlite3.Error:  # not created yet, or its schema is still being written
+            return False
+
+
 @pytest.fixture(scope="module")
 def search(root):
-    """A tiny search writing root/live, in its own process group (ended with it)."""
+    """A tiny search writing root/LIVE, in its own process group (ended with it), held at its
+    start until a test resumes it (`LiveSearch`)."""
     log = (root / "search.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "spark_jax.cli", "search", "--config", "configs/tiny.yaml"]
@@ -73,21 +129,26 @@ def search(root):
         start_new_session=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
-    yield proc
-    # Its workers run in sessions of their own: note them before stopping the search, and
-    # end any that outlive it (by id), so that no process of this test is left behind.
-    workers = _descendants(proc.pid)
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)  # the search's own clean stop: it shuts its workers
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    for pid in workers:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    log.close()
+    live = LiveSearch(proc, root / LIVE / "run.db")
+    try:
+        live.hold()
+        yield live
+    finally:
+        live.resume()  # a stopped process would not see the SIGINT below
+        # Its workers run in sessions of their own: note them before stopping the search, and
+        # end any that outlive it (by id), so that no process of this test is left behind.
+        workers = _descendants(proc.pid)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # the search's own clean stop: it shuts its workers
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        log.close()
 
 
 def _descendants(pid: int) -> list[int]:
@@ -189,6 +250,7 @@ def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search
     chart.locator("canvas").wait_for()
     before = int(chart.get_attribute("data-points"))
     assert search.poll() is None, "the search ended before the page was open"
+    search.resume()  # held until now: its attempts are all still to come
     page.wait_for_function(
         "n => +document.getElementById('c-best').dataset.points > n",
         arg=before,
@@ -201,6 +263,7 @@ def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search
 
 
 def test_proposal_page_shows_diff_and_directive(base, page, search):
+    search.resume()  # (when run alone: the chart test resumes it otherwise)
     page.goto(base + "run?" + urlencode({"path": LIVE}))
     page.locator("#attempts a", has_text="#0").wait_for(timeout=SEARCH_WAIT_MS)
     page.locator("#attempts a", has_text="#0").click()
