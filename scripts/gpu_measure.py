@@ -21,7 +21,7 @@ keeps what it finished):
                            line exactly (the embedded default: dfs, smoke, offline editor,
                            budget 4, one worker); else configs/default.yaml with that budget
                            (3x as many attempts) and W local workers sharing the device. Cut
-                           short at the deadline (SIGTERM: the run is kept, rc 143), so a
+                           short at the deadline (SIGTERM: what finished is kept), so a
                            partial search is recorded as such; its run.db is copied beside
                            OUT_JSONL as search-B-W.db
 
@@ -305,12 +305,16 @@ def _search_facts(run_db: Path) -> dict:
 
 
 def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
+    from spark_jax.config.search import default_config
+
+    embedded = default_config()
     parts = [int(x) for x in spec.split(":")[1:3]]
-    budget, workers = (parts + [None, None])[:2]
-    run_dir = Path(tmp) / f"search-{budget or 'default'}"
+    embedded_default = not parts
+    budget = parts[0] if parts else embedded.budget
+    workers = parts[1] if len(parts) > 1 else embedded.executor.num_workers
+    run_dir = Path(tmp) / f"search-{budget}-{workers}"
     cmd = [*_cli(), "search", "--run-dir", str(run_dir), "--no-progress"]
-    if budget is not None:
-        workers = workers or 1
+    if not embedded_default:
         text = (ROOT / "configs" / "default.yaml").read_text()
         text = re.sub(r"(?m)^budget: .*$", f"budget: {budget}", text)
         text = re.sub(r"(?m)^max_attempts: .*$", f"max_attempts: {3 * budget}", text)
@@ -319,26 +323,29 @@ def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
             f"executor: {{kind: local, num_workers: {workers}, in_flight: {workers}}}",
             text,
         )
-        config = Path(tmp) / f"search-{budget}-{workers}.yaml"
+        config = run_dir.with_suffix(".yaml")
         config.write_text(text)
         cmd += ["--config", str(config)]
     log_path = Path(tmp) / f"{run_dir.name}.log"
     start = time.perf_counter()
     with _GpuSampler() as sampler, log_path.open("w") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cut_short = False
         try:
             rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.terminate()  # SIGTERM: the search keeps what finished and exits 143
-            rc = proc.wait()
+            # SIGTERM: the search keeps what finished and exits 143 (or dies of the signal,
+            # -15, when it comes before the search has set its handler)
+            proc.terminate()
+            rc, cut_short = proc.wait(), True
     record = dict(
         phase="search",
         spec=spec,
-        budget=budget or 4,
-        workers=workers or 1,
-        embedded_default=budget is None,
+        budget=budget,
+        workers=workers,
+        embedded_default=embedded_default,
         rc=rc,
-        cut_short=rc == 143,
+        cut_short=cut_short,
         process_wall_s=time.perf_counter() - start,
         commit=os.environ.get("SPARK_JAX_COMMIT", ""),
         jax=importlib.metadata.version("jax"),
@@ -348,8 +355,8 @@ def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
     db = run_dir / "run.db"
     if db.exists():
         record.update(_search_facts(db))
-        shutil.copy(db, out.parent / f"search-{record['budget']}-{record['workers']}.db")
-    if rc not in (0, 143):
+        shutil.copy(db, out.parent / f"{run_dir.name}.db")
+    if rc != 0 and not cut_short:
         record["log_tail"] = log_path.read_text()[-3000:]
     _append(out, record)
 
