@@ -75,7 +75,7 @@ class LiveSearch:
 
     def hold(self) -> None:
         deadline = time.monotonic() + SEARCH_WAIT_MS / 1000
-        while not self._readable():
+        while self._attempts() is None:
             assert self.proc.poll() is None, "the live search ended before its database existed"
             assert time.monotonic() < deadline, "the live search made no database"
             time.sleep(0.05)
@@ -88,9 +88,7 @@ class LiveSearch:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGSTOP)
             self._held += fresh
-        with contextlib.closing(self._connect()) as conn:
-            [(attempts,)] = conn.execute("SELECT COUNT(*) FROM proposals").fetchall()
-        assert attempts == 0, "the live search was held too late: attempts had landed"
+        assert self._attempts() == 0, "the live search was held too late: attempts had landed"
 
     def resume(self) -> None:
         for pid in self._held:
@@ -101,18 +99,17 @@ class LiveSearch:
     def poll(self):
         return self.proc.poll()
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(f"file:{self.run_db}?mode=ro", uri=True, timeout=30)
-
-    def _readable(self) -> bool:
+    def _attempts(self) -> int | None:
+        """The attempts its database holds; None until it can be read."""
         if not self.run_db.exists():
-            return False
+            return None
         try:
-            with contextlib.closing(self._connect()) as conn:
-                conn.execute("SELECT COUNT(*) FROM proposals").fetchall()
-            return True
+            uri = f"file:{self.run_db}?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30)) as conn:
+                [(n,)] = conn.execute("SELECT COUNT(*) FROM proposals").fetchall()
+            return n
         except sqlite3.Error:  # not created yet, or its schema is still being written
-            return False
+            return None
 
 
 @pytest.fixture(scope="module")
