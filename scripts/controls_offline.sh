@@ -41,7 +41,9 @@ START=$(date +%s)
     >"$WORK/stdout.txt" 2>"$WORK/log.txt"
 END=$(date +%s)
 
-"$PY" "$REPO/scripts/compare_copy.py" "$WORK/cmp" "$OUT/data" "$WORK/log.txt"
+EXTRAS=("$WORK/log.txt")  # and the part's record when it resumed a committed checkpoint
+[ -f "$WORK/segment.json" ] && EXTRAS+=("$WORK/segment.json")
+"$PY" "$REPO/scripts/compare_copy.py" "$WORK/cmp" "$OUT/data" "${EXTRAS[@]}"
 cat >"$OUT/data/run.json" <<JSON
 {"command": "spark-jax compare --methods $METHODS --seeds $SEEDS --config $CONFIG --budget $BUDGET --max-attempts $ATTEMPTS",
  "commit": "$(git -C "$REPO" rev-parse --short HEAD)",

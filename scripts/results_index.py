@@ -55,7 +55,7 @@ def _sentences(text: str, n: int = 2) -> str:
 
 def rows(results: pathlib.Path = RESULTS) -> list[str]:
     body = []
-    for folder in sorted(p for p in results.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in results.glob("[!.]*") if p.is_dir()):  # not .unfinished
         readme = folder / "README.md"
         where = str(readme.relative_to(results.parent))
         if not readme.is_file():

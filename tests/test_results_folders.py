@@ -14,7 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
-FOLDERS = sorted(p for p in RESULTS.iterdir() if p.is_dir()) if RESULTS.is_dir() else []
+# results/.unfinished holds the committed checkpoints of experiments still running (resumed on
+# the next machine; scripts/compare_checkpoint.py): not a result, so not a folder here.
+FOLDERS = sorted(p for p in RESULTS.glob("[!.]*") if p.is_dir()) if RESULTS.is_dir() else []
 # The README's regenerate command, in backticks: `python scripts/NAME.py results/FOLDER`.
 REGENERATE = re.compile(r"`python (scripts/[\w./-]+\.py) results/([\w.-]+)/?`")
 SCRIPT_MENTION = re.compile(r"\bscripts/[\w./-]+\.(?:py|sh)\b")
@@ -98,7 +100,10 @@ def test_results_index_names_what_a_folder_lacks(tmp_path):
         "**Answer.** It is 1.5x faster, e.g. here. That is all. Not this.\n",
         encoding="utf-8",
     )
-    row = results_index.rows(tmp_path / "results")[-1]
+    rows = results_index.rows(tmp_path / "results")
+    (tmp_path / "results" / ".unfinished" / "exp2").mkdir(parents=True)  # a checkpoint: no row
+    assert results_index.rows(tmp_path / "results") == rows
+    row = rows[-1]
     assert row == (
         "| [exp](results/exp/): An experiment | Why? Because. | It is 1.5x faster, e.g. here. "
         "That is all. | `tiny`; a CPU; offline. |"

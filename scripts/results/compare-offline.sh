@@ -5,12 +5,25 @@
 # smoke: configs/default.yaml): valid rate, entanglement rate, best at budget with its spread,
 # every method against SPARK with Holm. Rule-based editors: NOT an LLM result.
 # Resumable: the comparison lives in WORK (default benchmarks/compare-offline) until it has
-# finished and been copied. CPU cost on the 2-core VM: 18 searches, two at a time, each
-# running the common attempt cap of 12 (every method the same; the budget does not stop a
-# run) and then its final test of seed and best: about 8 hours quiet, and several
-# sessions of background time when other runs share the machine (run it again to resume).
+# finished and been copied (run it again to resume). CPU cost on the 2-core VM: 18 searches,
+# two at a time, each running the common attempt cap of 12 (every method the same; the
+# budget does not stop a run) and then its final test of seed and best: about 8 hours quiet,
+# more than one machine lives here. So it also resumes on another machine:
+#   scripts/results/compare-offline.sh --save   (while it runs, or after it was stopped)
+# snapshots WORK into the committed checkpoint results/.unfinished/compare-offline (every
+# search, finished or part-done; scripts/compare_checkpoint.py), and a run on a fresh
+# checkout restores that checkpoint into WORK first. Once finished, the checkpoint is deleted
+# and data/segments.json records each part's host and commit.
 NAME=compare-offline ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/compare-offline/data/run.json
+WORK=${WORK:-$ROOT/benchmarks/compare-offline}
+CHECKPOINT=results/.unfinished/compare-offline
+if [ "$ARG" = --save ]; then
+  exec "$PY" scripts/compare_checkpoint.py save "$WORK/cmp" "$CHECKPOINT"
+fi
+if [ -d "$CHECKPOINT" ]; then
+  "$PY" scripts/compare_checkpoint.py restore "$CHECKPOINT" "$WORK/cmp"
+fi
 out=results/compare-offline
 mkdir -p "$out"
 [ -f "$out/README.md" ] || cat > "$out/README.md" <<'MD'
@@ -34,6 +47,9 @@ differ in valid rate, entanglement and best score at budget, when no LLM is invo
 <!-- generated -->
 <!-- end generated -->
 MD
-WORK=${WORK:-$ROOT/benchmarks/compare-offline} \
-  METHODS=spark,global-rewrite,openevolve,evoprompting,funsearch,eoh CONFIG=configs/default.yaml \
-  SEEDS=3 JOBS=2 PYTHON="$PY" scripts/controls_offline.sh "$out" 4 12
+WORK=$WORK METHODS=spark,global-rewrite,openevolve,evoprompting,funsearch,eoh \
+  CONFIG=configs/default.yaml SEEDS=3 JOBS=2 PYTHON="$PY" scripts/controls_offline.sh "$out" 4 12
+if [ -d "$CHECKPOINT" ]; then  # finished from a checkpoint: record the parts, drop it
+  "$PY" scripts/compare_checkpoint.py finish "$CHECKPOINT" "$out/data"
+  "$PY" scripts/compare_table.py "$out"
+fi

@@ -1,0 +1,129 @@
+"""scripts/compare_checkpoint.py carries an unfinished comparison from one machine to the next:
+what `save` commits, `restore` puts back so that `spark-jax compare` keeps the finished searches
+and resumes the others; `finish` records the parts. Run on a copy of a committed comparison
+(results/controls-offline/data), one of its searches made part-done."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from spark_jax.compare.runner import run_status
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "compare_checkpoint.py"
+SOURCE = ROOT / "results" / "controls-offline" / "data"
+PART_DONE = "openevolve/seed-1"
+
+
+def _checkpoint(*args: Path | str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def _evaluations(db: Path) -> list[tuple]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        return con.execute("SELECT * FROM evaluations ORDER BY rowid").fetchall()
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """A comparison directory as a machine leaves it: searches finished and one part-done,
+    live WAL databases and locks, run configs naming a checkout that is gone."""
+    cmp = tmp_path / "work" / "cmp"
+    shutil.copytree(SOURCE, cmp, ignore=shutil.ignore_patterns("plots", "*.md", "*.txt"))
+    (cmp / "run.json").unlink()
+    with sqlite3.connect(cmp / PART_DONE / "run.db") as con:
+        con.execute("DELETE FROM run_meta WHERE key IN ('finished_at', 'final_test')")
+        con.execute("PRAGMA journal_mode=WAL")
+    for run in cmp.glob("*/seed-*/"):
+        (run / "lock").write_text("1234\n")
+        config = yaml.safe_load((run / "config.yaml").read_text())
+        config["seed_program"] = "/gone/checkout/processors/mpnn.py"
+        (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (tmp_path / "work" / "log.txt").write_text("[compare] spark seed 0: starting\n")
+    return cmp
+
+
+def test_save_then_restore_on_a_fresh_machine_gives_back_every_search(work, tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    saved = _checkpoint("save", work, checkpoint)
+    assert saved.returncode == 0, saved.stderr
+    runs = sorted(str(p.relative_to(work)) for p in work.glob("*/seed-*") if p.is_dir())
+    assert f"save: {len(runs)} search(es)" in saved.stdout
+    assert f"save: {PART_DONE}: part-done" in saved.stdout
+    # What is committed: rollback-journal databases, no lock, no WAL beside them.
+    leftovers = [p.name for p in checkpoint.rglob("*") if p.name.endswith(("-wal", "-shm"))]
+    assert not leftovers and not list(checkpoint.rglob("lock"))
+    with sqlite3.connect(checkpoint / PART_DONE / "run.db") as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    (segment,) = json.loads((checkpoint / "segments.json").read_text())
+    assert segment["log"] == ["[compare] spark seed 0: starting"] and segment["commit"]
+
+    fresh = tmp_path / "fresh" / "cmp"
+    restored = _checkpoint("restore", checkpoint, fresh)
+    assert restored.returncode == 0, restored.stderr
+    for run in runs:
+        assert run_status(fresh / run) == run_status(work / run), run
+        assert _evaluations(fresh / run / "run.db") == _evaluations(work / run / "run.db")
+        config = yaml.safe_load((fresh / run / "config.yaml").read_text())
+        assert Path(config["seed_program"]) == ROOT / "processors" / "mpnn.py"
+        assert (fresh / f"{run}.log").is_file()
+    assert run_status(fresh / PART_DONE) == "unfinished"
+    assert (fresh / "compare.json").read_bytes() == (work / "compare.json").read_bytes()
+    assert json.loads((fresh.parent / "segment.json").read_text())["started_utc"]
+
+
+def test_a_second_save_copies_only_what_has_not_finished(work, tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    again = _checkpoint("save", work, checkpoint)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [f"save: {PART_DONE}: part-done", "save: 1 search(es)"
+                                         f" from {work} to {checkpoint}"]  # fmt: skip
+    (segment,) = json.loads((checkpoint / "segments.json").read_text())  # the same part
+
+
+def test_restore_keeps_this_machines_own_copy_and_refuses_another_comparison(work, tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    before = (work / PART_DONE / "config.yaml").read_bytes()
+    assert _checkpoint("restore", checkpoint, work).returncode == 0
+    assert (work / PART_DONE / "config.yaml").read_bytes() == before
+    plan = json.loads((work / "compare.json").read_text())
+    (work / "compare.json").write_text(json.dumps({**plan, "seeds": [0]}))
+    refused = _checkpoint("restore", checkpoint, work)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("(compare.json differs)")
+
+
+def test_finish_records_the_parts_and_drops_the_checkpoint(work, tmp_path):
+    checkpoint, data = tmp_path / "checkpoint", tmp_path / "data"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    data.mkdir()
+    last = {"host": "b", "commit": "def", "started_utc": "2026-01-02T00:00:00Z"}
+    (data / "segment.json").write_text(json.dumps(last))
+    meta = {"command": "c", "commit": "def", "date_utc": "2026-01-02T02:00:00Z", "host": "b"}
+    (data / "run.json").write_text(json.dumps({**meta, "wall_seconds": 600}))
+    done = _checkpoint("finish", checkpoint, data)
+    assert done.returncode == 0, done.stderr
+    assert not checkpoint.exists() and not (data / "segment.json").exists()
+    parts = json.loads((data / "segments.json").read_text())
+    assert [p["commit"] for p in parts][1:] == ["def"] and parts[-1]["wall_seconds"] == 600
+    note = json.loads((data / "run.json").read_text())["wall_note"]
+    assert note.startswith("in 2 parts,") and note.endswith("the last part 10.0 min")
+
+
+def test_bad_directories_get_one_line(tmp_path):
+    for verb in ("save", "restore", "finish"):
+        done = _checkpoint(verb, tmp_path / "nothing", tmp_path / "out")
+        assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert done.stderr.startswith(f"compare_checkpoint {verb}: ")
