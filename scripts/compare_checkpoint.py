@@ -4,32 +4,38 @@
     python scripts/compare_checkpoint.py save COMPARE_DIR CHECKPOINT_DIR
     python scripts/compare_checkpoint.py restore CHECKPOINT_DIR COMPARE_DIR
     python scripts/compare_checkpoint.py finish CHECKPOINT_DIR DATA_DIR
+    python scripts/compare_checkpoint.py begin COMPARE_DIR
 
 A comparison that needs more hours than one machine lives (results/compare-offline: about 8
 hours on a 2-core VM) is committed part-done as a checkpoint and resumed elsewhere, where
-`spark-jax compare` finishes the finished searches never, resumes the unfinished ones from
-their databases and starts the missing ones.
+`spark-jax compare` keeps the finished searches, resumes the unfinished ones from their
+databases and starts the missing ones.
 
-`save` writes into CHECKPOINT_DIR: compare.json, the result cache (eval-cache/: the seed's
-training, shared by every method of a seed), and for each search METHOD/seed-S/ its run.db
-(a consistent snapshot, taken through SQLite's backup even while the search writes, so it
-resumes as after a kill -9 at that moment; rollback journal, so no -wal file is committed),
-the rest of its run directory (not its lock), and METHOD/seed-S.yaml and .log beside
-it. A search whose checkpoint copy has already finished is not copied again. It also records
-this machine's part in segments.json (host, commit, start and last save, the compare log), one
-entry per segment.json beside COMPARE_DIR, which `restore` writes.
+`save` writes into CHECKPOINT_DIR: compare.json, the result cache (eval-cache/), and for each
+search METHOD/seed-S/ its run.db (a consistent snapshot, taken through SQLite's backup even
+while the search writes, so it resumes as after a kill -9 at that moment; rollback journal,
+so no -wal file is committed), the rest of its run directory (not its lock), and
+METHOD/seed-S.yaml and .log beside it. Each run directory is written beside its place and
+renamed into it, so an interrupted save leaves the last whole copy. A search is not copied when
+its checkpoint copy has finished or is further along (more attempts or evaluations), nor
+while its seed program's first training is still in flight (nothing to keep: it starts
+again). It also records this machine's part in segments.json (host, commit, start and last
+save, the compare log), one entry per segment.json beside COMPARE_DIR, which `begin` or
+`restore` starts.
 
-`restore` copies every search COMPARE_DIR lacks back into it, and the result cache's missing
+`restore` copies into COMPARE_DIR every search of the checkpoint that is further along than
+this machine's copy (or that it lacks), whole, the same way, and the result cache's missing
 entries. A run directory's config.yaml names its seed program by the absolute path of the
 checkout it started in; where that path cannot be read here, it is pointed at the plan's seed
-program in this checkout (the search itself refuses to resume unless the text is the seed it
-started from). The compare directory's xla-cache is never carried: it is per machine.
+program as this checkout resolves it (the search itself refuses to resume unless the text is
+the seed it started from). The compare directory's xla-cache is never carried: it is per
+machine.
 
 `finish`, once the comparison has finished and been copied to DATA_DIR (scripts/compare_copy.py
 and run.json), copies segments.json there, writes into run.json a `wall_note` that says the
 comparison ran in parts (the last invocation's wall time beside it), and deletes CHECKPOINT_DIR.
 
-Standard library and PyYAML only (used by scripts/results/compare-offline.sh).
+Standard library, PyYAML and spark_jax's config (used by scripts/results/compare-offline.sh).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import yaml
 
@@ -55,18 +62,50 @@ class CheckpointError(Exception):
     """A directory that is not what the verb needs; the message names it."""
 
 
-def _finished(db_path: pathlib.Path) -> bool:
-    """True when the run database records `finished_at` (as spark_jax.search.RunDB does)."""
+class Progress(NamedTuple):
+    """How far one search got, read from its run database."""
+
+    finished: bool  # it records `finished_at`
+    attempts: int  # proposal attempts made
+    evaluations: int  # evaluations landed, its seed's included
+    seeded: bool  # its seed program's evaluation has landed
+
+    def __gt__(self, other: object) -> bool:  # further along (a tuple's order of the first three)
+        return isinstance(other, Progress) and self[:3] > other[:3]
+
+
+def _progress(db_path: pathlib.Path) -> Progress | None:
+    """None when there is no readable run database."""
     if not db_path.is_file():
-        return False
+        return None
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     try:
-        row = db.execute("SELECT value FROM run_meta WHERE key = 'finished_at'").fetchone()
+        done = db.execute("SELECT value FROM run_meta WHERE key = 'finished_at'").fetchone()
+        attempts = db.execute("SELECT count(*) FROM proposals").fetchone()[0]
+        evaluations, seeded = db.execute(
+            "SELECT count(*), count(*) - count(proposal_attempt) FROM evaluations"
+        ).fetchone()
     except sqlite3.Error:
-        return False
+        return None
     finally:
         db.close()
-    return row is not None and json.loads(row[0]) is not None
+    finished = done is not None and json.loads(done[0]) is not None
+    return Progress(finished, attempts, evaluations, seeded > 0)
+
+
+def _state(progress: Progress) -> str:
+    return "finished" if progress.finished else f"part-done ({progress.attempts} attempts)"
+
+
+def _swap_in(tmp: pathlib.Path, dest: pathlib.Path) -> None:
+    """Replaces `dest` by the fully written `tmp` (renames: an interrupted copy never stands in
+    for a run directory)."""
+    old = dest.with_name(f".{dest.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    tmp.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _snapshot(src: pathlib.Path, dest: pathlib.Path) -> None:
@@ -89,13 +128,17 @@ def _runs(compare_dir: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _copy_cache(src: pathlib.Path, dest: pathlib.Path) -> int:
-    """Copies the result-cache entries `dest` lacks; returns how many."""
+    """Copies the result-cache entries `dest` lacks (not the cache's temporary files, which
+    start with a dot and may be renamed while this runs); returns how many."""
     copied = 0
-    for path in sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else []:
-        target = dest / path.relative_to(src)
+    for path in sorted(p for p in src.glob("[!.]*") if p.is_file()) if src.is_dir() else []:
+        target = dest / path.name
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            dest.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copy2(path, target)
+            except FileNotFoundError:
+                continue
             copied += 1
     return copied
 
@@ -135,20 +178,26 @@ def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[str]:
     shutil.copy2(compare_dir / PLAN, checkpoint / PLAN)
     lines = []
     for run in _runs(compare_dir):
-        if not (run / "run.db").is_file():
-            continue  # started and killed before its database existed: nothing to keep
         rel = run.relative_to(compare_dir)
-        dest = checkpoint / rel
-        if _finished(dest / "run.db"):
+        live, kept = _progress(run / "run.db"), _progress(checkpoint / rel / "run.db")
+        if live is None or not live.seeded:  # nothing but its seed's training, in flight
+            if live is not None:
+                lines.append(f"{rel}: not kept (its seed program is still training)")
             continue
-        ignore = shutil.ignore_patterns(*SKIPPED, ".*.tmp")
-        shutil.copytree(run, dest, ignore=ignore, dirs_exist_ok=True)  # best/, report.md ...
-        _snapshot(run / "run.db", dest / "run.db")
+        if kept is not None and (kept.finished or kept > live):
+            if not kept.finished:
+                lines.append(f"{rel}: the checkpoint's copy is further along; kept")
+            continue
+        tmp = checkpoint / rel.parent / f".{run.name}.saving"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(run, tmp, ignore=shutil.ignore_patterns(*SKIPPED, ".*.tmp"))
+        _snapshot(run / "run.db", tmp / "run.db")
+        _swap_in(tmp, checkpoint / rel)
         for suffix in (".yaml", ".log"):
             side = run.parent / f"{run.name}{suffix}"
             if side.is_file():
-                shutil.copy2(side, dest.parent / side.name)
-        lines.append(f"{rel}: {'finished' if _finished(dest / 'run.db') else 'part-done'}")
+                shutil.copy2(side, checkpoint / rel.parent / side.name)
+        lines.append(f"{rel}: {_state(_progress(checkpoint / rel / 'run.db'))}")
     _copy_cache(compare_dir / CACHE, checkpoint / CACHE)
     segments_path = checkpoint / SEGMENTS
     segments = json.loads(segments_path.read_text("utf-8")) if segments_path.is_file() else []
@@ -161,9 +210,13 @@ def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[str]:
     return lines
 
 
-def _seed_program_here(checkpoint: pathlib.Path) -> pathlib.Path:
+def _seed_program_here(checkpoint: pathlib.Path) -> str:
+    """The plan's seed program as `spark-jax compare` resolves it here (from the working
+    directory, as scripts/results/ run it: the checkout's root)."""
+    from spark_jax.config import search as search_config
+
     plan = json.loads((checkpoint / PLAN).read_text(encoding="utf-8"))
-    return (ROOT / plan["base"]["seed_program"]).resolve()
+    return search_config.from_dict(plan["base"]).seed_program
 
 
 def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[str]:
@@ -182,22 +235,27 @@ def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[str]:
     for run in _runs(checkpoint):
         rel = run.relative_to(checkpoint)
         dest = compare_dir / rel
-        if (dest / "run.db").is_file():
-            continue  # this machine's own copy is at least as new
-        if dest.exists():
-            shutil.rmtree(dest)
-        shutil.copytree(run, dest)
+        saved, local = _progress(run / "run.db"), _progress(dest / "run.db")
+        if saved is None or not saved.seeded:  # saved before its seed trained: starts again
+            continue
+        if local is not None and not saved > local:
+            lines.append(f"{rel}: this machine's copy is as far along; kept")
+            continue
+        tmp = dest.parent / f".{dest.name}.restoring"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(run, tmp)
+        config_path = tmp / "config.yaml"
+        if config_path.is_file():
+            config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+            if not pathlib.Path(str(config.get("seed_program"))).is_file():
+                config["seed_program"] = _seed_program_here(checkpoint)
+                config_path.write_text(yaml.safe_dump(config, sort_keys=False), "utf-8")
+        _swap_in(tmp, dest)
         for suffix in (".yaml", ".log"):
             side = run.parent / f"{run.name}{suffix}"
             if side.is_file():
                 shutil.copy2(side, dest.parent / side.name)
-        config_path = dest / "config.yaml"
-        if config_path.is_file():
-            config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-            if not pathlib.Path(str(config.get("seed_program"))).is_file():
-                config["seed_program"] = str(_seed_program_here(checkpoint))
-                config_path.write_text(yaml.safe_dump(config, sort_keys=False), "utf-8")
-        lines.append(f"{rel}: {'finished' if _finished(dest / 'run.db') else 'part-done'}")
+        lines.append(f"{rel}: {_state(saved)}")
     _copy_cache(checkpoint / CACHE, compare_dir / CACHE)
     segment_of(compare_dir)
     return lines
@@ -230,20 +288,27 @@ def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[str]:
     return [f"{len(earlier)} earlier part(s) recorded in {data / SEGMENTS}"] if earlier else []
 
 
-VERBS = {"save": save, "restore": restore, "finish": finish}
+def begin(compare_dir: pathlib.Path) -> list[str]:
+    """Starts this machine's part (segment.json), if it has not started."""
+    segment = segment_of(compare_dir)
+    return [f"this part started {segment['started_utc']} on {segment['host']}"]
+
+
+VERBS = {"save": save, "restore": restore, "finish": finish, "begin": begin}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or argv[0] not in VERBS:
+    if not argv or argv[0] not in VERBS or len(argv) != (2 if argv[0] == "begin" else 3):
         sys.exit(__doc__.split("\n\n")[1].strip())
-    verb, src, dest = argv[0], pathlib.Path(argv[1]), pathlib.Path(argv[2])
+    verb, paths = argv[0], [pathlib.Path(a) for a in argv[1:]]
+    src, dest = paths[0], paths[-1]
     try:
-        lines = VERBS[verb](src, dest)
+        lines = VERBS[verb](*paths)
     except (CheckpointError, OSError, sqlite3.Error, yaml.YAMLError) as e:
         sys.exit(f"compare_checkpoint {verb}: {e}")
     for line in lines:
         print(f"{verb}: {line}")
-    if verb != "finish":
+    if verb in ("save", "restore"):
         print(f"{verb}: {len(lines)} search(es) from {src} to {dest}")
     return 0
 

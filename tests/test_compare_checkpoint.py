@@ -1,7 +1,7 @@
 """scripts/compare_checkpoint.py carries an unfinished comparison from one machine to the next:
 what `save` commits, `restore` puts back so that `spark-jax compare` keeps the finished searches
 and resumes the others; `finish` records the parts. Run on a copy of a committed comparison
-(results/controls-offline/data), one of its searches made part-done."""
+(results/controls-offline/data): one search made part-done, one stopped before its seed trained."""
 
 from __future__ import annotations
 
@@ -16,11 +16,15 @@ import pytest
 import yaml
 
 from spark_jax.compare.runner import run_status
+from spark_jax.config import search as search_config
+from spark_jax.search import startup
+from spark_jax.search.rundb import RunDB
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "compare_checkpoint.py"
 SOURCE = ROOT / "results" / "controls-offline" / "data"
 PART_DONE = "openevolve/seed-1"
+UNSEEDED = "spark/seed-2"  # stopped while its seed program's first training was in flight
 
 
 def _checkpoint(*args: Path | str) -> subprocess.CompletedProcess:
@@ -44,6 +48,10 @@ def work(tmp_path: Path) -> Path:
     with sqlite3.connect(cmp / PART_DONE / "run.db") as con:
         con.execute("DELETE FROM run_meta WHERE key IN ('finished_at', 'final_test')")
         con.execute("PRAGMA journal_mode=WAL")
+    with sqlite3.connect(cmp / UNSEEDED / "run.db") as con:
+        for table in ("evaluations", "archive_snapshots", "llm_calls", "proposals"):
+            con.execute(f"DELETE FROM {table}")
+        con.execute("DELETE FROM run_meta WHERE key IN ('finished_at', 'final_test')")
     for run in cmp.glob("*/seed-*/"):
         (run / "lock").write_text("1234\n")
         config = yaml.safe_load((run / "config.yaml").read_text())
@@ -55,28 +63,47 @@ def work(tmp_path: Path) -> Path:
 
 def test_save_then_restore_on_a_fresh_machine_gives_back_every_search(work, tmp_path):
     checkpoint = tmp_path / "checkpoint"
-    saved = _checkpoint("save", work, checkpoint)
+    # The part-done search is live: its last commit sits in the WAL, not yet in run.db.
+    writer = sqlite3.connect(work / PART_DONE / "run.db")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    with writer:
+        writer.execute("INSERT INTO run_meta VALUES ('probe', '1')")
+    try:
+        assert (work / PART_DONE / "run.db-wal").stat().st_size > 0
+        saved = _checkpoint("save", work, checkpoint)
+    finally:
+        writer.close()
     assert saved.returncode == 0, saved.stderr
     runs = sorted(str(p.relative_to(work)) for p in work.glob("*/seed-*") if p.is_dir())
+    kept = [r for r in runs if r != UNSEEDED]
     assert f"save: {len(runs)} search(es)" in saved.stdout
-    assert f"save: {PART_DONE}: part-done" in saved.stdout
+    assert f"save: {PART_DONE}: part-done (2 attempts)" in saved.stdout
+    assert f"save: {UNSEEDED}: not kept (its seed program is still training)" in saved.stdout
+    assert not (checkpoint / UNSEEDED).exists()
     # What is committed: rollback-journal databases, no lock, no WAL beside them.
     leftovers = [p.name for p in checkpoint.rglob("*") if p.name.endswith(("-wal", "-shm"))]
     assert not leftovers and not list(checkpoint.rglob("lock"))
     with sqlite3.connect(checkpoint / PART_DONE / "run.db") as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert con.execute("SELECT value FROM run_meta WHERE key = 'probe'").fetchone() == ("1",)
     (segment,) = json.loads((checkpoint / "segments.json").read_text())
     assert segment["log"] == ["[compare] spark seed 0: starting"] and segment["commit"]
 
     fresh = tmp_path / "fresh" / "cmp"
     restored = _checkpoint("restore", checkpoint, fresh)
     assert restored.returncode == 0, restored.stderr
-    for run in runs:
+    assert sorted(str(p.relative_to(fresh)) for p in fresh.glob("*/seed-*") if p.is_dir()) == kept
+    for run in kept:
         assert run_status(fresh / run) == run_status(work / run), run
         assert _evaluations(fresh / run / "run.db") == _evaluations(work / run / "run.db")
-        config = yaml.safe_load((fresh / run / "config.yaml").read_text())
-        assert Path(config["seed_program"]) == ROOT / "processors" / "mpnn.py"
         assert (fresh / f"{run}.log").is_file()
+        # What `spark-jax search --resume` checks before it goes on: the seed program is
+        # readable and is the seed the run started from, the config is the stored one.
+        cfg = search_config.load(fresh / run / "config.yaml")
+        assert Path(cfg.seed_program).resolve() == ROOT / "processors" / "mpnn.py"
+        startup.check_inputs(cfg)
+        with RunDB.open(fresh / run / "run.db") as db:
+            startup.check_resume_config(db, cfg, fresh / run / "config.yaml")
     assert run_status(fresh / PART_DONE) == "unfinished"
     assert (fresh / "compare.json").read_bytes() == (work / "compare.json").read_bytes()
     assert json.loads((fresh.parent / "segment.json").read_text())["started_utc"]
@@ -87,9 +114,28 @@ def test_a_second_save_copies_only_what_has_not_finished(work, tmp_path):
     assert _checkpoint("save", work, checkpoint).returncode == 0
     again = _checkpoint("save", work, checkpoint)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.splitlines() == [f"save: {PART_DONE}: part-done", "save: 1 search(es)"
-                                         f" from {work} to {checkpoint}"]  # fmt: skip
+    assert again.stdout.splitlines()[:2] == [
+        f"save: {PART_DONE}: part-done (2 attempts)",
+        f"save: {UNSEEDED}: not kept (its seed program is still training)",
+    ]
     (segment,) = json.loads((checkpoint / "segments.json").read_text())  # the same part
+
+
+def test_the_copy_further_along_wins_both_ways(work, tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    with sqlite3.connect(work / PART_DONE / "run.db") as con:  # this machine is behind
+        con.execute("DELETE FROM evaluations WHERE proposal_attempt = 1")
+        con.execute("DELETE FROM proposals WHERE attempt = 1")
+    behind = _evaluations(work / PART_DONE / "run.db")
+    saved = _checkpoint("save", work, checkpoint)
+    assert f"save: {PART_DONE}: the checkpoint's copy is further along; kept" in saved.stdout
+    assert len(_evaluations(checkpoint / PART_DONE / "run.db")) == len(behind) + 1
+    restored = _checkpoint("restore", checkpoint, work)
+    assert restored.returncode == 0, restored.stderr
+    assert f"restore: {PART_DONE}: part-done (2 attempts)" in restored.stdout
+    assert len(_evaluations(work / PART_DONE / "run.db")) == len(behind) + 1
+    assert not list(work.rglob(".*.restoring")) and not list(work.rglob(".*.old"))
 
 
 def test_restore_keeps_this_machines_own_copy_and_refuses_another_comparison(work, tmp_path):

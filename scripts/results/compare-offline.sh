@@ -23,6 +23,8 @@ if [ "$ARG" = --save ]; then
 fi
 if [ -d "$CHECKPOINT" ]; then
   "$PY" scripts/compare_checkpoint.py restore "$CHECKPOINT" "$WORK/cmp"
+else
+  "$PY" scripts/compare_checkpoint.py begin "$WORK/cmp"  # this machine's part, for --save
 fi
 out=results/compare-offline
 mkdir -p "$out"
