@@ -33,7 +33,11 @@ machine.
 
 `finish`, once the comparison has finished and been copied to DATA_DIR (scripts/compare_copy.py
 and run.json), copies segments.json there, writes into run.json a `wall_note` that says the
-comparison ran in parts (the last invocation's wall time beside it), and deletes CHECKPOINT_DIR.
+comparison ran in parts (the last invocation's wall time beside it), and deletes CHECKPOINT_DIR
+and DATA_DIR/segment.json (the finishing machine's part, which tells its own saves from the
+earlier machines'). A comparison that ran in one part gets neither file nor note.
+
+`begin` starts this machine's part, where no checkpoint is restored.
 
 Standard library, PyYAML and spark_jax's config (used by scripts/results/compare-offline.sh).
 """
@@ -70,8 +74,9 @@ class Progress(NamedTuple):
     evaluations: int  # evaluations landed, its seed's included
     seeded: bool  # its seed program's evaluation has landed
 
-    def __gt__(self, other: object) -> bool:  # further along (a tuple's order of the first three)
-        return isinstance(other, Progress) and self[:3] > other[:3]
+    def further_than(self, other: Progress) -> bool:
+        """Finished where `other` is not, else more attempts, else more evaluations."""
+        return self[:3] > other[:3]
 
 
 def _progress(db_path: pathlib.Path) -> Progress | None:
@@ -97,10 +102,21 @@ def _state(progress: Progress) -> str:
     return "finished" if progress.finished else f"part-done ({progress.attempts} attempts)"
 
 
+def _old(dest: pathlib.Path) -> pathlib.Path:
+    return dest.with_name(f".{dest.name}.old")
+
+
+def _recover(dest: pathlib.Path) -> None:
+    """Puts back a run directory that `_swap_in` had moved aside when it was interrupted."""
+    if _old(dest).exists() and not dest.exists():
+        _old(dest).rename(dest)
+
+
 def _swap_in(tmp: pathlib.Path, dest: pathlib.Path) -> None:
     """Replaces `dest` by the fully written `tmp` (renames: an interrupted copy never stands in
-    for a run directory)."""
-    old = dest.with_name(f".{dest.name}.old")
+    for a run directory, and `_recover` puts back one moved aside)."""
+    _recover(dest)
+    old = _old(dest)
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
         dest.rename(old)
@@ -170,34 +186,53 @@ def segment_of(compare_dir: pathlib.Path) -> dict:
     return segment
 
 
-def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[str]:
-    """Copies `compare_dir`'s state into `checkpoint`; returns one line per search copied."""
+def _same_plan(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> None:
+    """Raises unless both hold the same comparison (or one holds none yet)."""
+    ours, theirs = compare_dir / PLAN, checkpoint / PLAN
+    if ours.is_file() and theirs.is_file() and ours.read_bytes() != theirs.read_bytes():
+        raise CheckpointError(
+            f"{compare_dir} holds a different comparison than {checkpoint} ({PLAN} differs)"
+        )
+
+
+def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[tuple[str, bool]]:
+    """Copies `compare_dir`'s state into `checkpoint`; returns a line per search it copied or
+    left, each with whether it was copied."""
     if not (compare_dir / PLAN).is_file():
         raise CheckpointError(f"{compare_dir}: no {PLAN} (not a comparison directory)")
+    _same_plan(compare_dir, checkpoint)
     checkpoint.mkdir(parents=True, exist_ok=True)
     shutil.copy2(compare_dir / PLAN, checkpoint / PLAN)
     lines = []
     for run in _runs(compare_dir):
         rel = run.relative_to(compare_dir)
+        _recover(checkpoint / rel)
         live, kept = _progress(run / "run.db"), _progress(checkpoint / rel / "run.db")
         if live is None or not live.seeded:  # nothing but its seed's training, in flight
             if live is not None:
-                lines.append(f"{rel}: not kept (its seed program is still training)")
+                lines.append((f"{rel}: not kept (its seed program is still training)", False))
             continue
-        if kept is not None and (kept.finished or kept > live):
+        if kept is not None and (kept.finished or kept.further_than(live)):
             if not kept.finished:
-                lines.append(f"{rel}: the checkpoint's copy is further along; kept")
+                lines.append((f"{rel}: the checkpoint's copy is further along; kept", False))
             continue
         tmp = checkpoint / rel.parent / f".{run.name}.saving"
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(run, tmp, ignore=shutil.ignore_patterns(*SKIPPED, ".*.tmp"))
+        try:
+            shutil.copytree(run, tmp, ignore=shutil.ignore_patterns(*SKIPPED, ".*.tmp"))
+        except shutil.Error as e:  # a file the search replaced while it was copied
+            shutil.rmtree(tmp, ignore_errors=True)
+            lines.append(
+                (f"{rel}: not saved this time (changed while copied: {e.args[0][0][2]})", False)
+            )
+            continue
         _snapshot(run / "run.db", tmp / "run.db")
         _swap_in(tmp, checkpoint / rel)
         for suffix in (".yaml", ".log"):
             side = run.parent / f"{run.name}{suffix}"
             if side.is_file():
                 shutil.copy2(side, checkpoint / rel.parent / side.name)
-        lines.append(f"{rel}: {_state(_progress(checkpoint / rel / 'run.db'))}")
+        lines.append((f"{rel}: {_state(_progress(checkpoint / rel / 'run.db'))}", True))
     _copy_cache(compare_dir / CACHE, checkpoint / CACHE)
     segments_path = checkpoint / SEGMENTS
     segments = json.loads(segments_path.read_text("utf-8")) if segments_path.is_file() else []
@@ -219,27 +254,25 @@ def _seed_program_here(checkpoint: pathlib.Path) -> str:
     return search_config.from_dict(plan["base"]).seed_program
 
 
-def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[str]:
-    """Copies into `compare_dir` every search of `checkpoint` it lacks; one line each."""
+def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[tuple[str, bool]]:
+    """Copies into `compare_dir` every search of `checkpoint` further along than its own; a
+    line per search it copied or left, each with whether it was copied."""
     if not (checkpoint / PLAN).is_file():
         raise CheckpointError(f"{checkpoint}: no {PLAN} (not a comparison checkpoint)")
+    _same_plan(compare_dir, checkpoint)
     compare_dir.mkdir(parents=True, exist_ok=True)
-    if (compare_dir / PLAN).is_file():
-        if (compare_dir / PLAN).read_bytes() != (checkpoint / PLAN).read_bytes():
-            raise CheckpointError(
-                f"{compare_dir} holds a different comparison than {checkpoint} ({PLAN} differs)"
-            )
-    else:
+    if not (compare_dir / PLAN).is_file():
         shutil.copy2(checkpoint / PLAN, compare_dir / PLAN)
     lines = []
     for run in _runs(checkpoint):
         rel = run.relative_to(checkpoint)
         dest = compare_dir / rel
+        _recover(dest)
         saved, local = _progress(run / "run.db"), _progress(dest / "run.db")
         if saved is None or not saved.seeded:  # saved before its seed trained: starts again
             continue
-        if local is not None and not saved > local:
-            lines.append(f"{rel}: this machine's copy is as far along; kept")
+        if local is not None and not saved.further_than(local):
+            lines.append((f"{rel}: this machine's copy is as far along; kept", False))
             continue
         tmp = dest.parent / f".{dest.name}.restoring"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -255,13 +288,26 @@ def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[str]:
             side = run.parent / f"{run.name}{suffix}"
             if side.is_file():
                 shutil.copy2(side, dest.parent / side.name)
-        lines.append(f"{rel}: {_state(saved)}")
+        lines.append((f"{rel}: {_state(saved)}", True))
     _copy_cache(checkpoint / CACHE, compare_dir / CACHE)
     segment_of(compare_dir)
     return lines
 
 
-def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[str]:
+def _own_part(segments: list[dict], meta: dict) -> dict:
+    """The finishing machine's saved part when its segment.json did not reach DATA_DIR (a
+    comparison started by an older scripts/controls_offline.sh): the last one saved from the
+    same host and commit before the end, if any."""
+    own = [
+        s
+        for s in segments
+        if (s.get("host"), s.get("commit")) == (meta["host"], meta["commit"])
+        and s.get("started_utc", "") <= meta["date_utc"]
+    ]
+    return max(own, key=lambda s: s["started_utc"]) if own else {}
+
+
+def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[tuple[str, bool]]:
     """Carries the parts' record into a finished comparison's DATA_DIR; drops the checkpoint."""
     meta_path = data / "run.json"
     if not meta_path.is_file():
@@ -270,7 +316,8 @@ def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[str]:
     segments_path = checkpoint / SEGMENTS
     segments = json.loads(segments_path.read_text("utf-8")) if segments_path.is_file() else []
     last_path = data / SEGMENT  # the last part's segment.json, copied with the log
-    last = json.loads(last_path.read_text("utf-8")) if last_path.is_file() else {}
+    last = json.loads(last_path.read_text("utf-8")) if last_path.is_file() else None
+    last = last if last is not None else _own_part(segments, meta)
     earlier = [s for s in segments if s.get("started_utc") != last.get("started_utc")]
     last_path.unlink(missing_ok=True)
     if earlier:
@@ -285,13 +332,15 @@ def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[str]:
         )
         meta_path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
     shutil.rmtree(checkpoint, ignore_errors=True)
-    return [f"{len(earlier)} earlier part(s) recorded in {data / SEGMENTS}"] if earlier else []
+    return [(f"{len(earlier)} earlier part(s) recorded in {data / SEGMENTS}", False)] * bool(
+        earlier
+    )
 
 
-def begin(compare_dir: pathlib.Path) -> list[str]:
+def begin(compare_dir: pathlib.Path) -> list[tuple[str, bool]]:
     """Starts this machine's part (segment.json), if it has not started."""
     segment = segment_of(compare_dir)
-    return [f"this part started {segment['started_utc']} on {segment['host']}"]
+    return [(f"this part started {segment['started_utc']} on {segment['host']}", False)]
 
 
 VERBS = {"save": save, "restore": restore, "finish": finish, "begin": begin}
@@ -306,10 +355,11 @@ def main(argv: list[str]) -> int:
         lines = VERBS[verb](*paths)
     except (CheckpointError, OSError, sqlite3.Error, yaml.YAMLError) as e:
         sys.exit(f"compare_checkpoint {verb}: {e}")
-    for line in lines:
+    for line, _ in lines:
         print(f"{verb}: {line}")
     if verb in ("save", "restore"):
-        print(f"{verb}: {len(lines)} search(es) from {src} to {dest}")
+        copied = sum(copied for _, copied in lines)
+        print(f"{verb}: {copied} search(es) copied from {src} to {dest}")
     return 0
 
 

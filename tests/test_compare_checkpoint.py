@@ -76,7 +76,7 @@ def test_save_then_restore_on_a_fresh_machine_gives_back_every_search(work, tmp_
     assert saved.returncode == 0, saved.stderr
     runs = sorted(str(p.relative_to(work)) for p in work.glob("*/seed-*") if p.is_dir())
     kept = [r for r in runs if r != UNSEEDED]
-    assert f"save: {len(runs)} search(es)" in saved.stdout
+    assert f"save: {len(runs) - 1} search(es) copied" in saved.stdout
     assert f"save: {PART_DONE}: part-done (2 attempts)" in saved.stdout
     assert f"save: {UNSEEDED}: not kept (its seed program is still training)" in saved.stdout
     assert not (checkpoint / UNSEEDED).exists()
@@ -138,17 +138,31 @@ def test_the_copy_further_along_wins_both_ways(work, tmp_path):
     assert not list(work.rglob(".*.restoring")) and not list(work.rglob(".*.old"))
 
 
-def test_restore_keeps_this_machines_own_copy_and_refuses_another_comparison(work, tmp_path):
+def test_restore_keeps_this_machines_own_copy_and_both_refuse_another_comparison(work, tmp_path):
     checkpoint = tmp_path / "checkpoint"
     assert _checkpoint("save", work, checkpoint).returncode == 0
     before = (work / PART_DONE / "config.yaml").read_bytes()
-    assert _checkpoint("restore", checkpoint, work).returncode == 0
+    restored = _checkpoint("restore", checkpoint, work)
+    assert "restore: 0 search(es) copied" in restored.stdout
     assert (work / PART_DONE / "config.yaml").read_bytes() == before
     plan = json.loads((work / "compare.json").read_text())
     (work / "compare.json").write_text(json.dumps({**plan, "seeds": [0]}))
-    refused = _checkpoint("restore", checkpoint, work)
-    assert refused.returncode == 1
-    assert refused.stderr.strip().endswith("(compare.json differs)")
+    for verb, src, dest in (("restore", checkpoint, work), ("save", work, checkpoint)):
+        refused = _checkpoint(verb, src, dest)
+        assert refused.returncode == 1
+        assert refused.stderr.strip().endswith("(compare.json differs)")
+
+
+def test_a_run_directory_moved_aside_by_an_interrupted_copy_is_put_back(work, tmp_path):
+    checkpoint, fresh = tmp_path / "checkpoint", tmp_path / "fresh" / "cmp"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    assert _checkpoint("restore", checkpoint, fresh).returncode == 0
+    run = fresh / PART_DONE  # interrupted between its two renames: only the old copy stands
+    run.rename(run.with_name(f".{run.name}.old"))
+    restored = _checkpoint("restore", checkpoint, fresh)
+    assert restored.returncode == 0, restored.stderr
+    assert f"restore: {PART_DONE}: this machine's copy is as far along; kept" in restored.stdout
+    assert run_status(run) == "unfinished" and not run.with_name(f".{run.name}.old").exists()
 
 
 def test_finish_records_the_parts_and_drops_the_checkpoint(work, tmp_path):
@@ -166,6 +180,26 @@ def test_finish_records_the_parts_and_drops_the_checkpoint(work, tmp_path):
     assert [p["commit"] for p in parts][1:] == ["def"] and parts[-1]["wall_seconds"] == 600
     note = json.loads((data / "run.json").read_text())["wall_note"]
     assert note.startswith("in 2 parts,") and note.endswith("the last part 10.0 min")
+
+
+def test_finish_of_a_run_in_one_part_records_no_parts(work, tmp_path):
+    # The machine saved along the way (a checkpoint with its own part), then finished itself;
+    # and a comparison never saved: both in one part, no note, segment.json dropped from data/.
+    checkpoint, data = tmp_path / "checkpoint", tmp_path / "data"
+    assert _checkpoint("save", work, checkpoint).returncode == 0
+    (part,) = json.loads((checkpoint / "segments.json").read_text())
+    data.mkdir()
+    meta = {"command": "c", "commit": part["commit"], "date_utc": "2999-01-01T00:00:00Z"}
+    for segment in (None, part):
+        if segment is not None:
+            (data / "segment.json").write_text(json.dumps(segment))
+        (data / "run.json").write_text(
+            json.dumps({**meta, "host": part["host"], "wall_seconds": 6})
+        )
+        done = _checkpoint("finish", checkpoint, data)
+        assert done.returncode == 0 and not done.stdout, done.stderr
+        assert sorted(p.name for p in data.iterdir()) == ["run.json"]
+        assert "wall_note" not in json.loads((data / "run.json").read_text())
 
 
 def test_bad_directories_get_one_line(tmp_path):

@@ -51,7 +51,6 @@ differ in valid rate, entanglement and best score at budget, when no LLM is invo
 MD
 WORK=$WORK METHODS=spark,global-rewrite,openevolve,evoprompting,funsearch,eoh \
   CONFIG=configs/default.yaml SEEDS=3 JOBS=2 PYTHON="$PY" scripts/controls_offline.sh "$out" 4 12
-if [ -d "$CHECKPOINT" ]; then  # finished from a checkpoint: record the parts, drop it
-  "$PY" scripts/compare_checkpoint.py finish "$CHECKPOINT" "$out/data"
-  "$PY" scripts/compare_table.py "$out"
-fi
+# Finished: record the parts when it ran in several (data/segments.json), drop the checkpoint.
+"$PY" scripts/compare_checkpoint.py finish "$CHECKPOINT" "$out/data"
+"$PY" scripts/compare_table.py "$out"
