@@ -39,15 +39,15 @@ earlier machines'). A comparison that ran in one part gets neither file nor note
 
 `begin` starts this machine's part, where no checkpoint is restored.
 
-Standard library, PyYAML and spark_jax's config (used by scripts/results/compare-offline.sh).
+Standard library, PyYAML and spark_jax's config and labels (used by
+scripts/results/compare-offline.sh).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import pathlib
-import platform
 import shutil
 import sqlite3
 import subprocess
@@ -56,6 +56,8 @@ import time
 from typing import NamedTuple
 
 import yaml
+
+from spark_jax.util.labels import machine_label
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PLAN, CACHE, SEGMENTS, SEGMENT = "compare.json", "eval-cache", "segments.json", "segment.json"
@@ -143,20 +145,23 @@ def _runs(compare_dir: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in compare_dir.glob("*/seed-*") if p.is_dir() and p.name[5:].isdigit())
 
 
-def _copy_cache(src: pathlib.Path, dest: pathlib.Path) -> int:
+def _copy_cache(src: pathlib.Path, dest: pathlib.Path) -> None:
     """Copies the result-cache entries `dest` lacks (not the cache's temporary files, which
-    start with a dot and may be renamed while this runs); returns how many."""
-    copied = 0
+    start with a dot and may be renamed while this runs)."""
     for path in sorted(p for p in src.glob("[!.]*") if p.is_file()) if src.is_dir() else []:
         target = dest / path.name
         if not target.exists():
             dest.mkdir(parents=True, exist_ok=True)
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 shutil.copy2(path, target)
-            except FileNotFoundError:
-                continue
-            copied += 1
-    return copied
+
+
+def _copy_sides(run: pathlib.Path, dest_parent: pathlib.Path) -> None:
+    """Copies what stands beside a run directory, METHOD/seed-S.yaml and .log, to `dest_parent`."""
+    for suffix in (".yaml", ".log"):
+        side = run.parent / f"{run.name}{suffix}"
+        if side.is_file():
+            shutil.copy2(side, dest_parent / side.name)
 
 
 def _commit() -> str:
@@ -176,11 +181,7 @@ def segment_of(compare_dir: pathlib.Path) -> dict:
     path = compare_dir.parent / SEGMENT
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
-    segment = {
-        "host": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs)",
-        "commit": _commit(),
-        "started_utc": _utc(time.time()),
-    }
+    segment = {"host": machine_label(), "commit": _commit(), "started_utc": _utc(time.time())}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(segment, indent=1) + "\n", encoding="utf-8")
     return segment
@@ -228,10 +229,7 @@ def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[tuple[str,
             continue
         _snapshot(run / "run.db", tmp / "run.db")
         _swap_in(tmp, checkpoint / rel)
-        for suffix in (".yaml", ".log"):
-            side = run.parent / f"{run.name}{suffix}"
-            if side.is_file():
-                shutil.copy2(side, checkpoint / rel.parent / side.name)
+        _copy_sides(run, checkpoint / rel.parent)
         lines.append((f"{rel}: {_state(_progress(checkpoint / rel / 'run.db'))}", True))
     _copy_cache(compare_dir / CACHE, checkpoint / CACHE)
     segments_path = checkpoint / SEGMENTS
@@ -284,10 +282,7 @@ def restore(checkpoint: pathlib.Path, compare_dir: pathlib.Path) -> list[tuple[s
                 config["seed_program"] = _seed_program_here(checkpoint)
                 config_path.write_text(yaml.safe_dump(config, sort_keys=False), "utf-8")
         _swap_in(tmp, dest)
-        for suffix in (".yaml", ".log"):
-            side = run.parent / f"{run.name}{suffix}"
-            if side.is_file():
-                shutil.copy2(side, dest.parent / side.name)
+        _copy_sides(run, dest.parent)
         lines.append((f"{rel}: {_state(saved)}", True))
     _copy_cache(checkpoint / CACHE, compare_dir / CACHE)
     segment_of(compare_dir)
@@ -332,9 +327,9 @@ def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[tuple[str, bool
         )
         meta_path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
     shutil.rmtree(checkpoint, ignore_errors=True)
-    return [(f"{len(earlier)} earlier part(s) recorded in {data / SEGMENTS}", False)] * bool(
-        earlier
-    )
+    if not earlier:
+        return []
+    return [(f"{len(earlier)} earlier part(s) recorded in {data / SEGMENTS}", False)]
 
 
 def begin(compare_dir: pathlib.Path) -> list[tuple[str, bool]]:
