@@ -21,6 +21,7 @@ CHECKPOINT=results/.unfinished/compare-offline
 if [ "$ARG" = --save ]; then
   exec "$PY" scripts/compare_checkpoint.py save "$WORK/cmp" "$CHECKPOINT"
 fi
+rm -f "$WORK/segment.json"  # every run of this script is a new part (its own log, commit, start)
 if [ -d "$CHECKPOINT" ]; then
   "$PY" scripts/compare_checkpoint.py restore "$CHECKPOINT" "$WORK/cmp"
 else
