@@ -17,7 +17,8 @@ while the search writes, so it resumes as after a kill -9 at that moment; rollba
 so no -wal file is committed), the rest of its run directory (not its lock), and
 METHOD/seed-S.yaml and .log beside it. Each run directory is written beside its place and
 renamed into it, so an interrupted save leaves the last whole copy. A search is not copied when
-its checkpoint copy has finished or is further along (more attempts or evaluations), nor
+its checkpoint copy has finished or is further along (finished with a final test on fresh
+seeds where this one's reused the search's, then more attempts or evaluations), nor
 while its seed program's first training is still in flight (nothing to keep: it starts
 again). It also records this machine's part in segments.json (host, commit, start and last
 save, the compare log), one entry per segment.json beside COMPARE_DIR, which `begin` or
@@ -72,13 +73,16 @@ class Progress(NamedTuple):
     """How far one search got, read from its run database."""
 
     finished: bool  # it records `finished_at`
+    fresh_final: bool  # its final test trained on fresh seeds (records `train_seeds`)
     attempts: int  # proposal attempts made
     evaluations: int  # evaluations landed, its seed's included
     seeded: bool  # its seed program's evaluation has landed
 
     def further_than(self, other: Progress) -> bool:
-        """Finished where `other` is not, else more attempts, else more evaluations."""
-        return self[:3] > other[:3]
+        """Finished where `other` is not, else a final test on fresh seeds where `other`'s
+        reused the search's (scored again by a resume), else more attempts, else more
+        evaluations."""
+        return self[:4] > other[:4]
 
 
 def _progress(db_path: pathlib.Path) -> Progress | None:
@@ -88,6 +92,7 @@ def _progress(db_path: pathlib.Path) -> Progress | None:
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     try:
         done = db.execute("SELECT value FROM run_meta WHERE key = 'finished_at'").fetchone()
+        final = db.execute("SELECT value FROM run_meta WHERE key = 'final_test'").fetchone()
         attempts = db.execute("SELECT count(*) FROM proposals").fetchone()[0]
         evaluations, seeded = db.execute(
             "SELECT count(*), count(*) - count(proposal_attempt) FROM evaluations"
@@ -97,7 +102,8 @@ def _progress(db_path: pathlib.Path) -> Progress | None:
     finally:
         db.close()
     finished = done is not None and json.loads(done[0]) is not None
-    return Progress(finished, attempts, evaluations, seeded > 0)
+    fresh = final is not None and "train_seeds" in (json.loads(final[0]) or {})
+    return Progress(finished, fresh, attempts, evaluations, seeded > 0)
 
 
 def _state(progress: Progress) -> str:
@@ -213,8 +219,9 @@ def save(compare_dir: pathlib.Path, checkpoint: pathlib.Path) -> list[tuple[str,
             if live is not None:
                 lines.append((f"{rel}: not kept (its seed program is still training)", False))
             continue
-        if kept is not None and (kept.finished or kept.further_than(live)):
-            if not kept.finished:
+        behind = kept is not None and kept.further_than(live)
+        if behind or (kept is not None and kept.finished and not live.further_than(kept)):
+            if behind:
                 lines.append((f"{rel}: the checkpoint's copy is further along; kept", False))
             continue
         tmp = checkpoint / rel.parent / f".{run.name}.saving"

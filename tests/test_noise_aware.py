@@ -13,6 +13,7 @@ import pathlib
 import pytest
 import records  # noqa: E402 - tests/records.py: record builders
 
+from spark_jax.compare.runner import run_status
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
 from spark_jax.evaluation.executors import EvalResult
@@ -201,10 +202,16 @@ def test_ood_val_touches_the_test_set_only_for_the_final_programs(tmp_path, chec
     # The selection score is not the test score.
     seed_test = stored["programs"][seed_id]["evaluation"]["ood_score"]
     assert evals[seed_id]["ood_score"] != pytest.approx(seed_test)
+    # The final test never trains on a seed the search trained (and selected) with.
+    searched = {s for j in selection for s in range(j.seed, j.seed + j.seeds)}
+    tested = {s for j in official for s in range(j.seed, j.seed + j.seeds)}
+    assert searched == {cfg.seed, cfg.seed + 1} and tested == {cfg.seed + 2, cfg.seed + 3}
+    assert stored["train_seeds"] == list(final_test.train_seeds(cfg)) == sorted(tested)
     # Resuming the finished run scores nothing again.
     again = _SeededExecutor()
     search.run_search(cfg, tmp_path / "a", resume=True, executor=again, checker=checker)
     assert again.jobs == []
+    assert run_status(tmp_path / "a") == "finished"
     # Killed while scoring the second final program: the resume scores only that one.
     second = sorted(stored["programs"], key=lambda p: p != seed_id)[1]
     with pytest.raises(KeyboardInterrupt):
@@ -222,6 +229,30 @@ def test_ood_val_touches_the_test_set_only_for_the_final_programs(tmp_path, chec
     assert "official OOD test set; mean over 2 seed(s) per program" in md
     assert "| `final_test." not in md  # the results are in the tables, not the config dump
     assert "selected on the test set" not in md  # validation selection: no such note
+    assert "each trained again with training seeds [2, 3], which the search never" in md
+
+
+def test_a_final_test_on_the_searchs_own_seeds_is_scored_again(tmp_path, checker):
+    """A run finished before the fresh-seed rule (its final test reused the search's seeds):
+    `compare` sees it as stale, a resume scores the final programs again on fresh seeds and
+    keeps the earlier results under `superseded`."""
+    cfg = _cfg(seeds=1, source="ood_val")
+    search.run_search(cfg, tmp_path / "a", executor=_SeededExecutor(), checker=checker)
+    with RunDB.open(tmp_path / "a" / search.DB_NAME) as db:
+        fresh = db.get_meta(final_test.META_KEY)
+        old = {k: v for k, v in fresh.items() if k != "train_seeds"}
+        db.set_meta(final_test.META_KEY, old)  # as a run before the rule stored it
+    assert run_status(tmp_path / "a") == "stale"
+    md = report.write_report(tmp_path / "a").report.read_text()
+    assert "trained again with the search's own seeds" in md and "optimistic" in md
+    again = _SeededExecutor()
+    search.run_search(cfg, tmp_path / "a", resume=True, executor=again, checker=checker)
+    assert len(again.jobs) == len(old["programs"]) and {j.seed for j in again.jobs} == {1}
+    with RunDB.open(tmp_path / "a" / search.DB_NAME) as db:
+        now = db.get_meta(final_test.META_KEY)
+    assert now["train_seeds"] == [1] and now["superseded"] == [old]
+    assert set(now["programs"]) == set(old["programs"])
+    assert run_status(tmp_path / "a") == "finished"
 
 
 def test_final_programs_of_an_ood_test_run_are_not_rescored(tmp_path, checker):

@@ -40,6 +40,9 @@ class RunFigures:
     # (`fitness.source: ood_val`; None under `ood_test`, where selection scored the test set).
     test_best: float | None = None
     test_seed: float | None = None  # the seed program on the same test set
+    # The final test's training seeds (never the search's); None when it predates that
+    # rule and reused the search's own seeds (the parameters the search selected).
+    test_train_seeds: tuple[int, ...] | None = None
     selection: str = ""  # the run's fitness source ('' when not recorded)
     roles: tuple[str, ...] = ()  # the roles of its calls (a control's role names its form)
 
@@ -65,6 +68,11 @@ def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None
     return None
 
 
+def _train_seeds(final_test: Mapping[str, Any] | None) -> tuple[int, ...] | None:
+    seeds = (final_test or {}).get("train_seeds")
+    return None if seeds is None else tuple(int(s) for s in seeds)
+
+
 def run_figures(
     method: str,
     seed: int,
@@ -85,6 +93,7 @@ def run_figures(
         method, seed, acc, editor, n_llm, tokens, machine,
         test_best=_final_test(final_test, "best"),
         test_seed=_final_test(final_test, "seed"),
+        test_train_seeds=_train_seeds(final_test),
         selection=str((final_test or {}).get("selection_source") or ""),
         roles=tuple(sorted({str(c["role"]) for c in calls if c.get("role")})),
     )  # fmt: skip

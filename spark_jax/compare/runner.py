@@ -33,6 +33,7 @@ import yaml
 from spark_jax.compare.methods import Method, resolve_methods
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
+from spark_jax.search import final_test
 from spark_jax.search.rundb import RunDB
 from spark_jax.search.schema import RunDBError
 from spark_jax.util.files import write_atomic
@@ -118,12 +119,17 @@ def run_dir_of(out: pathlib.Path, method: Method, seed: int) -> pathlib.Path:
 
 
 def run_status(run_dir: pathlib.Path) -> str:
-    """'missing', 'finished' (its database records finished_at) or 'unfinished'."""
+    """'missing', 'finished' (its database records finished_at), 'stale' (finished, but its
+    final test trained on the search's own seeds, as runs before the fresh-seed rule did:
+    a resume scores it again) or 'unfinished'."""
     if not (run_dir / "run.db").is_file():
         return "missing"
     try:
         with RunDB.open(run_dir / "run.db") as db:
-            return "finished" if db.get_meta("finished_at") is not None else "unfinished"
+            if db.get_meta("finished_at") is None:
+                return "unfinished"
+            stale = final_test.predates_fresh_seeds(db.get_meta(final_test.META_KEY))
+            return "stale" if stale else "finished"
     except RunDBError:
         return "unfinished"
 
@@ -240,7 +246,8 @@ def run_comparison(
 
     def one(item) -> None:
         method, seed, run_dir, argv, status = item
-        log(f"{method.name} seed {seed}: {'starting' if status == 'missing' else 'resuming'}")
+        doing = {"missing": "starting", "stale": "scoring its final test again on fresh seeds"}
+        log(f"{method.name} seed {seed}: {doing.get(status, 'resuming')}")
         code = _run(argv, run_dir.parent / f"seed-{seed}.log")
         statuses[(method.name, seed)] = run_status(run_dir)
         if code != 0:

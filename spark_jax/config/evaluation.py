@@ -148,8 +148,9 @@ class FitnessConfig:
         with the same number (1: the paper).
       source: 'ood_val' (default: CLRS selects on a separate OOD-size validation set drawn
         with `ood_val_seed`, another task family on its validation split; the official test
-        set or test split is scored only for the final programs, the seed and the best) or
-        'ood_test' (the paper's protocol: the search selects on the test set it reports, and
+        set or test split is scored only for the final programs, the seed and the best,
+        trained again on the `seeds` training seeds after the search's own, never one it
+        selected with) or 'ood_test' (the paper's protocol: the search selects on the test set it reports, and
         the report says so).
       ood_val_seed: sampler seed of the CLRS OOD validation set (must differ from the
         protocol's `test_seed`, the official test set's); other families ignore it.

@@ -42,6 +42,8 @@ class NoiseView:
         (older runs did not: 'ood_test' is then assumed).
       k: seeds per candidate; ood_val_seed: the OOD validation set's sampler seed.
       final: program id -> official-test evaluation dict (ood_val runs), when scored.
+      final_seeds: the final test's training seeds (its `train_seeds`); None for runs before
+        it trained on seeds the search never used (it then reused the search's own).
     """
 
     source: str
@@ -49,6 +51,7 @@ class NoiseView:
     k: int
     ood_val_seed: int | None
     final: Mapping[str, Mapping[str, Any]]
+    final_seeds: tuple[int, ...] | None = None
 
     @property
     def selection_label(self) -> str:
@@ -68,8 +71,21 @@ class NoiseView:
         if self.source == "ood_val":
             text += (
                 " The official OOD test set was scored only for the final programs (the seed "
-                "and the best), after the search."
+                "and the best), after the search"
             )
+            if self.final_seeds:
+                text += (
+                    f", each trained again with training seeds {list(self.final_seeds)}, which "
+                    "the search never trained with."
+                )
+            elif self.final:  # scored before the fresh-seed rule
+                text += (
+                    ", each trained again with the search's own seeds (the parameters it "
+                    "selected, so the best's test score is optimistic; `--resume` scores "
+                    "them again on fresh seeds)."
+                )
+            else:
+                text += "."
         return text
 
 
@@ -123,7 +139,13 @@ def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) ->
         k=int(k),
         ood_val_seed=find_meta(meta, "fitness.ood_val_seed"),
         final=final,
+        final_seeds=_final_seeds(final_test),
     )
+
+
+def _final_seeds(final_test: Mapping[str, Any] | None) -> tuple[int, ...] | None:
+    seeds = (final_test or {}).get("train_seeds")
+    return None if seeds is None else tuple(int(s) for s in seeds)
 
 
 def reported_ood(view: NoiseView, e: Mapping[str, Any]) -> float | None:

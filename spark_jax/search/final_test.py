@@ -3,9 +3,14 @@
 The search selected on a separate OOD-size validation set (another task family: on its
 validation split, and its test split is scored here). At its end the final programs
 (the seed, the best evaluated candidate, and the archive's best if it is neither) are
-trained again under the official protocol (same seeds and data, so the same parameters) and
-scored on the official OOD test set, once each. `run_meta['final_test']` keeps every result
-by program id, so a resumed or re-run finish scores only what is missing.
+trained again under the official protocol on the K training seeds after the search's own
+(`train_seeds`: the search trained with `seed` .. `seed + K - 1`, the final test with
+`seed + K` .. `seed + 2K - 1`), so the winner is never reported on a seed it was selected
+with, and scored on the official OOD test set, once each; the seed program trains on the
+same seeds, so the two stay paired. `run_meta['final_test']` keeps every result by program
+id, so a resumed or re-run finish scores only what is missing. Results scored under another
+rule (runs before `train_seeds`: the search's own seeds, the same parameters) are scored
+again on a resume and kept under `superseded`, never dropped.
 """
 
 from __future__ import annotations
@@ -20,9 +25,28 @@ from spark_jax.search.archive import Candidate
 from spark_jax.search.budget import better_evaluation
 from spark_jax.search.rundb import RunDB
 
-__all__ = ["META_KEY", "final_programs", "score_final_programs"]
+__all__ = [
+    "META_KEY",
+    "final_programs",
+    "predates_fresh_seeds",
+    "score_final_programs",
+    "train_seeds",
+]
 
 META_KEY = "final_test"
+
+
+def train_seeds(cfg: SearchConfig) -> tuple[int, ...]:
+    """The final test's training seeds: the K after the search's own K (`fitness.seeds`)."""
+    k = cfg.fitness.seeds
+    return tuple(range(cfg.seed + k, cfg.seed + 2 * k))
+
+
+def predates_fresh_seeds(stored: dict[str, Any] | None) -> bool:
+    """Whether `stored` (a run's `final_test` meta) holds programs scored before
+    `train_seeds` (on the search's own seeds, the parameters it selected)."""
+    stored = stored or {}
+    return bool(stored.get("programs")) and "train_seeds" not in stored
 
 
 def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[str]]:
@@ -48,11 +72,17 @@ async def score_final_programs(
     """Scores each final program not yet scored on the official test set; returns the
     stored `{program id: {roles, ok, evaluation, error_type, error}}`."""
     stored = db.get_meta(META_KEY) or {}
+    superseded = list(stored.get("superseded") or ())
+    if predates_fresh_seeds(stored):  # scored under the earlier rule: kept, then scored again
+        superseded.append({k: v for k, v in stored.items() if k != "superseded"})
+        stored = {}
     programs: dict[str, Any] = dict(stored.get("programs") or {})
+    seeds = train_seeds(cfg)
     header = dict(
         protocol=cfg.protocol.name,
         test_seed=cfg.protocol.test_seed,
         seeds=cfg.fitness.seeds,
+        train_seeds=list(seeds),
         selection_source=cfg.fitness.source,
         ood_val_seed=cfg.fitness.ood_val_seed,
         family=cfg.family,
@@ -67,7 +97,7 @@ async def score_final_programs(
             program_name=f"final-test-{roles[0]}",
             task=cfg.target,
             protocol=cfg.protocol.to_dict(),  # the official OOD test set
-            seed=cfg.seed,
+            seed=seeds[0],  # never a seed the search trained (and selected) with
             timeout_s=cfg.executor.timeout_s,
             memory_mb=cfg.executor.memory_mb,
             seeds=cfg.fitness.seeds,
@@ -82,6 +112,10 @@ async def score_final_programs(
             error_type=result.error_type,
             error=result.error[:500],
         )
-        db.set_meta(META_KEY, dict(header, programs=programs))
-    db.set_meta(META_KEY, dict(header, programs=programs))
+        db.set_meta(META_KEY, dict(header, programs=programs, **_kept(superseded)))
+    db.set_meta(META_KEY, dict(header, programs=programs, **_kept(superseded)))
     return programs
+
+
+def _kept(superseded: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"superseded": superseded} if superseded else {}
