@@ -150,14 +150,15 @@ def _scores(methods, grouped, budget) -> tuple[dict[str, dict[int, float]], str]
         m.name: {r.seed: 100.0 * score(r) for r in grouped.get(m.name, []) if score(r) is not None}
         for m in methods
     }
-    fresh = all(r.test_train_seeds is not None for r in runs)
+    reused = sum(r.test_train_seeds is None for r in runs)
     label = (
         "the test OOD % of each search seed's best evaluated candidate (selected on the "
         "validation set, scored on the test set after the search; the seed program excluded; "
         + (
             "trained again on seeds the search never used)"
-            if fresh
-            else "some trained again with the search's own seeds, the parameters it selected: "
+            if not reused
+            else ("" if reused == len(runs) else f"{reused} of {len(runs)} ")
+            + "trained again with the search's own seeds, the parameters it selected: "
             "optimistic)"
         )
         if on_test
