@@ -257,8 +257,14 @@ def _plot(spec, programs, cells, machines: str, path: pathlib.Path) -> None:
     ax.set_title(f"OOD accuracy by task ({spec['preset']} protocol, seeds {list(spec['seeds'])})")
     ax.legend(fontsize=7)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
+    searched = [p.label for p in programs if p.search_seeds]
+    found = (
+        f" ({', '.join(searched)}: found by a search, its editor in its run)" if searched else ""
+    )
     labels.caption(
-        fig, f"{spec['preset']} protocol; fixed programs (no editor); measured on {machines}"
+        fig,
+        f"{spec['preset']} protocol; programs trained as given, no editor in this "
+        f"benchmark{found}; measured on {machines}",
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(path), dpi=110)
