@@ -47,6 +47,15 @@ differ in valid rate, entanglement and best score at budget, when no LLM is invo
 `scripts/results/compare-offline.sh` (through `scripts/controls_offline.sh`), then
 `python scripts/compare_table.py results/compare-offline` (the block below, from `data/`).
 
+Final tests: after each search its seed and best candidate were trained again on the seed
+after the search's own (search seed S: seed S + 1, never a seed it selected with) and scored
+once on the official OOD test set. The eight searches that finished before that rule (their
+final tests reused the search's seed, the parameters it selected) were scored again under it
+by the comparison itself on 2026-11-28; each `run.db` keeps the earlier scores under
+`run_meta['final_test']['superseded']`, and the searches themselves are unchanged. The
+comparison ran in parts on several machines, each resumed from the last one's committed
+checkpoint (`data/segments.json`: each part's host, commit and log).
+
 <!-- generated -->
 <!-- end generated -->
 MD
