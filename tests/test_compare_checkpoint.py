@@ -138,22 +138,33 @@ def test_the_copy_further_along_wins_both_ways(work, tmp_path):
     assert not list(work.rglob(".*.restoring")) and not list(work.rglob(".*.old"))
 
 
+def _final_test_seeds(run: Path, seeds: list[int] | None) -> None:
+    """Sets (or, None, drops as a run before the fresh-seed rule stored it) the final test's
+    `train_seeds` in `run`'s database."""
+    with sqlite3.connect(run / "run.db") as con:
+        (value,) = con.execute("SELECT value FROM run_meta WHERE key = 'final_test'").fetchone()
+        stored = {k: v for k, v in json.loads(value).items() if k != "train_seeds"}
+        if seeds is not None:
+            stored["train_seeds"] = seeds
+        con.execute("UPDATE run_meta SET value = ? WHERE key = 'final_test'", (json.dumps(stored),))
+
+
 def test_a_final_test_scored_again_on_fresh_seeds_replaces_the_stale_copy(work, tmp_path):
     """A finished search whose final test reused its seeds (the checkpoint's) and the same
     search after `compare` scored its final test again on fresh seeds: the fresh one wins."""
     checkpoint, finished = tmp_path / "checkpoint", "spark/seed-0"
+    _final_test_seeds(work / finished, None)
+    assert run_status(work / finished) == "stale"
     assert _checkpoint("save", work, checkpoint).returncode == 0
-    assert run_status(work / finished) == "stale"  # this data predates the rule
-    with sqlite3.connect(work / finished / "run.db") as con:
-        (value,) = con.execute("SELECT value FROM run_meta WHERE key = 'final_test'").fetchone()
-        fresh = {**json.loads(value), "train_seeds": [1]}
-        con.execute("UPDATE run_meta SET value = ? WHERE key = 'final_test'", (json.dumps(fresh),))
+    assert run_status(checkpoint / finished) == "stale"
+    _final_test_seeds(work / finished, [1])  # what `compare` leaves after scoring it again
     assert run_status(work / finished) == "finished"
     saved = _checkpoint("save", work, checkpoint)
     assert f"save: {finished}: finished" in saved.stdout
     assert run_status(checkpoint / finished) == "finished"
     elsewhere = tmp_path / "elsewhere" / "cmp"  # a machine that still holds the stale copy
     shutil.copytree(SOURCE, elsewhere, ignore=shutil.ignore_patterns("plots", "*.md", "*.txt"))
+    _final_test_seeds(elsewhere / finished, None)
     restored = _checkpoint("restore", checkpoint, elsewhere)
     assert f"restore: {finished}: finished" in restored.stdout
     assert run_status(elsewhere / finished) == "finished"
