@@ -53,7 +53,7 @@ once on the official OOD test set. The eight searches that finished before that 
 final tests reused the search's seed, the parameters it selected) were scored again under it
 by the comparison itself on 2026-11-28; each `run.db` keeps the earlier scores under
 `run_meta['final_test']['superseded']`, and the searches themselves are unchanged. The
-comparison ran in parts on several machines, each resumed from the last one's committed
+comparison ran in parts (sessions), each resumed from the last one's committed
 checkpoint (`data/segments.json`: each part's host, commit and log).
 
 <!-- generated -->
