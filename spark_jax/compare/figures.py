@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 from spark_jax.compare.runner import ComparePlan, run_dir_of
 from spark_jax.report.accounting import RunAccounting, best_within, find_meta, read_meta, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
+from spark_jax.search.final_test import recorded_train_seeds
 from spark_jax.search.queries import RunQueries
 from spark_jax.search.rundb import RunDB
 
@@ -68,11 +69,6 @@ def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None
     return None
 
 
-def _train_seeds(final_test: Mapping[str, Any] | None) -> tuple[int, ...] | None:
-    seeds = (final_test or {}).get("train_seeds")
-    return None if seeds is None else tuple(int(s) for s in seeds)
-
-
 def run_figures(
     method: str,
     seed: int,
@@ -93,7 +89,7 @@ def run_figures(
         method, seed, acc, editor, n_llm, tokens, machine,
         test_best=_final_test(final_test, "best"),
         test_seed=_final_test(final_test, "seed"),
-        test_train_seeds=_train_seeds(final_test),
+        test_train_seeds=recorded_train_seeds(final_test),
         selection=str((final_test or {}).get("selection_source") or ""),
         roles=tuple(sorted({str(c["role"]) for c in calls if c.get("role")})),
     )  # fmt: skip

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from spark_jax.report import significance
 from spark_jax.report.accounting import RunAccounting, find_meta
+from spark_jax.search.final_test import recorded_train_seeds
 from spark_jax.util import markdown
 
 __all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
@@ -139,13 +140,8 @@ def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) ->
         k=int(k),
         ood_val_seed=find_meta(meta, "fitness.ood_val_seed"),
         final=final,
-        final_seeds=_final_seeds(final_test),
+        final_seeds=recorded_train_seeds(final_test),
     )
-
-
-def _final_seeds(final_test: Mapping[str, Any] | None) -> tuple[int, ...] | None:
-    seeds = (final_test or {}).get("train_seeds")
-    return None if seeds is None else tuple(int(s) for s in seeds)
 
 
 def reported_ood(view: NoiseView, e: Mapping[str, Any]) -> float | None:

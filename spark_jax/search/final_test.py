@@ -16,7 +16,7 @@ again on a resume and kept under `superseded`, never dropped.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Mapping
 
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob
@@ -29,6 +29,7 @@ __all__ = [
     "META_KEY",
     "final_programs",
     "predates_fresh_seeds",
+    "recorded_train_seeds",
     "score_final_programs",
     "train_seeds",
 ]
@@ -42,11 +43,17 @@ def train_seeds(cfg: SearchConfig) -> tuple[int, ...]:
     return tuple(range(cfg.seed + k, cfg.seed + 2 * k))
 
 
-def predates_fresh_seeds(stored: dict[str, Any] | None) -> bool:
+def recorded_train_seeds(stored: Mapping[str, Any] | None) -> tuple[int, ...] | None:
+    """The training seeds `stored` (a run's `final_test` meta) records; None for a record
+    written before `train_seeds` (or none at all)."""
+    seeds = (stored or {}).get("train_seeds")
+    return None if seeds is None else tuple(int(s) for s in seeds)
+
+
+def predates_fresh_seeds(stored: Mapping[str, Any] | None) -> bool:
     """Whether `stored` (a run's `final_test` meta) holds programs scored before
     `train_seeds` (on the search's own seeds, the parameters it selected)."""
-    stored = stored or {}
-    return bool(stored.get("programs")) and "train_seeds" not in stored
+    return bool((stored or {}).get("programs")) and recorded_train_seeds(stored) is None
 
 
 def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[str]]:
@@ -77,6 +84,7 @@ async def score_final_programs(
         superseded.append({k: v for k, v in stored.items() if k != "superseded"})
         stored = {}
     programs: dict[str, Any] = dict(stored.get("programs") or {})
+    kept = {"superseded": superseded} if superseded else {}
     seeds = train_seeds(cfg)
     header = dict(
         protocol=cfg.protocol.name,
@@ -112,10 +120,6 @@ async def score_final_programs(
             error_type=result.error_type,
             error=result.error[:500],
         )
-        db.set_meta(META_KEY, dict(header, programs=programs, **_kept(superseded)))
-    db.set_meta(META_KEY, dict(header, programs=programs, **_kept(superseded)))
+        db.set_meta(META_KEY, dict(header, programs=programs, **kept))
+    db.set_meta(META_KEY, dict(header, programs=programs, **kept))
     return programs
-
-
-def _kept(superseded: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"superseded": superseded} if superseded else {}
