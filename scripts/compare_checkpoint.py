@@ -34,9 +34,10 @@ machine.
 
 `finish`, once the comparison has finished and been copied to DATA_DIR (scripts/compare_copy.py
 and run.json), copies segments.json there, writes into run.json a `wall_note` that says the
-comparison ran in parts (the last invocation's wall time beside it), and deletes CHECKPOINT_DIR
-and DATA_DIR/segment.json (the finishing machine's part, which tells its own saves from the
-earlier machines'). A comparison that ran in one part gets neither file nor note.
+comparison ran in parts (their spans added up, and the last invocation's wall time), and
+deletes CHECKPOINT_DIR and DATA_DIR/segment.json (the finishing machine's part, which tells its
+own saves from the earlier machines'). A comparison that ran in one part gets neither file nor
+note.
 
 `begin` starts this machine's part, where no checkpoint is restored.
 
@@ -46,6 +47,7 @@ scripts/results/compare-offline.sh).
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import json
 import pathlib
@@ -181,6 +183,11 @@ def _utc(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
+def _epoch(stamp: str) -> float:
+    """The inverse of _utc."""
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+
 def segment_of(compare_dir: pathlib.Path) -> dict:
     """This machine's part of the comparison (segment.json beside COMPARE_DIR, where
     scripts/controls_offline.sh keeps its log and copies both to DATA_DIR), started if new."""
@@ -309,6 +316,19 @@ def _own_part(segments: list[dict], meta: dict) -> dict:
     return max(own, key=lambda s: s["started_utc"]) if own else {}
 
 
+def wall_note(parts: list[dict]) -> str:
+    """What run.json says of a comparison's wall time when it ran in `parts` (the last one
+    ended, with its wall_seconds): their number and their spans added up, each earlier part
+    from its start to its last save (work after that save was done again)."""
+    earlier = sum(_epoch(p["saved_utc"]) - _epoch(p["started_utc"]) for p in parts[:-1])
+    total = (earlier + parts[-1]["wall_seconds"]) / 3600
+    return (
+        f"in {len(parts)} parts, each resumed from the last one's committed checkpoint "
+        f"(data/{SEGMENTS}: each part's host, commit, start and last save), {total:.1f} h "
+        f"together; the last part {parts[-1]['wall_seconds'] / 60:.1f} min"
+    )
+
+
 def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[tuple[str, bool]]:
     """Carries the parts' record into a finished comparison's DATA_DIR; drops the checkpoint."""
     meta_path = data / "run.json"
@@ -327,11 +347,7 @@ def finish(checkpoint: pathlib.Path, data: pathlib.Path) -> list[tuple[str, bool
         ended.update(ended_utc=meta["date_utc"], wall_seconds=meta["wall_seconds"])
         parts = [*earlier, ended]
         (data / SEGMENTS).write_text(json.dumps(parts, indent=1) + "\n", encoding="utf-8")
-        meta["wall_note"] = (
-            f"in {len(parts)} parts, each resumed from the last one's committed checkpoint "
-            f"(data/{SEGMENTS}: each part's host and commit); the last part "
-            f"{meta['wall_seconds'] / 60:.1f} min"
-        )
+        meta["wall_note"] = wall_note(parts)
         meta_path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
     shutil.rmtree(checkpoint, ignore_errors=True)
     if not earlier:

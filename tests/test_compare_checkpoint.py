@@ -212,6 +212,7 @@ def test_finish_records_the_parts_and_drops_the_checkpoint(work, tmp_path):
     assert [p["commit"] for p in parts][1:] == ["def"] and parts[-1]["wall_seconds"] == 600
     note = json.loads((data / "run.json").read_text())["wall_note"]
     assert note.startswith("in 2 parts,") and note.endswith("the last part 10.0 min")
+    assert "0.2 h together" in note  # the first part's few seconds to its save, then 600 s
 
 
 def test_finish_of_a_run_in_one_part_records_no_parts(work, tmp_path):

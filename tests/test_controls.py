@@ -329,3 +329,23 @@ def test_first_verdicts_match_the_table_and_give_the_generated_answer(tmp_path):
     assert script._write_answer(readme, "new.") == readme.replace("old.", "new.")
     by_hand = "**Answer.** typed.\n\n## Protocol\n"
     assert script._write_answer(by_hand, "new.") == by_hand
+
+    # A rate's range names every method at its ends, as the table rounds them (ties included).
+    def row(name, mean):
+        return types.SimpleNamespace(
+            method=types.SimpleNamespace(name=name), rate=types.SimpleNamespace(mean=mean)
+        )
+
+    ranged = [row("spark", 0.0), row("openevolve", 0.001), row("eoh", 0.5), row("x", None)]
+    expect = "ranges from 0.00 (`spark`, `openevolve`) to 0.50 (`eoh`)"
+    assert script._ranged(ranged, "rate") == expect
+    assert script._ranged(ranged[:2], "rate") == "is 0.00 for every method"
+
+    # Searches that ended with the same best program are named together; unique ones are not.
+    def ended(method, seed, best):
+        return types.SimpleNamespace(method=method, seed=seed, best_program=best)
+
+    shared = script._shared_bests([ended("spark", 0, "ab" * 8), ended("eoh", 0, "ab" * 8),
+                                   ended("eoh", 1, "cd" * 8), ended("x", 2, "")])  # fmt: skip
+    assert shared.endswith(": `abababab` (`spark` 0, `eoh` 0).")
+    assert "different program" in script._shared_bests([ended("spark", 0, "ab" * 8)])

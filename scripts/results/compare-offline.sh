@@ -7,8 +7,9 @@
 # Resumable: the comparison lives in WORK (default benchmarks/compare-offline) until it has
 # finished and been copied (run it again to resume). CPU cost on the 2-core VM: 18 searches,
 # two at a time, each running the common attempt cap of 12 (every method the same; the
-# budget does not stop a run) and then its final test of seed and best: about 8 hours quiet,
-# more than one machine lives here. So it also resumes on another machine:
+# budget does not stop a run) and then its final test of seed and best: 9.1 h of evaluation
+# jobs, 5.2 h of wall (results/compare-offline/data/run.json), more than one machine lives
+# here. So it also resumes on another machine:
 #   scripts/results/compare-offline.sh --save   (while it runs, or after it was stopped)
 # snapshots WORK into the committed checkpoint results/.unfinished/compare-offline (every
 # search, finished or part-done; scripts/compare_checkpoint.py), and a run on a fresh
@@ -49,12 +50,12 @@ differ in valid rate, entanglement and best score at budget, when no LLM is invo
 
 Final tests: after each search its seed and best candidate were trained again on the seed
 after the search's own (search seed S: seed S + 1, never a seed it selected with) and scored
-once on the official OOD test set. The eight searches that finished before that rule (their
-final tests reused the search's seed, the parameters it selected) were scored again under it
-by the comparison itself on 2026-11-28; each `run.db` keeps the earlier scores under
-`run_meta['final_test']['superseded']`, and the searches themselves are unchanged. The
-comparison ran in parts (sessions), each resumed from the last one's committed
-checkpoint (`data/segments.json`: each part's host, commit and log).
+once on the official OOD test set. A search whose final test predates that rule (it reused
+the search's seed) is scored again under it by the comparison itself; its `run.db` keeps the
+earlier scores under `run_meta['final_test']['superseded']`. A comparison that ran in parts
+says so in the block below (`data/segments.json`: each part's host, commit, start, last save
+and log); a search that ran across two parts counts the pause in `runs.csv`'s `wall_hours`
+(its first to last recorded event), not in the summed evaluation jobs.
 
 <!-- generated -->
 <!-- end generated -->

@@ -45,6 +45,7 @@ class RunFigures:
     # rule and reused the search's own seeds (the parameters the search selected).
     test_train_seeds: tuple[int, ...] | None = None
     selection: str = ""  # the run's fitness source ('' when not recorded)
+    best_program: str = ""  # the program id of the final test's best candidate ('' if none)
     roles: tuple[str, ...] = ()  # the roles of its calls (a control's role names its form)
 
 
@@ -69,6 +70,14 @@ def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None
     return None
 
 
+def _final_program(final_test: Mapping[str, Any] | None, role: str) -> str:
+    """The program id of the final program with `role`; '' when the run recorded none."""
+    for program_id, entry in ((final_test or {}).get("programs") or {}).items():
+        if role in entry.get("roles", ()):
+            return str(program_id)
+    return ""
+
+
 def run_figures(
     method: str,
     seed: int,
@@ -91,6 +100,7 @@ def run_figures(
         test_seed=_final_test(final_test, "seed"),
         test_train_seeds=recorded_train_seeds(final_test),
         selection=str((final_test or {}).get("selection_source") or ""),
+        best_program=_final_program(final_test, "best"),
         roles=tuple(sorted({str(c["role"]) for c in calls if c.get("role")})),
     )  # fmt: skip
 
