@@ -17,7 +17,7 @@ from spark_jax.benchmark import stats
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.report import significance
 from spark_jax.report.accounting import find_meta, meta_group, read_meta, summarize
-from spark_jax.search import best_program
+from spark_jax.search import best_program, final_test
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import markdown
 
@@ -30,11 +30,20 @@ def _pct(x: float | None) -> str:
     return markdown.DASH if x is None else f"{100 * x:.2f}"
 
 
+def _tested_on(seeds: tuple[int, ...] | None) -> str:
+    """How the search's final test trained its two programs (its `train_seeds`)."""
+    if seeds is None:  # a record from before the fresh-seed rule
+        return "trained again with the search's own seed (the parameters it selected: optimistic)"
+    named = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    return f"trained again on {named} (never used by the search)"
+
+
 def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
     """The search's facts and its table (validation selection, then the test set once)."""
     with RunDB.open(out / "run.db") as db:
         best = best_program.best_program(db)
-        final = (db.get_meta("final_test") or {}).get("programs") or {}
+        record = db.get_meta("final_test") or {}
+        final = record.get("programs") or {}
         meta, created = read_meta(db)
         acc = summarize(db, meta, created)
     facts = dict(
@@ -45,6 +54,7 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
         budget=find_meta(meta, "budget"),
         hours=f"wall {acc.wall_hours or 0:.2f} h (first to last record, pauses between "
         f"sessions included), device {acc.device_hours:.2f} h",
+        tested=_tested_on(final_test.recorded_train_seeds(record)),
     )
     if best is None:
         raise SystemExit(f"{out / 'run.db'}: the seed was not evaluated")
@@ -64,7 +74,13 @@ def _search(out: pathlib.Path) -> tuple[dict, list[str]]:
     ]  # fmt: skip
     head = ["program", "id", "selection: validation-size OOD set (%)", "official OOD test (%)"]
     facts.update(is_seed=best.is_seed, best_id=best.program_id)
-    return facts, markdown.table(head, rows)
+    note = f"The test column: each program {facts['tested']}, after the search."
+    if record.get("superseded"):  # a final test from before the fresh-seed rule, scored again
+        note += (
+            " Scored again under that rule once the search had finished; the earlier final "
+            "test (the search's own seed) is kept in `run.db` under `superseded`."
+        )
+    return facts, [*markdown.table(head, rows), "", note]
 
 
 def _benchmark(out: pathlib.Path) -> tuple[stats.PairedComparison | None, dict, list[str]]:
@@ -201,8 +217,8 @@ def render(out: pathlib.Path) -> str:
         "scripts/default_search_table.py results/default-search`.",
         f"- **Search.** {facts['attempts']} attempts, {facts['evaluated']} evaluated candidates "
         f"and the seed's own evaluation (`budget: {facts['budget']}` counts the seed); "
-        f"selected on the validation-size OOD set, the seed and the best scored once on the "
-        f"official test set; {facts['hours']}; {versions}.",
+        f"selected on the validation-size OOD set, the seed and the best {facts['tested']} "
+        f"and scored once on the official test set; {facts['hours']}; {versions}.",
         f"- **Benchmark.** seeds {list(bench['seeds'])} (the search trained with seed 0); "
         f"`smoke` preset; {bench['hours']}.",
         f"- **Code.** {_provenance(out)} (the work's first step; resumes ran the same code).",
