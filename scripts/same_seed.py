@@ -31,6 +31,7 @@ from spark_jax.util import labels, markdown
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EARLIER = ROOT / "results" / "bench" / "seed-modes-dfs-smoke.json"
 EARLIER_NAME = "results/bench/seed-modes-dfs-smoke.json"
+EARLIER_NOTE = "earlier-record.json"  # in OUT/data: when EARLIER entered the repository
 SEEDS = (0, 1, 2)
 TASK, PRESET, PROGRAM = "dfs", "smoke", "processors/triplet_gmpnn.py"
 FIGURES = ("ood_score", "val_score", "best_step", "final_loss")
@@ -119,6 +120,20 @@ def run(out: pathlib.Path, commit: str | None) -> pathlib.Path:
     )  # fmt: skip
     path = out / "data" / f"{sha}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
+    record_earlier(out)
+    return path
+
+
+def record_earlier(out: pathlib.Path) -> pathlib.Path:
+    """OUT/data/EARLIER_NOTE: where and when the earlier VM's record entered the repository
+    (from git, once, so the table never needs the history)."""
+    path = out / "data" / EARLIER_NOTE
+    if not path.is_file():
+        stamps = _git("log", "--follow", "--format=%h %ct", "--", EARLIER_NAME).splitlines()
+        commit, stamp = stamps[-1].split() if stamps else ("", "")
+        committed = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamp))) if stamp else ""
+        note = dict(record=EARLIER_NAME, first_commit=commit, committed_utc=committed)
+        path.write_text(json.dumps(note, indent=1) + "\n")
     return path
 
 
@@ -128,17 +143,6 @@ def _earlier() -> dict[int, dict]:
     return {s: r for s, r in zip(data["seeds"], data["runs"]["alone"]["per_seed"], strict=True)}
 
 
-def _committed(path: str) -> str:
-    """When `path` was first committed (UTC), from git; 'at an unknown time' without history."""
-    try:
-        stamps = _git("log", "--follow", "--format=%ct", "--", path).split()
-    except (OSError, subprocess.CalledProcessError):
-        stamps = []
-    if not stamps:
-        return "at an unknown time"
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamps[-1])))
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.2f}"
 
@@ -146,7 +150,8 @@ def _pct(x: float) -> str:
 def table(out: pathlib.Path) -> list[str]:
     """OUT/runs.csv and the README's generated block and answer, from OUT/data and EARLIER."""
     earlier = _earlier()
-    here = [json.loads(p.read_text()) for p in sorted((out / "data").glob("*.json"))]
+    runs = sorted(p for p in (out / "data").glob("*.json") if p.name != EARLIER_NOTE)
+    here = [json.loads(p.read_text()) for p in runs]
     if not here:
         raise SystemExit(f"{out / 'data'}: no run on this machine yet (--run)")
     rows, csv_rows = [], [("machine", "commit", "seed", *FIGURES)]
@@ -207,11 +212,12 @@ def table(out: pathlib.Path) -> list[str]:
         for h in here
     )  # fmt: skip
     earlier_meta = json.loads(EARLIER.read_text())
+    note = json.loads((out / "data" / EARLIER_NOTE).read_text())
     block = [
         BEGIN,
         f"This VM: {machines}. The earlier VM: {earlier_meta['machine']}, jax "
-        f"{earlier_meta['jax']}, committed {_committed(EARLIER_NAME)} ({EARLIER_NAME}; its "
-        "CPU model and boot were not recorded).",
+        f"{earlier_meta['jax']}, {EARLIER_NAME} first committed in `{note['first_commit']}` "
+        f"at {note['committed_utc']} (its CPU model and boot were not recorded).",
         "",
         *markdown.table(head, rows),
         END,
@@ -233,7 +239,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--run", action="store_true", help="train the seeds on this machine")
     parser.add_argument("--commit", help="with --run: train at this commit (a git worktree)")
+    parser.add_argument("--record-earlier", action="store_true",
+                        help="only write OUT/data/" + EARLIER_NOTE + " (--run writes it too)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.record_earlier:
+        print(record_earlier(args.out))
+        return 0
     if args.run:
         print(run(args.out, args.commit))
         return 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # results/same-seed-machines: one smoke training of our port (dfs, seeds 0-2) on this machine,
-# at this checkout and at commit 559de3e (the commit of the earlier VM's record), against the
-# earlier VM's record of the same trainings (results/bench/seed-modes-dfs-smoke.json). About
-# 15 minutes on the 2-core VM. Fixed programs, no editor, no LLM.
+# at this checkout and at commit 559de3e (which added the script that wrote the earlier VM's
+# record), against the earlier VM's record of the same trainings
+# (results/bench/seed-modes-dfs-smoke.json). About 10 minutes on the 2-core VM. Fixed
+# programs, no editor, no LLM.
 NAME=same-seed-machines ARG=${1:-}; source "$(dirname "$0")/_lib.sh"
 done_if results/same-seed-machines/runs.csv
 out=results/same-seed-machines
@@ -10,8 +11,8 @@ mkdir -p "$out"
 [ -f "$out/README.md" ] || cat > "$out/README.md" <<'MD'
 # The same seed on another machine: one smoke training, two VMs
 
-**Label.** `smoke`; two 2-core x86_64 CPU VMs of the same kind (this one and an earlier one);
-no editor, no LLM: one fixed program, trained again.
+**Label.** `smoke`; two 2-core x86_64 CPU VMs (this one and an earlier session's); no
+editor, no LLM: one fixed program, trained again.
 
 **Question.** Trained with the same code, program, task, preset and training seed, does a
 smoke training give the same figures on another machine of the same kind? A researcher who
@@ -25,7 +26,8 @@ needs to know whether "the same seed" means the same run.
 
 - **Command.** `scripts/results/same-seed-machines.sh`: `python scripts/same_seed.py
   results/same-seed-machines --run` (this checkout) and `--run --commit 559de3e` (the commit
-  at which the earlier VM's record was written), each `spark-jax evaluate
+  that added `scripts/seed_modes.py`, which wrote the earlier VM's record; the record itself
+  was committed in 33d8b09), each `spark-jax evaluate
   processors/triplet_gmpnn.py --task dfs --preset smoke --seed S` for S = 0, 1, 2, one process
   per seed; then `python scripts/same_seed.py results/same-seed-machines` (the block below and
   `runs.csv`, from `data/` and the earlier record).
@@ -34,7 +36,8 @@ needs to know whether "the same seed" means the same run.
   VM: the block below says when it was committed and when this VM booted (each session's VM
   is a fresh one, with a fresh environment).
 - **Data.** `data/<commit>.json`: this machine's label, CPU model and vector extensions,
-  package versions, and per seed the figures `spark-jax evaluate` reports.
+  boot time, package versions, and per seed the figures `spark-jax evaluate` reports;
+  `data/earlier-record.json`: the commit and time the earlier record entered the repository.
 - **Limits.** The earlier record names the machine's label and jax's version only: its CPU
   model, jaxlib build and other packages were not recorded, so "machine" here means the
   machine with its environment, not the CPU alone. Three seeds of one program on one task.
