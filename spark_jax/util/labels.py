@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import os
+import pathlib
 import platform
 from typing import Any
 
@@ -38,8 +39,32 @@ def package_versions(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def machine_label() -> str:
-    """'host (x86_64, 2 CPUs)': the machine this process runs on (imports no jax)."""
-    return f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs)"
+    """'host (x86_64, 2 CPUs: AMD EPYC, AVX-512)': the machine this process runs on, its CPU
+    model where the system names it (imports no jax). Two machines with the same host name
+    and core count can train the same seed to other figures (results/same-seed-machines)."""
+    cpu = cpu_label()
+    return f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs" + (
+        f": {cpu})" if cpu else ")"
+    )
+
+
+def cpu_label(cpuinfo: str | None = None) -> str:
+    """'AMD EPYC, AVX-512': the CPU model and whether it has AVX-512 (which XLA's CPU code
+    generation uses), from Linux's /proc/cpuinfo (or `cpuinfo`); else Python's
+    `platform.processor()`; '' when neither names it."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = pathlib.Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            cpuinfo = ""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    model = fields.get("model name") or platform.processor()
+    if not model or model == platform.machine():  # some systems answer the architecture
+        return ""
+    return model + (", AVX-512" if "avx512f" in fields.get("flags", "").split() else "")
 
 
 def measured_on() -> str:
