@@ -166,14 +166,10 @@ def _answer(methods: list, grouped: dict, rows: list, budget: int | None) -> str
 def _write_answer(text: str, answer: str) -> str:
     """`text` with the `**Answer.**` paragraph after ANSWER_MARK replaced by `answer`; `text`
     unchanged when it has no mark (an answer written by hand)."""
-    if ANSWER_MARK not in text:
-        return text
-    start = text.index(ANSWER_MARK) + len(ANSWER_MARK) + 1
-    if not text.startswith("**Answer.**", start):
-        raise SystemExit(f"{ANSWER_MARK} is not followed by the **Answer.** paragraph")
-    stop = text.find("\n\n", start)
-    stop = len(text) if stop < 0 else stop
-    return text[:start] + f"**Answer.** {answer}" + text[stop:]
+    try:
+        return markdown.replace_answer(text, ANSWER_MARK, answer)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
 
 
 def main(out: pathlib.Path) -> None:
@@ -269,8 +265,7 @@ def main(out: pathlib.Path) -> None:
     ]
     readme = out / "README.md"
     text = readme.read_text(encoding="utf-8")
-    start, stop = text.index(BEGIN), text.index(END) + len(END)
-    text = text[:start] + "\n".join(generated) + text[stop:]
+    text = markdown.splice(text, BEGIN, END, generated)
     readme.write_text(_write_answer(text, _answer(methods, grouped, rows, plan.budget)), "utf-8")
     print("\n".join(generated))
 

@@ -61,21 +61,21 @@ def best_at_budget(acc: RunAccounting, budget: int | None) -> float | None:
     return best_candidate_ood(acc) if budget is None else best_within(acc, budget)
 
 
-def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None:
-    """Test OOD of the final program with `role` ('best', 'seed') from run_meta's
-    `final_test`; None when the run scored none."""
-    for entry in ((final_test or {}).get("programs") or {}).values():
-        if role in entry.get("roles", ()) and entry.get("ok") and entry.get("evaluation"):
-            return entry["evaluation"].get("ood_score")
-    return None
-
-
-def _final_program(final_test: Mapping[str, Any] | None, role: str) -> str:
-    """The program id of the final program with `role`; '' when the run recorded none."""
+def _final_entry(final_test: Mapping[str, Any] | None, role: str) -> tuple[str, Mapping]:
+    """The final program with `role` ('best', 'seed') in run_meta's `final_test`: its id and
+    entry; ('', {}) when the run recorded none."""
     for program_id, entry in ((final_test or {}).get("programs") or {}).items():
         if role in entry.get("roles", ()):
-            return str(program_id)
-    return ""
+            return str(program_id), entry
+    return "", {}
+
+
+def _final_test(final_test: Mapping[str, Any] | None, role: str) -> float | None:
+    """Test OOD of the final program with `role`; None when the run scored none."""
+    entry = _final_entry(final_test, role)[1]
+    if entry.get("ok") and entry.get("evaluation"):
+        return entry["evaluation"].get("ood_score")
+    return None
 
 
 def run_figures(
@@ -100,7 +100,7 @@ def run_figures(
         test_seed=_final_test(final_test, "seed"),
         test_train_seeds=recorded_train_seeds(final_test),
         selection=str((final_test or {}).get("selection_source") or ""),
-        best_program=_final_program(final_test, "best"),
+        best_program=_final_entry(final_test, "best")[0],
         roles=tuple(sorted({str(c["role"]) for c in calls if c.get("role")})),
     )  # fmt: skip
 

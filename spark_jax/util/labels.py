@@ -7,13 +7,17 @@ machine cannot be compared with another; figures say both in a caption line.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import pathlib
 import platform
-from typing import Any
+import types
+from typing import Any, Mapping
 
 __all__ = [
     "caption",
+    "cpu_fields",
+    "cpu_label",
     "editor_label",
     "machine_label",
     "measured_on",
@@ -52,19 +56,30 @@ def cpu_label(cpuinfo: str | None = None) -> str:
     """'AMD EPYC, AVX-512': the CPU model and whether it has AVX-512 (which XLA's CPU code
     generation uses), from Linux's /proc/cpuinfo (or `cpuinfo`); else Python's
     `platform.processor()`; '' when neither names it."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = pathlib.Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            cpuinfo = ""
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
+    fields = cpu_fields() if cpuinfo is None else _first_processor(cpuinfo)
     model = fields.get("model name") or platform.processor()
     if not model or model == platform.machine():  # some systems answer the architecture
         return ""
     return model + (", AVX-512" if "avx512f" in fields.get("flags", "").split() else "")
+
+
+@functools.cache
+def cpu_fields() -> Mapping[str, str]:
+    """This machine's first processor in /proc/cpuinfo ('model name', 'flags', ...), read once
+    per process (a label is taken per evaluation); {} where there is no such file."""
+    try:
+        cpuinfo = pathlib.Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        cpuinfo = ""
+    return types.MappingProxyType(_first_processor(cpuinfo))  # cached: read-only
+
+
+def _first_processor(cpuinfo: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
 
 
 def measured_on() -> str:

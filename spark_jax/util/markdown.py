@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-__all__ = ["DASH", "cell", "document", "row", "section", "table"]
+__all__ = ["DASH", "cell", "document", "replace_answer", "row", "section", "splice", "table"]
 
 DASH = "—"  # an empty or unknown cell
 
@@ -71,3 +71,24 @@ def section(title: str, body: Iterable[str], level: int = 2) -> list[str]:
 def document(sections: Iterable[Sequence[str]], end: str = "") -> str:
     """The sections' lines joined by newlines, then `end`."""
     return "\n".join(line for s in sections for line in s) + end
+
+
+def splice(text: str, begin: str, end: str, block: Sequence[str]) -> str:
+    """`text` with its part from the marker `begin` through the marker `end` replaced by
+    `block`'s lines (a results README's generated block: `block` carries both markers)."""
+    start, stop = text.index(begin), text.index(end) + len(end)
+    return text[:start] + "\n".join(block) + text[stop:]
+
+
+def replace_answer(text: str, mark: str, answer: str) -> str:
+    """`text` with the `**Answer.**` paragraph on the line after `mark` replaced by `answer`;
+    `text` unchanged when it has no mark (an answer written by hand). ValueError when the
+    mark is not followed by that paragraph."""
+    if mark not in text:
+        return text
+    start = text.index(mark) + len(mark) + 1
+    if not text.startswith("**Answer.**", start):
+        raise ValueError(f"{mark} is not followed by the **Answer.** paragraph")
+    stop = text.find("\n\n", start)
+    stop = len(text) if stop < 0 else stop
+    return text[:start] + f"**Answer.** {answer}" + text[stop:]
