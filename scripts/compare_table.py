@@ -25,8 +25,8 @@ from spark_jax.compare.figures import best_at_budget, by_method, collect
 from spark_jax.compare.methods import resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.operator.baselines import BASELINES
-from spark_jax.report import significance
 from spark_jax.search.rundb import RunDB
+from spark_jax.stats import significance
 from spark_jax.util import labels, markdown
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

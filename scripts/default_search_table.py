@@ -15,10 +15,10 @@ import sys
 
 from spark_jax.benchmark import stats
 from spark_jax.benchmark.store import BenchmarkDB
-from spark_jax.report import significance
 from spark_jax.report.accounting import find_meta, meta_group, read_meta, summarize
 from spark_jax.search import best_program, final_test
 from spark_jax.search.rundb import RunDB
+from spark_jax.stats import significance
 from spark_jax.util import markdown
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -16,6 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "spark_jax"
 # Bottom to top: a subpackage may import itself and the floors before it.
 FLOORS = (
     "util",
+    "stats",
     "families",
     "config",
     "program",

@@ -24,9 +24,9 @@ from spark_jax.config.protocol import ConfigError
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.operator.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
-from spark_jax.report.proportions import fisher_exact, wilson
 from spark_jax.search.parent_pool import load_pool
 from spark_jax.search.schema import program_sha256
+from spark_jax.stats.proportions import fisher_exact, wilson
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 QUEUE_SCRIPT = ROOT / "scripts" / "llm_queue_model.py"

@@ -1,4 +1,4 @@
-"""Small-sample statistics (`report.significance`, `report.student_t`): every number checked
+"""Small-sample statistics (`stats.significance`): every number checked
 against a value computed by hand or by a textbook formula, not against the code itself."""
 
 from __future__ import annotations
@@ -8,56 +8,10 @@ import pathlib
 import statistics
 
 import pytest
+from scipy import stats as scipy_stats
 
 from spark_jax.benchmark import stats
-from spark_jax.report import significance as sig
-from spark_jax.report import student_t
-
-# -- the t distribution -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "t, dof, p",
-    [
-        (2.0, 10, 0.0733880347707404),  # textbook tables: two-sided p of t = 2 at 10 dof
-        (2.228138851986274, 10, 0.05),  # the 97.5% quantile of t(10)
-        (12.706204736174707, 1, 0.05),  # Cauchy: 2 * (1/2 - atan(t)/pi)
-        (1.0, 1, 0.5),  # Cauchy: atan(1) = pi/4
-        (0.0, 3, 1.0),
-    ],
-)
-def test_t_two_sided_p_matches_known_values(t, dof, p):
-    assert student_t.t_two_sided_p(t, dof) == pytest.approx(p, abs=1e-10)
-
-
-def test_t_with_two_dof_has_a_closed_form():
-    # t(2): P(T <= t) = 1/2 + t / (2 sqrt(2 + t^2)), for fractional t too.
-    for t in (-3.7, -0.4, 0.0, 0.9, 5.5):
-        assert student_t.t_cdf(t, 2) == pytest.approx(0.5 + t / (2 * math.sqrt(2 + t * t)))
-
-
-def test_t_quantile_inverts_the_cdf_and_tends_to_the_normal():
-    assert student_t.t_quantile(0.975, 10) == pytest.approx(2.228138851986274, abs=1e-9)
-    assert student_t.t_quantile(0.025, 10) == pytest.approx(-2.228138851986274, abs=1e-9)
-    z = statistics.NormalDist().inv_cdf(0.975)
-    assert student_t.t_quantile(0.975, 1e7) == pytest.approx(z, abs=1e-5)
-    for q, dof in ((0.9, 3.5), (0.6, 1.2), (0.999, 40)):
-        assert student_t.t_cdf(student_t.t_quantile(q, dof), dof) == pytest.approx(q, abs=1e-10)
-
-
-def test_betainc_symmetric_and_bad_input():
-    assert student_t.betainc(2.0, 3.0, 0.4) == pytest.approx(
-        1 - student_t.betainc(3.0, 2.0, 0.6), abs=1e-14
-    )
-    # I_x(1, b) = 1 - (1 - x)^b
-    assert student_t.betainc(1.0, 4.0, 0.3) == pytest.approx(1 - 0.7**4, abs=1e-14)
-    with pytest.raises(ValueError, match="a, b > 0"):
-        student_t.betainc(0.0, 1.0, 0.5)
-    with pytest.raises(ValueError, match="0 <= x <= 1"):
-        student_t.betainc(1.0, 1.0, 1.5)
-    with pytest.raises(ValueError, match="degrees of freedom"):
-        student_t.t_two_sided_p(1.0, 0)
-
+from spark_jax.stats import significance as sig
 
 # -- one task ---------------------------------------------------------------------------------
 
@@ -81,7 +35,7 @@ def test_welch_against_a_hand_computed_value():
     assert t.diff == pytest.approx(-3.5) and t.se == pytest.approx(math.sqrt(1.75))
     dof = 1.75**2 / ((7.5 / 9) ** 2 / 8 + (55 / 6 / 10) ** 2 / 9)
     assert dof == pytest.approx(16.99, abs=0.01)
-    assert t.p == pytest.approx(student_t.t_two_sided_p(3.5 / math.sqrt(1.75), dof))
+    assert t.p == pytest.approx(2 * scipy_stats.t.sf(3.5 / math.sqrt(1.75), dof))
     assert t.p == pytest.approx(0.01696, abs=5e-5)  # t(16.99) two-sided tail at 2.6458
 
 
@@ -118,7 +72,7 @@ def test_paired_t_beyond_the_exact_range():
     t = sig.task_test([x + y for x, y in zip(d, b)], b, paired=True)
     assert t.method == "paired t"
     tstat = 2.0 / (math.sqrt(0.75) / 3)
-    assert t.p == pytest.approx(student_t.t_two_sided_p(tstat, 8))
+    assert t.p == pytest.approx(2 * scipy_stats.t.sf(abs(tstat), 8))
 
 
 # -- a table ----------------------------------------------------------------------------------
@@ -166,7 +120,7 @@ def test_mean_difference_interval_from_the_seeds_within_tasks():
     se = math.sqrt(4 / 3 + 1 / 3 + 1 / 3) / 2
     parts = [4 / 3, 1 / 3, 1 / 3]  # each with 2 dof (the zero piece adds nothing)
     dof = sum(parts) ** 2 / sum(v * v / 2 for v in parts)
-    half = student_t.t_quantile(0.975, dof) * se
+    half = scipy_stats.t.ppf(0.975, dof) * se
     assert (ci.low, ci.high, ci.dof) == pytest.approx((2.5 - half, 2.5 + half, dof))
     mean, ci = sig.mean_difference([t1, sig.task_test([3.0], [1.0])])
     assert mean == pytest.approx(4.0) and ci is None  # a task under 2 seeds: not computable

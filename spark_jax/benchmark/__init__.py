@@ -4,7 +4,7 @@
   store    the benchmark database (plan and results; resumable)
   seeds    a searched program's search seeds; benchmark seeds kept disjoint from them
   runner   start / resume: submit the jobs without a result, record each as it lands
-  stats    per-task spread over seeds, verdicts against the baseline (report.significance)
+  stats    per-task spread over seeds, verdicts against the baseline (stats.significance)
   tables   report.md (paper-shaped table, comparison, reference rows), results.csv, bar plot
 
 May import: `report`, `search`, `evaluation` and everything below them.

@@ -23,9 +23,10 @@ from typing import Sequence
 from spark_jax import families
 from spark_jax.benchmark import seeds as seeds_lib
 from spark_jax.benchmark import stats
-from spark_jax.report import family_smoke, significance
+from spark_jax.report import family_smoke
 from spark_jax.search import best_program, loop
 from spark_jax.search.rundb import RunDB
+from spark_jax.stats import significance
 from spark_jax.util import files
 from spark_jax.util import markdown as markdown_lib
 

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from spark_jax.report import significance
+from spark_jax.stats import significance
 from spark_jax.util import labels
 
 __all__ = [

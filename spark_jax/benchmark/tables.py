@@ -15,7 +15,8 @@ from spark_jax.benchmark.plan import CLRS10
 from spark_jax.benchmark.seeds import program_lines
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import tasks as tasks_lib
-from spark_jax.report import reference, significance
+from spark_jax.report import reference
+from spark_jax.stats import significance
 from spark_jax.util import labels, markdown
 from spark_jax.util.files import write_atomic
 

@@ -6,7 +6,7 @@
   figures  each run's figures from its database (accounting, editor, calls, final test scores)
   tables   the comparison report from the runs' figures: per-method table, seed row
   verdicts every method against the first, and SPARK and OpenEvolve against each control
-           (report.significance: cannot tell, Holm)
+           (stats.significance: cannot tell, Holm)
   plots    the band plots (best-so-far vs evaluated, valid rate vs attempt)
 
 May import: `benchmark`, `report`, `search` and everything below them.

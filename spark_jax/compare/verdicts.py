@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 from spark_jax.compare.figures import RunFigures, best_at_budget
 from spark_jax.compare.methods import Method, is_control
-from spark_jax.report import significance
+from spark_jax.stats import significance
 from spark_jax.util import markdown
 
 __all__ = [
@@ -163,7 +163,8 @@ def _scores(methods, grouped, budget) -> tuple[dict[str, dict[int, float]], str]
         )
         if on_test
         else f"best at budget B={budget} of each search seed, OOD % on the set the search "
-        "selected with (the seed program excluded; a run selected on the test set carries "
+        "selected with (the seed counts toward B, its own score is not a candidate's: the "
+        f"best of the first {budget - 1 if budget else '—'} candidates after it; a run selected on the test set carries "
         "the winner's curse)"
     )
     return scores, label

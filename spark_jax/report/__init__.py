@@ -7,9 +7,6 @@
   reference   the paper's tables (shipped CSVs), each row with its true source, printed
               beside our runs
   spread      seed noise: per-seed scores and the verdict of the best against the seed
-  significance  small-sample verdicts shared with `benchmark` and `compare`: cannot tell,
-              exact permutation / Welch tests, Holm, intervals, minimal detectable difference
-  student_t   Student's t distribution (incomplete beta), no SciPy
 
-May import: `search`, `config`, `util`.
+May import: `search`, `config`, `stats`, `util`.
 """

@@ -23,8 +23,8 @@ import pathlib
 import statistics
 from typing import Iterable, Mapping, Sequence
 
-from spark_jax.report.proportions import fisher_exact, wilson
 from spark_jax.search.rundb import RunDB
+from spark_jax.stats.proportions import fisher_exact, wilson
 from spark_jax.util import markdown
 
 __all__ = ["MethodAttempts", "collect", "rates_plot", "table_lines"]

@@ -18,9 +18,9 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from spark_jax.report import significance
 from spark_jax.report.accounting import RunAccounting, find_meta
 from spark_jax.search.final_test import recorded_train_seeds
+from spark_jax.stats import significance
 from spark_jax.util import markdown
 
 __all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]

@@ -1,5 +1,9 @@
 """Small-sample verdicts shared by the search report, `benchmark` and `compare`.
 
+Distributions and the permutation tests are scipy.stats' (`t`, `norm`, `permutation_test`);
+what this module adds is the project's choices: which test at which seed count, when a test is
+not run at all, Holm over a table, the interval over a fixed task set and the MDD.
+
 One comparison is program A against program B on one task, from per-seed scores:
 
 - fewer than 2 seeds on either side: no test; the verdict is `cannot tell` (one seed has no
@@ -27,12 +31,12 @@ MDD = (z_{1-alpha/(2m)} + z_{power}) * SE, with SE the standard error of a task'
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import statistics
 from typing import Sequence
 
-from spark_jax.report import student_t
+import numpy as np
+from scipy import stats as scipy_stats
 
 __all__ = [
     "CANNOT_TELL",
@@ -113,33 +117,29 @@ def _t_p(diff: float, parts: Sequence[tuple[float, int]]) -> float:
     se = math.sqrt(sum(v for v, _ in parts))
     if se == 0.0:  # no spread on either side: any difference is exact
         return 1.0 if diff == 0.0 else 0.0
-    return student_t.t_two_sided_p(diff / se, _ws_dof(parts))
+    return float(2.0 * scipy_stats.t.sf(abs(diff / se), _ws_dof(parts)))
 
 
-def _at_least(stats: Sequence[float], observed: float) -> float:
-    """Share of `stats` at least as extreme as `observed` (a float tolerance for ties)."""
-    tol = 1e-9 * max(1.0, abs(observed))
-    return sum(s >= observed - tol for s in stats) / len(stats)
+def _abs_mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis))
 
 
-def _permutation_p(a: Sequence[float], b: Sequence[float]) -> float:
-    pooled, n_a, total = [*a, *b], len(a), math.fsum(a) + math.fsum(b)
-    n_b = len(pooled) - n_a
-    observed = abs(math.fsum(a) / n_a - math.fsum(b) / n_b)
-    stats = []
-    for pick in itertools.combinations(range(len(pooled)), n_a):
-        s_a = math.fsum(pooled[i] for i in pick)
-        stats.append(abs(s_a / n_a - (total - s_a) / n_b))
-    return _at_least(stats, observed)
+def _abs_mean_paired(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.abs(np.mean(x - y, axis=axis))
 
 
-def _sign_flip_p(d: Sequence[float]) -> float:
-    observed = abs(math.fsum(d)) / len(d)
-    stats = [
-        abs(math.fsum(s * x for s, x in zip(signs, d))) / len(d)
-        for signs in itertools.product((1.0, -1.0), repeat=len(d))
-    ]
-    return _at_least(stats, observed)
+def _exact_p(a: Sequence[float], b: Sequence[float], paired: bool) -> float:
+    """Two-sided exact p of |mean difference| over every relabelling (unpaired) or every sign
+    flip of the per-seed differences (paired): scipy's permutation test, enumerated in full."""
+    result = scipy_stats.permutation_test(
+        (np.asarray(a), np.asarray(b)),
+        _abs_mean_paired if paired else _abs_mean_difference,
+        permutation_type="samples" if paired else "independent",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative="greater",
+    )
+    return float(result.pvalue)
 
 
 def task_test(a: Sequence[float], b: Sequence[float], paired: bool = False) -> TaskTest:
@@ -157,10 +157,10 @@ def task_test(a: Sequence[float], b: Sequence[float], paired: bool = False) -> T
     if paired:
         d = [x - y for x, y in zip(a, b)]
         parts = ((_var(d) / len(d), len(d) - 1),)
-        method, p = ("exact sign-flip", _sign_flip_p(d)) if exact else ("paired t", None)
+        method, p = ("exact sign-flip", _exact_p(a, b, True)) if exact else ("paired t", None)
     else:
         parts = ((_var(a) / len(a), len(a) - 1), (_var(b) / len(b), len(b) - 1))
-        method, p = ("exact permutation", _permutation_p(a, b)) if exact else ("Welch's t", None)
+        method, p = ("exact permutation", _exact_p(a, b, False)) if exact else ("Welch's t", None)
     p = _t_p(diff, parts) if p is None else p
     return TaskTest(len(a), len(b), paired, method, diff, p, parts)
 
@@ -218,7 +218,7 @@ def mean_difference(
     dof = _ws_dof(parts)
     if math.isnan(dof):  # no spread anywhere: the mean is exact
         return mean, Interval(mean, mean, level, math.inf)
-    half = student_t.t_quantile(0.5 + level / 2.0, dof) * se
+    half = float(scipy_stats.t.ppf(0.5 + level / 2.0, dof)) * se
     return mean, Interval(mean - half, mean + half, level, dof)
 
 
@@ -231,8 +231,8 @@ def mdd(
     if not tested:
         return math.nan
     se = math.sqrt(statistics.fmean(t.se**2 for t in tested))
-    z = statistics.NormalDist()
-    return (z.inv_cdf(1.0 - alpha / (2 * len(tested))) + z.inv_cdf(power)) * se
+    z = scipy_stats.norm.ppf
+    return float(z(1.0 - alpha / (2 * len(tested))) + z(power)) * se
 
 
 def min_exact_p(n_a: int, n_b: int, paired: bool) -> float:
