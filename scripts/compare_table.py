@@ -189,7 +189,7 @@ def main(out: pathlib.Path) -> None:
                 r.best_program,
             ])  # fmt: skip
     rows = tables.method_rows(methods, grouped, None, plan.budget)
-    head = ["method", "runs", f"best at budget B={plan.budget}: selection OOD %",
+    head = ["method", "runs", f"best at budget B={plan.budget} (seed counted): selection OOD %",
             "best candidate: test OOD %", "attempts", "evaluated", "valid rate",
             "entanglement rate", "editor"]  # fmt: skip
     body = []

@@ -1,5 +1,6 @@
-"""The comparison report from run databases, without training: best at budget is the best
-evaluated candidate with the seed excluded, the seed program has its own row, attempts and
+"""The comparison report from run databases, without training: best at budget B counts the
+seed toward B (as a search's `budget` does) and reads the best of the first B - 1 candidates
+after it, the seed program has its own row, attempts and
 evaluated counts stand side by side, methods get verdicts against the first (cannot tell
 with too few search seeds), and the paper's rows carry their true source."""
 
@@ -39,10 +40,21 @@ def test_best_at_budget_excludes_the_seed_which_has_its_own_row(tmp_path):
     seed = rows["| `seed` (seed program, no search)"]
     assert "| 4 | 40.00 ± 0.00 |" in seed
     assert (
-        "best at budget B=4: selection OOD % (seed excluded) | best candidate: test OOD % | "
+        "best at budget B=4 (seed counted): selection OOD % | best candidate: test OOD % | "
         "attempts | evaluated |"
     ) in md
-    assert "budget 4 evaluated candidates," in md and "(seed included)" not in md
+    assert "budget 4 evaluated programs (the seed counted: best at budget reads the first 3 " in md
+
+
+def test_the_seed_counts_toward_the_budget_as_in_search(tmp_path):
+    # One budget rule (`search.budget`: evaluated programs, the seed included): at B = 4 the
+    # seed and three candidates; a fourth candidate's 0.95 lies beyond the budget.
+    members = {("spark", 0): [0.5, 0.6, 0.7, 0.95], ("spark", 1): [0.45, 0.55, 0.65, 0.9]}
+    md = _report(tmp_path, members)
+    rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith("| `")}
+    assert "| 2 | 67.50 ± 3.54 | — | 4.0 ± 0.0 | 4.0 ± 0.0 |" in rows["| `spark` (Full SPARK)"]
+    section = md.split("## Methods against `spark`")[1]
+    assert "best at budget B=4 of each search seed" in section
 
 
 def test_methods_against_the_first_say_cannot_tell_with_two_search_seeds(tmp_path):

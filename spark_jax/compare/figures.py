@@ -56,9 +56,12 @@ def best_candidate_ood(acc: RunAccounting) -> float | None:
 
 
 def best_at_budget(acc: RunAccounting, budget: int | None) -> float | None:
-    """Best at budget B (the best of the run's first B evaluated candidates, the seed
-    excluded); the run's best evaluated candidate when no budget is given."""
-    return best_candidate_ood(acc) if budget is None else best_within(acc, budget)
+    """Best at budget B under the one budget rule (`search.budget`): the seed counts toward
+    B, so B evaluated programs are the seed and the first B - 1 candidates evaluated after
+    it; best at budget is the best of those candidates (the seed's own score is its own
+    row, not a candidate's). None at B = 1 (the seed alone); the run's best evaluated
+    candidate when no budget is given."""
+    return best_candidate_ood(acc) if budget is None else best_within(acc, budget - 1)
 
 
 def _final_entry(final_test: Mapping[str, Any] | None, role: str) -> tuple[str, Mapping]:

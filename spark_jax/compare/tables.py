@@ -4,9 +4,10 @@ methods' verdicts against the first (`compare.verdicts`), two band plots and the
 reference rows. Recomputed from the databases every time, so a partial comparison's report
 is the report of what has finished.
 
-Best at budget: the best evaluated candidate of a run, the seed program excluded (a run whose
-candidates all score below the seed shows that; the seed is the row 'seed program'), beside
-the run's attempts and evaluated count.
+Best at budget B: the seed counts toward B (the rule of `search.budget`), so it is the best of
+a run's first B - 1 candidates evaluated after the seed; the seed's own score is not a
+candidate's (a run whose candidates all score below the seed shows that; the seed is the row
+'seed program'), beside the run's attempts and evaluated count.
 
 Sample efficiency: for a threshold T on OOD accuracy (default: the lowest of the methods' mean
 best evaluated candidate, so every method reaches it on average), each run's count of evaluated
@@ -123,12 +124,13 @@ class MethodRow:
     """One method's row of the comparison table (percent where the report shows percent).
 
     Attributes:
-      best_ood_pct: best at budget B (the run's selection score: validation under ood_val),
-        seed excluded, over the runs.
+      best_ood_pct: best at budget B (the run's selection score: validation under ood_val):
+        the best of the first B - 1 candidates after the seed (the seed counts toward B),
+        over the runs.
       test_best_pct: the run's best evaluated candidate scored on the test set after the
         search (ood_val runs only).
       attempts, evaluated: proposal attempts and evaluated candidates (counted toward the
-        budget) per run.
+        budget beside the seed) per run.
       to_threshold: median evaluated candidates to reach the threshold over the runs that
         reached it (`reached` of `runs`); ratio: that over the first method's.
       llm_calls_per_evaluated, tokens_per_evaluated: totals over runs / evaluated candidates.
@@ -210,7 +212,7 @@ def _method_table(methods, grouped, threshold, budget) -> list[str]:
     head = [
         "method (paper name)",
         "runs",
-        f"best at budget B={budget}: selection OOD % (seed excluded)",
+        f"best at budget B={budget} (seed counted): selection OOD %",
         "best candidate: test OOD %",
         "attempts",
         "evaluated",
@@ -276,14 +278,15 @@ def _reference_rows(task: str, preset: str) -> list[str]:
 
 
 _TABLE_NOTE = (
-    "Cells: mean ± sample std over search seeds. Best at budget B: the best of each run's "
-    "first B evaluated candidates on the score the search selected with (the validation "
-    "set under `ood_val`), the seed program excluded (it is the row `seed`, one "
+    "Cells: mean ± sample std over search seeds. Best at budget B: the seed counts toward B "
+    "(as a search's `budget` counts it), so this is the best of each run's first B - 1 "
+    "candidates evaluated after the seed, on the score the search selected with (the "
+    "validation set under `ood_val`); the seed's own score is the row `seed` (one "
     "evaluation per run); best candidate: test OOD %: the run's best evaluated candidate "
     "(over all its attempts) trained again on seeds the search never used and scored once "
     "on the test set after the search (`ood_val` runs only; runs before that rule reused the "
     "search's seeds); attempts: every proposal, the same cap for every method; evaluated: the "
-    "candidates counted toward the budget (feasible and entered training, failed "
+    "candidates counted toward the budget beside the seed (feasible and entered training, failed "
     "trainings included; duplicates are not retrained and not counted). Entanglement rate: share of attempts whose edit mixed both "
     "factors or touched the scaffolding (broken tag lines included). Device hours: the "
     "runs' evaluations (compile + train)."
@@ -296,6 +299,17 @@ _ENTANGLEMENT_READING = (
 )
 
 
+def _first_candidates(n: int) -> str:
+    """'the first candidate', 'the first 3 candidates', 'no candidate' (B = 1)."""
+    return (
+        "no candidate"
+        if n < 1
+        else "the first candidate"
+        if n == 1
+        else f"the first {n} candidates"
+    )
+
+
 def _run_context(plan: ComparePlan, figures) -> dict[str, Any]:
     """Task, preset, editors and machine of the runs, the report's protocol line and the
     plots' label."""
@@ -305,7 +319,8 @@ def _run_context(plan: ComparePlan, figures) -> dict[str, Any]:
     offline = editors == ["offline"]
     machine = "; ".join(sorted({r.machine for r in figures if r.machine})) or "not recorded"
     protocol = (
-        f"`{preset}` protocol, task `{task}`, budget {plan.budget} evaluated candidates, "
+        f"`{preset}` protocol, task `{task}`, budget {plan.budget} evaluated programs (the "
+        f"seed counted: best at budget reads {_first_candidates(plan.budget - 1)}), "
         f"attempt cap {plan.max_attempts}, search seeds {list(plan.seeds)}; editor: "
         + (
             "offline rule-based editor (NOT an LLM: these rows compare the scoping and the "
