@@ -8,6 +8,7 @@ calls kept."""
 from __future__ import annotations
 
 import asyncio
+import pathlib
 import types
 
 import pytest
@@ -19,9 +20,11 @@ from spark_jax.operator.baselines import eoh as eoh_lib
 from spark_jax.operator.baselines import funsearch as fs
 from spark_jax.operator.baselines import openevolve_prompt as oe_prompt
 from spark_jax.operator.baselines.diffs import DiffError, apply_diff
+from spark_jax.operator.baselines.openevolve import parse_full_rewrite
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.llm import OpenAIBackend
 from spark_jax.operator.llm.loopback import LoopbackServer, Reply
+from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import OfflineEditor
 from spark_jax.operator.signals import Outcome
 
@@ -86,12 +89,61 @@ def test_diffs_apply_as_openevolve():
     assert two.note().startswith("skipped_blocks: 1 of 2 SEARCH blocks matched nothing")
     # Trailing whitespace of either text is dropped (OpenEvolve's rstrip()).
     assert apply_diff(program, _block("c   ", "D  ")).program == "a\nb\nD\nb"
-    # Nothing matches: the program comes back unchanged (the caller reports it apart).
-    none = apply_diff(program, _block("zzz", "y"))
-    assert none.program == program and none.skipped == (1,)
-    with pytest.raises(DiffError) as e:
-        apply_diff(program, "no blocks at all")
-    assert e.value.outcome == "no_diff"
+    # 0.4.0: a SEARCH line matches a program line that differs only by trailing whitespace.
+    assert apply_diff("a\nb  \nc", _block("a\nb", "X")).program == "X\nc"
+    # 0.4.0: nothing matches, no block, or malformed delimiters: the attempt fails.
+    for answer, outcome in (
+        (_block("zzz", "y"), "no_match"),
+        ("no blocks at all", "no_diff"),
+        (_block("b", "B\n=======\nC"), "malformed_diff"),  # a second separator
+        ("=======\n" + _block("b", "B"), "malformed_diff"),  # a delimiter outside a block
+    ):
+        with pytest.raises(DiffError) as e:
+            apply_diff(program, answer)
+        assert e.value.outcome == outcome, answer
+
+
+def test_full_rewrite_parses_as_openevolve_and_spark_parses_its_own_way():
+    """OpenEvolve's parse_full_rewrite takes the FIRST python block; SPARK's extract_program the
+    largest. An answer quoting a snippet before its program: the snippet for OpenEvolve, the
+    program for SPARK."""
+    program = "import jax\n\n\ndef f(x):\n    return jax.nn.relu(x)\n"
+    answer = (
+        "The key change is this line:\n```python\nreturn jax.nn.relu(x)\n```\n"
+        f"The complete program:\n```python\n{program}```\n"
+    )
+    assert parse_full_rewrite(answer) == "return jax.nn.relu(x)"
+    assert extract_program(answer) == program
+    # Fallbacks, as OpenEvolve's: the first block of any kind (its language word kept as a
+    # line), else the whole answer.
+    assert parse_full_rewrite("```py\nx = 1\n```\n```python3\ny = 2\n```") == "py\nx = 1"
+    assert parse_full_rewrite("no fences here") == "no fences here"
+
+
+def test_recorded_openevolve_answers_give_the_same_children_under_the_current_rules():
+    """The real-model OpenEvolve answers were parsed by v0.3.2's rules when recorded; the
+    0.4.0 rules (diffs.py) give the same child for every one of them."""
+    import sqlite3
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "results"
+    dbs = sorted(root.glob("llm-reliability/**/openevolve/seed-*/run.db"))
+    dbs += sorted(root.glob("llm-trained/data/openevolve/seed-*/run.db"))
+    assert len(dbs) >= 3, dbs
+    checked = 0
+    for db in dbs:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        rows = con.execute(
+            "SELECT c.response, p.status, p.failure_type, p.child_source, g.source "
+            "FROM llm_calls c JOIN proposals p ON p.attempt = c.attempt "
+            "JOIN programs g ON g.id = p.parent_id WHERE c.role = 'openevolve-diff'"
+        ).fetchall()
+        con.close()
+        for response, status, failure, child, parent in rows:
+            applied = apply_diff(parent, response).program
+            if status == "feasible" or failure == "duplicate":
+                assert child is None or applied == child, (db, failure)
+            checked += 1
+    assert checked >= 60
 
 
 def _fenced(src):
@@ -121,9 +173,9 @@ def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
     assert good.status == "feasible", good.reason
     assert good.child_source == seed.replace(OLD, NEW) and good.mode == "openevolve"
     assert good.entanglement == "action" and good.calls[0].is_llm
-    # A block matching nothing leaves the parent as it was: a duplicate, reported apart.
-    assert unchanged.status == "failed" and unchanged.failure_type == "duplicate"
-    assert unchanged.reason.startswith("unchanged: the answer leaves the parent as it was")
+    # No block matches: a failed attempt, as in OpenEvolve 0.4.0.
+    assert unchanged.status == "failed" and unchanged.failure_type == "no_match"
+    assert "none of the 1 SEARCH block(s) matched" in unchanged.reason
     assert unchanged.calls[0].response == missing  # the answer is kept with the proposal
     # One block matches, one does not: the matching one applies, as in OpenEvolve.
     assert half.status == "feasible" and half.child_source == seed.replace(OLD, NEW2)
@@ -131,13 +183,19 @@ def test_openevolve_diff_and_full(seed, sandbox_worker, check_options):
     # A repeat is checked as any child; the search loop records it as a duplicate.
     assert again.status == "feasible" and again.child_source == good.child_source
     with LoopbackServer() as server:
-        _, (full, none), prompts = _run(
+        quoted = f"The change:\n```python\n{NEW.strip()}\n```\n" + _fenced(seed.replace(OLD, NEW))
+        _, (full, prose, snippet), prompts = _run(
             "openevolve-full", server, sandbox_worker, check_options, [("s", seed, 0.5)],
-            [_fenced(seed.replace(OLD, NEW)), "I would rather not."],
+            [_fenced(seed.replace(OLD, NEW)), "I would rather not.", quoted],
         )  # fmt: skip
     assert "complete new program" in prompts[0] and "SEARCH" not in prompts[0]
     assert full.status == "feasible" and full.child_source == seed.replace(OLD, NEW)
-    assert none.failure_type == "no_program"
+    # OpenEvolve takes an answer without fences as the program: it fails the checks.
+    assert prose.status != "feasible" and prose.failure_stage == "template"
+    # A snippet quoted before the program: OpenEvolve reads the snippet (a failed child),
+    # where SPARK's parser would read the program.
+    assert snippet.status != "feasible" and snippet.calls[0].parse_outcome.startswith("tags_")
+    assert extract_program(quoted) == seed.replace(OLD, NEW)
 
 
 def test_openevolve_previous_attempts_carry_changes_and_outcome(seed):

@@ -1,18 +1,33 @@
-"""OpenEvolve's SEARCH/REPLACE diff format, applied as OpenEvolve v0.3.2 applies it
-(`openevolve/utils/code_utils.py`: `extract_diffs`, `apply_diff`; `process_parallel.py`).
+"""OpenEvolve's SEARCH/REPLACE diff format, applied as OpenEvolve 0.4.0 applies it
+(`openevolve/utils/code_utils.py`: `extract_diffs`, `_find_search_lines`, `apply_diff_blocks`;
+`process_parallel.py: _run_iteration_worker`). The baseline first followed v0.3.2; 0.4.0 (on the
+package registry since 2026-09) changed diff application, and this module follows 0.4.0.
 
 A block is `<<<<<<< SEARCH\n...\n=======\n...\n>>>>>>> REPLACE`; both texts lose trailing
 whitespace (`rstrip()`). Blocks apply in order, each at the first run of the current program's
-lines that its SEARCH lines match exactly. As in OpenEvolve:
+lines that its SEARCH lines match: exactly first, else ignoring trailing whitespace on each
+line (new in 0.4.0). As in OpenEvolve 0.4.0, these are failures of the attempt (nothing is
+evaluated), each with its own outcome:
 
-  - an answer without any block is a failure ('no_diff': OpenEvolve's "No valid diffs found in
-    response"), the only diff failure OpenEvolve has;
-  - a block whose SEARCH text matches nothing is skipped and the others still apply; the
-    skipped blocks are counted in the result (`AppliedDiff.skipped`), not dropped silently;
-  - when every block is skipped, or the replacements change nothing, the result is the
-    program unchanged. OpenEvolve then evaluates it like any child. Here the caller reports it
-    apart (see `openevolve.py`): it is the parent itself, so it falls under the one duplicate
-    rule every method shares (not retrained, recorded as a duplicate of an evaluated program).
+  - 'no_diff': the answer holds no block ("No valid diffs found in response");
+  - 'malformed_diff': a delimiter line outside a block, or a block whose delimiter lines are
+    not exactly SEARCH, =======, REPLACE (0.4.0's "Unmatched SEARCH/REPLACE delimiter
+    outside a diff block" / "Malformed SEARCH/REPLACE delimiter sequence"; v0.3.2 applied what
+    its regular expression matched, a stray `=======` line included);
+  - 'no_match': no block's SEARCH text matches the parent ("None of the N SEARCH block(s)
+    matched the parent program"; v0.3.2 evaluated the unchanged parent again).
+
+A block whose SEARCH text matches nothing while another matches is skipped and the others still
+apply (0.4.0 logs a warning); the skipped blocks are counted in the result
+(`AppliedDiff.skipped`), not dropped silently. When the blocks that match change nothing, the
+result is the parent itself: 0.4.0 fails the attempt ("Diff did not change the parent
+program"); here the caller (`common.BaselineOperator.step`) records it as a failed attempt of
+type `duplicate` under the one duplicate rule every method shares: the same effect (not
+evaluated, counted as an attempt, not valid), under the shared rule's name.
+
+The recorded real-model answers (results/llm-reliability, results/llm-trained) were parsed by
+v0.3.2's rules; tests/test_baselines.py parses each of them again under these and finds the
+same child for every one.
 """
 
 from __future__ import annotations
@@ -22,6 +37,8 @@ import difflib
 import re
 
 DIFF_BLOCK = re.compile(r"<<<<<<< SEARCH\n(.*?)=======\n(.*?)>>>>>>> REPLACE", re.DOTALL)
+_MARKER = re.compile(r"^[ \t]*(<<<<<<< SEARCH|=======|>>>>>>> REPLACE)[ \t]*\r?$", re.MULTILINE)
+_MARKERS = ["<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"]
 
 
 class DiffError(ValueError):
@@ -57,22 +74,59 @@ def extract_diffs(text: str) -> list[tuple[str, str]]:
     return [(s.rstrip(), r.rstrip()) for s, r in DIFF_BLOCK.findall(text or "")]
 
 
+def check_delimiters(text: str) -> None:
+    """Raises DiffError('malformed_diff') where OpenEvolve 0.4.0's `extract_diffs` raises: a
+    delimiter line outside every block, or a block whose delimiter lines are not exactly
+    SEARCH, =======, REPLACE (a second separator the regular expression would take as code)."""
+    cursor = 0
+    for match in DIFF_BLOCK.finditer(text):
+        if _MARKER.search(text[cursor : match.start()]):
+            raise DiffError("malformed_diff", "unmatched SEARCH/REPLACE delimiter outside a block")
+        if [m.group(1) for m in _MARKER.finditer(match.group(0))] != _MARKERS:
+            raise DiffError("malformed_diff", "malformed SEARCH/REPLACE delimiter sequence")
+        cursor = match.end()
+    if _MARKER.search(text[cursor:]):
+        raise DiffError("malformed_diff", "unmatched SEARCH/REPLACE delimiter outside a block")
+
+
+def _find(lines: list[str], want: list[str]) -> int:
+    """The first index where `want` matches `lines`: exactly, else ignoring trailing
+    whitespace on each line (0.4.0's `_find_search_lines`); -1 if nowhere."""
+    size = len(want)
+    for i in range(len(lines) - size + 1):
+        if lines[i : i + size] == want:
+            return i
+    stripped = [line.rstrip() for line in want]
+    for i in range(len(lines) - size + 1):
+        if [line.rstrip() for line in lines[i : i + size]] == stripped:
+            return i
+    return -1
+
+
 def apply_diff(program: str, text: str) -> AppliedDiff:
-    """`program` with every block of `text` that matches applied in order; raises DiffError
-    only when `text` holds no block."""
+    """`program` with every block of `text` that matches applied in order.
+
+    Raises:
+      DiffError: 'no_diff' (no block), 'malformed_diff' (delimiter lines out of order or
+        outside a block), 'no_match' (no block matches the program).
+    """
+    text = text or ""
+    check_delimiters(text)  # 0.4.0's extract_diffs raises before the empty check
     blocks = extract_diffs(text)
     if not blocks:
         raise DiffError("no_diff", "the answer holds no SEARCH/REPLACE block")
     lines = program.split("\n")
     skipped = []
     for k, (search, replace) in enumerate(blocks, 1):
-        want = search.split("\n")
-        for i in range(len(lines) - len(want) + 1):
-            if lines[i : i + len(want)] == want:
-                lines[i : i + len(want)] = replace.split("\n")
-                break
+        i = _find(lines, want := search.split("\n"))
+        if i >= 0:
+            lines[i : i + len(want)] = replace.split("\n")
         else:
             skipped.append(k)
+    if len(skipped) == len(blocks):
+        raise DiffError(
+            "no_match", f"none of the {len(blocks)} SEARCH block(s) matched the parent program"
+        )
     return AppliedDiff("\n".join(lines), len(blocks), tuple(skipped))
 
 

@@ -1,17 +1,33 @@
 """OpenEvolve as a baseline: holistic editing of the evolvable code, diff-based
-(SEARCH/REPLACE, OpenEvolve's default) or full rewrite, with the prompt OpenEvolve v0.3.2 builds
-(`openevolve/prompt/sampler.py`; templates `prompts/openevolve_*.md`, parts in
-`openevolve_prompt.py`). Parent and inspirations come from the loop's island MAP-Elites archive,
-which is OpenEvolve's scheme.
+(SEARCH/REPLACE, OpenEvolve's default) or full rewrite, with the prompt OpenEvolve builds
+(`openevolve/prompt/sampler.py` and `prompt/templates.py`, the same text in v0.3.2 and 0.4.0;
+templates `prompts/openevolve_*.md`, parts in `openevolve_prompt.py`). Parent and inspirations
+come from the loop's island MAP-Elites archive, which is OpenEvolve's scheme.
 
-Answers are read as OpenEvolve reads them (`process_parallel.py: _run_iteration_worker`):
-diff mode applies the blocks that match and skips the others (`diffs.py`); an answer without
-any block is a failure; full mode takes the first fenced block. An answer that leaves the
-program unchanged (every block skipped, or replacements equal to what they replace) is the
-parent itself. OpenEvolve evaluates it again; here it is reported apart, as a `duplicate` of
-an evaluated program under the one duplicate rule every method shares: retraining a program
-whose score is known spends a training run to draw a second noisy score of the parent, and a
-method would otherwise be credited with a "valid" child that is no child at all.
+Answers are read as OpenEvolve 0.4.0 reads them (`process_parallel.py: _run_iteration_worker`):
+diff mode as `diffs.py` says (blocks that match apply, the others are skipped; no block,
+malformed delimiters or no block matching are failures); full mode as OpenEvolve's own
+`utils/code_utils.py: parse_full_rewrite` (`parse_full_rewrite` below, the same in v0.3.2 and
+0.4.0): the FIRST fenced block tagged with the program's language (python), else the first
+fenced block of any kind, else the whole answer. SPARK's own parser
+(`operator/llm/parsing.py: extract_program`) takes the largest block instead: an answer that
+quotes a one-line snippet before its program is a child for SPARK and, as in OpenEvolve, the
+snippet for this baseline (which then fails the checks). An answer that leaves the program
+unchanged (replacements equal to what they replace, a rewrite equal to the parent) is the
+parent itself. OpenEvolve 0.4.0 fails the attempt; here it is reported as a `duplicate` of an
+evaluated program under the one duplicate rule every method shares: not evaluated, an attempt,
+not valid, as in 0.4.0.
+
+What else 0.4.0 changed, and why this baseline does not follow it: a pluggable island selector
+(`selection.py`) and population-strategy hooks (`population.py`) whose defaults (none) keep
+v0.3.2's round-robin islands and MAP-Elites database, which is what this baseline runs;
+`enforce_evolve_blocks` (off by default), which reverts edits outside `EVOLVE-BLOCK` markers; a
+new LLM backend (`llm/copilot_cli.py`) and token-usage bookkeeping, which are not part of the
+method. The prompt templates are unchanged.
+
+The prompt states no region rule: it shows the program and asks for SEARCH/REPLACE blocks (or a
+complete rewrite), as OpenEvolve's does. Its cross-factor entanglement is therefore an edit
+across a rule it was never told; reports say so where they give it.
 
 Offline analogue (NOT an LLM): diff mode applies one catalogue transform to either region;
 full mode rewrites both regions (one transform each).
@@ -19,6 +35,7 @@ full mode rewrites both regions (one transform each).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spark_jax.operator.baselines import openevolve_prompt as oe
@@ -38,8 +55,23 @@ from spark_jax.operator.baselines.diffs import (
     line_blocks,
 )
 from spark_jax.operator.editors import ProgramView, StepContext, role_fields
-from spark_jax.operator.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
+
+LANGUAGE = "python"  # OpenEvolve's `config.language` for a Python program
+
+
+def parse_full_rewrite(answer: str, language: str = LANGUAGE) -> str:
+    """OpenEvolve's `parse_full_rewrite` (utils/code_utils.py, v0.3.2 and 0.4.0), line for
+    line: the first fenced block opened with `language`, else the first fenced block of any
+    kind (its language word, if any, stays as the first line, as OpenEvolve's regular
+    expression leaves it), else the whole answer; stripped. Never None."""
+    matches = re.findall(r"```" + language + r"\n(.*?)```", answer, re.DOTALL)
+    if matches:
+        return matches[0].strip()
+    matches = re.findall(r"```(.*?)```", answer, re.DOTALL)
+    if matches:
+        return matches[0].strip()
+    return answer
 
 
 class OpenEvolveOperator(BaselineOperator):
@@ -149,9 +181,11 @@ class OpenEvolveOperator(BaselineOperator):
 
     def _parse(self, parent: ProgramView):
         def parse(text: str):
-            if self.full:
-                program = extract_program(text)
-                return (program, tags_outcome(program)) if program else (None, "no_program")
+            if self.full:  # OpenEvolve's reading (the file keeps one final newline)
+                program = parse_full_rewrite(text).strip()
+                if not program:
+                    return None, "no_program"
+                return program + "\n", tags_outcome(program + "\n")
             try:
                 applied = apply_diff(parent.source, text)
             except DiffError as e:
