@@ -10,17 +10,21 @@
 # dfs, seed program triplet_gmpnn, one search seed, parents from the fixed pool
 # results/llm-reliability/parents/pool.json; attempts: spark 30, openevolve (diff mode) 30,
 # global-rewrite 15, funsearch 15, eoh 15. Every prompt goes to $SPARK_LLM_QUEUE/pending/
-# (scripts/llm_queue_model.py); the agents follow results/llm-reliability/model_brief.md.
+# (scripts/llm_queue_model.py); the agents follow $SPARK_LLM_BRIEF (default
+# scripts/llm_model_brief.md, version 3; the recorded run 2 answered under version 1,
+# results/llm-reliability/model_brief.md), and the channel records per call the answerer, the
+# brief's version and the answer's time, flagging answers faster than the brief's bound.
 # Re-running `run` after a stop continues: finished runs are kept, a run resumes at its
 # first unrecorded attempt, and answers already in a cassette are not asked again.
 #
 # Environment: PY (python with spark-jax; default python), SPARK_LLM_QUEUE (default
-# ./llm-queue), OUT (default results/llm-reliability/record), PARALLEL (prompts in flight per
+# ./llm-queue), SPARK_LLM_BRIEF (default scripts/llm_model_brief.md), OUT (default results/llm-reliability/record), PARALLEL (prompts in flight per
 # run, default 4: up to 2x4 + 3x4 = 20 pending prompts at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python}
 export SPARK_LLM_QUEUE=${SPARK_LLM_QUEUE:-$PWD/llm-queue}
+export SPARK_LLM_BRIEF=${SPARK_LLM_BRIEF:-$PWD/scripts/llm_model_brief.md}
 OUT=${OUT:-results/llm-reliability/record}
 PARALLEL=${PARALLEL:-4}
 CONFIG=results/llm-reliability/config.yaml

@@ -10,17 +10,21 @@
 # selection on validation (`ood_val`); each search's seed and best are retrained and scored on
 # the test set after the search (results/llm-trained/config.yaml). Every prompt goes to
 # $SPARK_LLM_QUEUE/pending/ (scripts/llm_queue_model.py); model agents answer it following
-# results/llm-reliability/model_brief.md. Re-running `run` with the same WORK resumes: finished
+# $SPARK_LLM_BRIEF (default scripts/llm_model_brief.md, version 3; the recorded run answered
+# under versions 1 and 2, see results/llm-trained/README.md), and the channel records per call
+# the answerer, the brief's version and the answer's time, flagging answers faster than the
+# brief's bound. Re-running `run` with the same WORK resumes: finished
 # searches are kept, unfinished ones resumed.
 #
 # Environment: PY (python with spark-jax; default python), SPARK_LLM_QUEUE (default
-# ./llm-queue-trained), WORK (the comparison directory; default ./llm-trained-work), JOBS
+# ./llm-queue-trained), SPARK_LLM_BRIEF (default scripts/llm_model_brief.md), WORK (the comparison directory; default ./llm-trained-work), JOBS
 # (searches at once, default 4), OUT (default results/llm-trained), METHODS (default
 # spark,openevolve,sample,sequential; a WORK holds one set of methods).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python}
 export SPARK_LLM_QUEUE=${SPARK_LLM_QUEUE:-$PWD/llm-queue-trained}
+export SPARK_LLM_BRIEF=${SPARK_LLM_BRIEF:-$PWD/scripts/llm_model_brief.md}
 WORK=${WORK:-$PWD/llm-trained-work}
 JOBS=${JOBS:-4}
 OUT=${OUT:-results/llm-trained}

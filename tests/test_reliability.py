@@ -68,13 +68,24 @@ def test_wilson_interval():
 
 
 # -- the queue script -------------------------------------------------------------------------
-def _answer_when_asked(queue: pathlib.Path, text: str, out: list) -> None:
+BRIEF = ROOT / "scripts" / "llm_model_brief.md"
+
+
+def _answer_when_asked(
+    queue: pathlib.Path, text: str, out: list, agent: str = "a1", think_s: float = 0.0
+) -> None:
+    """An answerer on the real file queue: claims a prompt by moving it to claimed/<agent>/,
+    takes `think_s` seconds, then writes the answer under a temporary name and renames it."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         pending = [p for p in (queue / "pending").glob("*.md")] if queue.exists() else []
         if pending:
             p = pending[0]
-            out.append(p.read_text(encoding="utf-8"))
+            mine = queue / "claimed" / agent / p.name
+            mine.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(p, mine)
+            out.append(mine.read_text(encoding="utf-8"))
+            time.sleep(think_s)
             tmp = queue / "answers" / f".{p.name}.tmp"
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, queue / "answers" / p.name)
@@ -82,29 +93,84 @@ def _answer_when_asked(queue: pathlib.Path, text: str, out: list) -> None:
         time.sleep(0.05)
 
 
-def test_queue_script_hands_the_prompt_over_and_prints_the_answer(tmp_path):
-    queue = tmp_path / "q"
-    seen: list[str] = []
-    helper = threading.Thread(target=_answer_when_asked, args=(queue, "FACTOR: ACTION\n", seen))
+def _ask(queue, prompt, answer, seen, **kw):
+    helper = threading.Thread(target=_answer_when_asked, args=(queue, answer, seen), kwargs=kw)
     helper.start()
-    env = dict(os.environ, SPARK_LLM_QUEUE=str(queue))
+    env = dict(os.environ, SPARK_LLM_QUEUE=str(queue), SPARK_LLM_BRIEF=str(BRIEF))
     out = subprocess.run(
         [sys.executable, str(QUEUE_SCRIPT)],
-        input="the prompt\nsays: FACTOR",
+        input=prompt,
         env=env,
         capture_output=True,
         text=True,
         timeout=30,
     )
     helper.join()
+    return out
+
+
+def test_queue_script_hands_the_prompt_over_and_prints_the_answer(tmp_path):
+    queue = tmp_path / "q"
+    seen: list[str] = []
+    out = _ask(queue, "the prompt\nsays: FACTOR", "FACTOR: ACTION\n", seen, agent="m1")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "FACTOR: ACTION\n"
     assert seen == ["the prompt\nsays: FACTOR"]  # the prompt itself, nothing appended
     assert not list((queue / "pending").glob(".*"))  # no temporary file left
+    # Nothing but the prompt reaches the answerer: the queue holds no other file for it.
+    visible = sorted(str(p.relative_to(queue)) for p in queue.rglob("*") if p.is_file())
+    assert visible == [f"answers/{p}" for p in os.listdir(queue / "answers")] + [
+        f"claimed/m1/{p}" for p in os.listdir(queue / "claimed" / "m1")
+    ]
+
+
+def test_queue_channel_records_answerer_brief_and_latency_and_flags_a_fast_answerer(
+    tmp_path, monkeypatch
+):
+    """The channel's record per call, read back by the command backend; a fake answerer that
+    writes a whole program at once is flagged, one that takes its time is not."""
+    from spark_jax.operator.llm import CommandBackend
+    from spark_jax.operator.llm.channel import ChannelRecord, read_brief
+
+    brief = read_brief(BRIEF)
+    assert brief.version.startswith("3") and brief.bound_chars_per_s == 300
+    program = "x = 1\n" * 200  # 1,200 characters
+    fast = _ask(tmp_path / "q1", "p", program, [], agent="fast-fake")
+    slow = _ask(tmp_path / "q2", "p", "FACTOR: ACTION\n", [], agent="slow-fake", think_s=0.5)
+    records = {}
+    for name, out in (("fast", fast), ("slow", slow)):
+        assert out.returncode == 0, out.stderr
+        records[name] = ChannelRecord.from_stderr(out.stderr)
+    f, s = records["fast"], records["slow"]
+    assert (f.answerer, s.answerer) == ("fast-fake", "slow-fake")
+    assert f.brief_version == brief.version and f.brief_sha256 == brief.sha256
+    assert f.chars == 1200 and f.fast and f.chars_per_s > 300
+    assert not s.fast and s.answer_s >= 0.5 and s.chars == 15
+    # Through the command backend: the record is kept with the response and named in its label.
+    queue = tmp_path / "q3"
+    helper = threading.Thread(
+        target=_answer_when_asked, args=(queue, program, []), kwargs={"agent": "t9"}
+    )
+    helper.start()
+    monkeypatch.setenv("SPARK_LLM_QUEUE", str(queue))
+    monkeypatch.setenv("SPARK_LLM_BRIEF", str(BRIEF))
+    backend = CommandBackend([sys.executable, str(QUEUE_SCRIPT)], model="stand-in")
+    response = asyncio.run(backend.complete("edit", "the prompt"))
+    helper.join()
+    assert response.text == program.strip() and response.channel["answerer"] == "t9"
+    assert response.channel["fast"] is True
+    assert response.model.startswith("stand-in: agent t9, brief 3 (2026-11-28)")
+    assert "FASTER than the brief's bound 300" in response.model
+    assert LLMResponse.from_dict(response.to_dict()).channel == response.channel
 
 
 def test_queue_script_times_out_with_one_line(tmp_path):
-    env = dict(os.environ, SPARK_LLM_QUEUE=str(tmp_path / "q"), SPARK_LLM_QUEUE_TIMEOUT_S="0.5")
+    env = dict(
+        os.environ,
+        SPARK_LLM_QUEUE=str(tmp_path / "q"),
+        SPARK_LLM_QUEUE_TIMEOUT_S="0.5",
+        SPARK_LLM_BRIEF=str(BRIEF),
+    )
     out = subprocess.run(
         [sys.executable, str(QUEUE_SCRIPT)], input="p", env=env, capture_output=True, text=True
     )
@@ -115,6 +181,15 @@ def test_queue_script_times_out_with_one_line(tmp_path):
         [sys.executable, str(QUEUE_SCRIPT)], input="p", env=env, text=True, capture_output=True
     )
     assert out.returncode != 0 and "SPARK_LLM_QUEUE is not set" in out.stderr
+    env["SPARK_LLM_QUEUE"] = str(tmp_path / "q")
+    for brief, says in ((None, "SPARK_LLM_BRIEF is not set"), (ROOT / "README.md", "Version:")):
+        env.pop("SPARK_LLM_BRIEF", None)
+        if brief:
+            env["SPARK_LLM_BRIEF"] = str(brief)
+        out = subprocess.run(
+            [sys.executable, str(QUEUE_SCRIPT)], input="p", env=env, text=True, capture_output=True
+        )
+        assert out.returncode != 0 and says in out.stderr and out.stderr.count("\n") == 1
 
 
 # -- the attempt-keyed cassette ---------------------------------------------------------------

@@ -130,6 +130,8 @@ class LLMResponse:
       is_llm: False for non-LLM editors (e.g. the rule-based offline backend).
       tokens_estimated: True when token counts are a len/4 estimate.
       finish_reason: the server's finish reason ('length' means truncated), or ''.
+      channel: what a queue channel reported for the call (`channel.ChannelRecord.to_dict`:
+        the answerer, the brief in force, the answer's time and speed), or {} if none.
     """
 
     role: str
@@ -144,6 +146,7 @@ class LLMResponse:
     is_llm: bool = True
     tokens_estimated: bool = False
     finish_reason: str = ""
+    channel: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict of all fields."""

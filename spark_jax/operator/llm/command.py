@@ -3,6 +3,10 @@
 Works with CLIs such as `ollama run MODEL` or `llm -m MODEL`. The command gets
 `system + '\\n\\n' + prompt` (or just the prompt) on stdin; its stdout, with
 `<think>` blocks split off as for the OpenAI backend, is the answer.
+
+A command that is a channel to other answerers (the file queue, `scripts/llm_queue_model.py`)
+reports per call who answered, under which brief, and how fast, on a standard-error line
+(`channel.PREFIX`): it is kept in `LLMResponse.channel` and named in the response's model label.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import time
 
 from spark_jax.operator.llm import _text
 from spark_jax.operator.llm.base import LLMBackend, LLMCommandError, LLMResponse, LLMTimeoutError
+from spark_jax.operator.llm.channel import ChannelRecord
 
 __all__ = ["CommandBackend"]
 
@@ -94,11 +99,16 @@ class CommandBackend(LLMBackend):
             raise LLMCommandError(int(proc.returncode or 0), tail)
         raw = out.decode("utf-8", errors="replace")
         answer, reasoning = _text.split_reasoning(raw)
+        try:
+            record = ChannelRecord.from_stderr(err.decode("utf-8", errors="replace"))
+        except ValueError as e:
+            raise LLMCommandError(0, str(e)) from None
         return LLMResponse(
             role=role,
             text=answer,
             reasoning=reasoning,
-            model=self.model,
+            model=record.label(self.model) if record else self.model,
+            channel=record.to_dict() if record else {},
             backend="command",
             prompt_tokens=_text.estimate_tokens(stdin),
             completion_tokens=_text.estimate_tokens(raw),
