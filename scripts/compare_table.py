@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from spark_jax.compare import tables, verdicts
 from spark_jax.compare.figures import best_at_budget, by_method, collect
-from spark_jax.compare.methods import resolve_methods
+from spark_jax.compare.methods import is_control, resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.operator.baselines import BASELINES
 from spark_jax.search.rundb import RunDB
@@ -126,6 +126,69 @@ def _ranged(rows: list, field: str) -> str:
         return ", ".join(f"`{n}`" for v, n in known if v == value)
 
     return f"ranges from {lo:.2f} ({at(lo)}) to {hi:.2f} ({at(hi)})"
+
+
+def _where(runs: list, budget: int | None) -> tuple[bool, str]:
+    """Whether the verdicts test scores on the test set, and the words for where."""
+    on_test = bool(runs) and all(r.test_best is not None for r in runs)
+    return on_test, "on the test set" if on_test else f"at budget B={budget} on the selection set"
+
+
+def _controls_answer(methods: list, grouped: dict, budget: int | None, expected: int) -> str:
+    """The answer of a comparison that ran the sampling controls: whether they ran, SPARK's
+    and OpenEvolve's verdicts against each, what the seeds allow, and how the first method's
+    winners fared on the test set against the seed program."""
+    found = verdicts.control_verdicts(methods, grouped, budget)
+    runs = [r for rs in grouped.values() for r in rs]
+    controls = [m.name for m in methods if is_control(m)]
+    ran = all(len(grouped.get(c, [])) == expected for c in controls)
+    on_test, where = _where(runs, budget)
+    fresh = on_test and all(r.test_train_seeds is not None for r in runs)
+    how = (
+        "with selection on validation and each search's winner trained again on a seed the "
+        "search never used and scored on the test set"
+        if fresh
+        else f"with each search's best candidate scored {where}"
+    )
+    words = {w for _, _, w, _ in found}
+    named = (
+        " and ".join(f"`{m}`" for m in dict.fromkeys(m for m, _, _, _ in found))
+        + " each against "
+        + " and against ".join(f"`{c}`" for c in controls)
+    )
+    if words == {significance.CANNOT_TELL}:
+        said = f"the statistics say `{significance.CANNOT_TELL}` for all {len(found)} comparisons"
+    else:
+        said = "the statistics say " + "; ".join(f"`{m}` vs `{c}`: {w}" for m, c, w, _ in found)
+    text = [
+        f"{'Yes' if ran else 'Not yet'}, the controls run beside "
+        + " and ".join(f"`{m}`" for m in dict.fromkeys(m for m, _, _, _ in found))
+        + f" under the same rules ({len(runs)} searches), and {how}, {said} ({named}; table "
+        "below)"
+    ]
+    floor = significance.floor_note([t for _, _, _, t in found])
+    if floor and words == {significance.CANNOT_TELL}:
+        n = sorted({t.n_a for _, _, _, t in found})
+        text.append(
+            f"At {'/'.join(map(str, n))} paired seeds the exact test cannot reach Holm's "
+            "threshold whatever the difference, so this run cannot say whether any method "
+            "beats sampling"
+        )
+    first = [r for r in grouped.get(methods[0].name, []) if r.test_best is not None]
+    below = [r for r in first if r.test_seed is not None and r.test_best < r.test_seed]
+    if fresh and first:
+        lead = "every one" if len(below) == len(first) else f"{len(below)}"
+        text.append(
+            f"On fresh seeds {lead} of `{methods[0].name}`'s {len(first)} winners scored below "
+            "the seed program on the test set (`runs.csv`)"
+            + (
+                ": at this preset a winner's validation score says little about another "
+                "training of the same program"
+                if len(below) == len(first)
+                else ""
+            )
+        )
+    return ". ".join(text) + "."
 
 
 def _answer(methods: list, grouped: dict, rows: list, budget: int | None) -> str:
@@ -266,7 +329,11 @@ def main(out: pathlib.Path) -> None:
     readme = out / "README.md"
     text = readme.read_text(encoding="utf-8")
     text = markdown.splice(text, BEGIN, END, generated)
-    readme.write_text(_write_answer(text, _answer(methods, grouped, rows, plan.budget)), "utf-8")
+    if any(is_control(m) for m in methods):
+        found = _controls_answer(methods, grouped, plan.budget, len(plan.seeds))
+    else:
+        found = _answer(methods, grouped, rows, plan.budget)
+    readme.write_text(_write_answer(text, found), "utf-8")
     print("\n".join(generated))
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "against_controls",
     "against_first",
     "control_lines",
+    "control_verdicts",
     "first_verdicts",
     "verdict_lines",
 ]
@@ -188,6 +189,19 @@ def first_verdicts(
         [(n, first) for n in names], scores, significance.DEFAULT_ALPHA
     )
     return list(zip(names, words, tests))
+
+
+def control_verdicts(
+    methods: Sequence[Method], grouped, budget: int | None
+) -> list[tuple[str, str, str, significance.TaskTest]]:
+    """(method, control, verdict, test) of SPARK and OpenEvolve against each control that
+    ran, as `against_controls`'s table gives them (Holm over the pairs, default alpha)."""
+    scores, _ = _scores(methods, grouped, budget)
+    controls = [m.name for m in methods if is_control(m)]
+    others = [m.name for m in methods if m.name in AGAINST_CONTROLS]
+    pairs = [(m, c) for m in others for c in controls]
+    tests, _, words = _pair_verdicts(pairs, scores, significance.DEFAULT_ALPHA)
+    return [(m, c, w, t) for (m, c), w, t in zip(pairs, words, tests)]
 
 
 def _form(runs: Sequence[RunFigures]) -> str:
