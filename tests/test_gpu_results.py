@@ -32,6 +32,62 @@ def test_results_gpu_readme_is_generated_from_its_data():
     assert "scripts/gpu_check.sh" in readme
 
 
+def _answer(readme: str) -> str:
+    return readme.split("**Answer.** ", 1)[1].split("\n\n", 1)[0]
+
+
+def test_the_answer_is_generated_and_the_loop_question_gets_the_loop_figure():
+    table = _gpu_table()
+    readme = (RESULTS / "README.md").read_text()
+    assert table.ANSWER_MARK in readme
+    rows = table.load(RESULTS)
+    answer = _answer(readme)
+    assert answer == table.answer(rows, RESULTS)
+    # "Our evaluator vs DeepMind's loop" is answered by the loop-against-loop bench phase
+    # (call4.jsonl), not by DeepMind's processor inside our evaluator.
+    median, low, high = table._ratio(
+        [r for r in rows if r["phase"] == "bench" and r["rc"] == 0], "total_wall_ours_over_official"
+    )
+    loop, processor = answer.split(". ")[0], answer.split("A processor comparison", 1)[1]
+    assert "DeepMind's loop" in loop and f"median {median:.2f}x" in loop
+    assert f"range {low:.2f}-{high:.2f}" in loop and ("yes" in loop) == (median <= 0.5)
+    assert "official:triplet_gmpnn" not in loop
+    assert "official:triplet_gmpnn" in processor.split(". ")[0]
+
+
+def test_every_gpu_claim_says_which_install_it_ran_on():
+    table = _gpu_table()
+    readme = (RESULTS / "README.md").read_text()
+    [env] = [r for r in table.load(RESULTS) if r["phase"] == "env"]
+    jax = f"JAX {env['versions']['jax']}"
+    label = readme.split("**Label.**", 1)[1].split("\n\n", 1)[0]
+    for text in (label, _answer(readme), readme.split(table.START, 1)[1]):
+        assert jax in text and "stub" in text and "not the pinned `.[cuda12]`" in text
+    docs = (ROOT / "docs" / "performance.md").read_text()
+    gpu = docs.split("## On a GPU", 1)[1]
+    assert jax in gpu and "stub" in gpu and "**not** the pinned" in gpu
+    assert "runs unchanged" not in gpu
+
+
+def test_the_performance_doc_quotes_only_figures_of_results_gpu():
+    # Every decimal figure of docs/performance.md's GPU section is one that results/gpu's
+    # generated answer quotes or a cell of its generated tables: the doc cannot drift from
+    # the data.
+    import re
+
+    readme = (RESULTS / "README.md").read_text()
+    answer = _answer(readme)
+    gpu = (ROOT / "docs" / "performance.md").read_text().split("## On a GPU", 1)[1]
+    figures = set(re.findall(r"(?<![\w.])\d+\.\d+(?![\d.])", gpu))  # 0.48x too, not 0.11.2
+
+    def quoted(f: str) -> bool:
+        alone = rf"(?<![\d.]){re.escape(f)}(?![\d])"
+        return bool(re.search(alone, answer)) or f"| {f} |" in readme
+
+    missing = sorted(f for f in figures if not quoted(f))
+    assert figures and not missing, missing
+
+
 def test_every_gpu_measurement_names_its_device():
     rows = _gpu_table().load(RESULTS)
     [env] = [r for r in rows if r["phase"] == "env"]
