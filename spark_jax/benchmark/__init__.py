@@ -4,6 +4,8 @@
   store    the benchmark database (plan and results; resumable)
   seeds    a searched program's search seeds; benchmark seeds kept disjoint from them
   runner   start / resume: submit the jobs without a result, record each as it lands
+  rounds   identity before training; the sequential mode's rounds and per-pair decisions
+  decided  the sequential mode's report section
   stats    per-task spread over seeds, verdicts against the baseline (stats.significance)
   tables   report.md (paper-shaped table, comparison, reference rows), results.csv, bar plot
 

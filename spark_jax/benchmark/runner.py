@@ -14,8 +14,8 @@ import json
 import pathlib
 from typing import Any, Callable, Sequence
 
+from spark_jax.benchmark import rounds, tables
 from spark_jax.benchmark import seeds as seeds_lib
-from spark_jax.benchmark import tables
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, PlanError, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import protocol as protocol_lib
@@ -23,6 +23,7 @@ from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.config.sections import ExecutorConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
+from spark_jax.stats import sequential as sequential_lib
 
 __all__ = [
     "DB_NAME",
@@ -58,6 +59,13 @@ class BenchmarkSpec:
         a benchmark stored before the field resumes with it, as it started).
       protocol: `preset` resolved, once, at the command's edge (the CLI, or `from_dict` on a
         resume); None: resolved here.
+      sequential: None for the fixed-seed mode (every seed of `seeds` runs); else the
+        sequential design's fields (`stats.sequential.Design`: alpha, delta, seeds_per_round,
+        max_seeds, ...), `seeds` then being the seeds up to the cap, run round by round
+        (`rounds.next_jobs`).
+      check_identity: check each program against the baseline before training
+        (`evaluation.identity`); a pair shown identical trains the baseline only (False in
+        benchmarks stored before the check existed).
     """
 
     tasks: tuple[str, ...]
@@ -70,6 +78,8 @@ class BenchmarkSpec:
     seeds_together: bool = True
     protocol: ProtocolConfig | None = None
     seed_mode: str = DEFAULT_SEED_MODE
+    sequential: dict[str, Any] | None = None
+    check_identity: bool = True
 
     def __post_init__(self) -> None:
         if self.protocol is None:
@@ -101,12 +111,25 @@ class BenchmarkSpec:
             seeds_together=bool(data.get("seeds_together", True)),
             protocol=protocol,
             seed_mode=data.get("seed_mode", "vmap"),
+            sequential=data.get("sequential"),
+            check_identity=bool(data.get("check_identity", False)),
         )
 
 
 def _check_spec(spec: BenchmarkSpec, programs: Sequence[BenchmarkProgram]) -> None:
     if not spec.seeds:
         raise PlanError("no seeds: --seeds must be at least 1")
+    if spec.sequential is not None:
+        if spec.baseline is None:
+            raise PlanError("the sequential mode compares with a baseline: give --baseline")
+        try:
+            design = sequential_lib.Design(**spec.sequential)
+        except (TypeError, ValueError) as e:
+            raise PlanError(f"sequential design: {e}") from None
+        if len(spec.seeds) != design.max_seeds:
+            raise PlanError(
+                f"a sequential benchmark plans {design.max_seeds} seeds, got {len(spec.seeds)}"
+            )
     if len(set(spec.seeds)) != len(spec.seeds):
         raise PlanError(f"repeated seeds: {spec.seeds}")
     labels = [p.label for p in programs]
@@ -142,9 +165,48 @@ def resume_benchmark(
     out_dir: str | pathlib.Path,
     *,
     progress: Callable[[BenchmarkJob, EvalResult, int, int], None] | None = None,
+    sequential: dict[str, Any] | None = None,
 ) -> pathlib.Path:
-    """Runs the jobs of the benchmark in `out_dir` that have no stored result yet."""
+    """Runs the jobs of the benchmark in `out_dir` that have no stored result yet.
+
+    `sequential` (a design's fields) continues a fixed-seed benchmark in the sequential mode:
+    its stored seeds (consecutive, from its first) are the first seeds of the sequence, more
+    follow up to the cap, and the identity check runs before them. Valid as a sequential design
+    because its first look that spends alpha comes after the stored seeds
+    (`stats.sequential`): the fixed run's own test spent nothing the design counts on, which
+    the report states."""
+    if sequential is not None:
+        _continue_sequentially(pathlib.Path(out_dir), sequential)
     return run_pending(out_dir, progress=progress)
+
+
+def _continue_sequentially(out: pathlib.Path, design: dict[str, Any]) -> None:
+    with BenchmarkDB(out / DB_NAME) as db:
+        stored, programs = db.spec(), db.programs()
+        if stored.get("sequential"):
+            if stored["sequential"] != design:
+                raise PlanError(
+                    f"{out} is already sequential with {stored['sequential']}; resume it without "
+                    "new design flags"
+                )
+            return
+        seeds = list(stored["seeds"])
+        if seeds != list(range(seeds[0], seeds[0] + len(seeds))):
+            raise PlanError(f"{out}: its seeds {seeds} are not consecutive; cannot extend them")
+        spec = BenchmarkSpec.from_dict(stored)
+        cap = int(design.get("max_seeds", sequential_lib.DEFAULT_MAX_SEEDS))
+        if cap < len(seeds):
+            raise PlanError(f"--max-seeds {cap} is below the {len(seeds)} seeds already stored")
+        spec = dataclasses.replace(
+            spec,
+            seeds=tuple(range(seeds[0], seeds[0] + cap)),
+            sequential=dict(design),
+            check_identity=True,
+        )
+        _check_spec(spec, programs)
+        stored_new = spec.to_dict()
+        stored_new["continued_from_fixed"] = seeds
+        db.replace_spec(stored_new)
 
 
 def run_pending(
@@ -156,14 +218,20 @@ def run_pending(
     tables (`report.md`, `results.csv`, `plots/ood_by_task.png`); returns report.md's path."""
     out = pathlib.Path(out_dir)
     with BenchmarkDB(out / DB_NAME) as db:
-        spec = BenchmarkSpec.from_dict(db.spec())
+        stored = db.spec()
+        spec = BenchmarkSpec.from_dict(stored)
         programs = db.programs()
         cfg = spec.protocol
-        jobs = plan_jobs(programs, spec.tasks, spec.seeds)
-        done = db.done_job_ids()
-        pending = [j for j in jobs if j.job_id not in done]
-        if pending:
-            _run_jobs(db, pending, spec, cfg.to_dict(), len(jobs), len(done), progress, out)
+        rounds.check_identity(db, stored, programs)
+        while True:
+            pending = rounds.next_jobs(stored, programs, db.results(), db.identity())
+            if not pending:
+                break
+            finished = len(db.done_job_ids())
+            _run_jobs(
+                db, pending, spec, cfg.to_dict(), finished + len(pending), finished, progress, out
+            )
+            tables.write_benchmark_report(db, out)  # each round's decisions, as they land
         return tables.write_benchmark_report(db, out)
 
 

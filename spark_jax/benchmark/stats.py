@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from spark_jax.stats import significance
 from spark_jax.util import labels
 
 __all__ = [
+    "IDENTICAL",
     "Cell",
     "PairedComparison",
     "TaskVerdict",
@@ -177,15 +178,21 @@ def _task_test(a: Cell, b: Cell) -> significance.TaskTest:
     return significance.task_test(a.scores, b.scores, paired=paired)
 
 
+IDENTICAL = "identical"
+
+
 def compare_table(
     cells: Mapping[tuple[str, str], Cell],
     programs: Sequence[str],
     baseline: str,
     tasks: Sequence[str],
     alpha: float = significance.DEFAULT_ALPHA,
+    identical: Collection[tuple[str, str]] = (),
 ) -> tuple[PairedComparison, ...]:
     """Each of `programs` vs `baseline` over the tasks where both have at least one score;
-    Holm-Bonferroni over every (program, task) test of the table, at family-wise `alpha`."""
+    Holm-Bonferroni over every (program, task) test of the table, at family-wise `alpha`.
+    Pairs in `identical` ((program, task) shown to compute the baseline's function there) are
+    `identical` with no test: they are not in Holm's family."""
     empty = Cell(())
     found = []
     for program in programs:
@@ -194,14 +201,29 @@ def compare_table(
             for t in tasks
             if cells.get((program, t), empty).n and cells.get((baseline, t), empty).n
         ]
-        found.append([(t, _task_test(cells[(program, t)], cells[(baseline, t)])) for t in both])
-    flat = [test for row in found for _, test in row]
+        found.append(
+            [
+                (
+                    t,
+                    _task_test(cells[(program, t)], cells[(baseline, t)]),
+                    (program, t) in identical,
+                )
+                for t in both
+            ]
+        )
+    flat = [test for row in found for _, test, same in row if not same]
     adjusted = iter(significance.holm([t.p for t in flat]))
     words = iter(significance.verdicts(flat, alpha))
+    untested = significance.TaskTest(0, 0, True, None, 0.0, math.nan)
     out = []
     for program, row in zip(programs, found):
-        per_task = tuple(TaskVerdict(t, test, next(adjusted), next(words)) for t, test in row)
-        mean, interval = significance.mean_difference([test for _, test in row])
+        per_task = tuple(
+            TaskVerdict(t, untested, math.nan, IDENTICAL)
+            if same
+            else TaskVerdict(t, test, next(adjusted), next(words))
+            for t, test, same in row
+        )
+        mean, interval = significance.mean_difference([test for _, test, _ in row])
         out.append(PairedComparison(program, baseline, alpha, per_task, mean, interval))
     return tuple(out)
 

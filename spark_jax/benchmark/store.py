@@ -171,6 +171,21 @@ class BenchmarkDB:
             raise BenchmarkDBError(f"{self.path}: holds no benchmark plan")
         return spec
 
+    def replace_spec(self, spec: Mapping[str, Any]) -> None:
+        """Stores a changed spec (a fixed-seed benchmark continued in sequential mode: more
+        seeds planned, the design beside them); the programs and results stay as they are."""
+        self.spec()  # refuses a database without a plan
+        self._set_meta({"spec": dict(spec)})
+
+    def identity(self) -> dict[str, dict[str, Any]]:
+        """Identity checks done so far: 'PROGRAM_KEY|TASK' -> {identical, reason} (each
+        against the baseline; none in older benchmarks)."""
+        return self.meta().get("identity") or {}
+
+    def store_identity(self, found: Mapping[str, Mapping[str, Any]]) -> None:
+        """Adds identity checks (merged into those stored)."""
+        self._set_meta({"identity": {**self.identity(), **found}})
+
     def programs(self) -> list[BenchmarkProgram]:
         """The programs in plan order, with their searches' seeds (none in older benchmarks)."""
         searched = self.meta().get("search_seeds") or {}

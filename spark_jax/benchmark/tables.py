@@ -10,7 +10,7 @@ import io
 import math
 import pathlib
 
-from spark_jax.benchmark import stats
+from spark_jax.benchmark import decided, rounds, stats
 from spark_jax.benchmark.plan import CLRS10
 from spark_jax.benchmark.seeds import program_lines
 from spark_jax.benchmark.store import BenchmarkDB
@@ -134,12 +134,14 @@ def _comparison_notes(base: str, comparisons, alpha: float) -> list[str]:
     return lines
 
 
-def _comparison(spec, programs, cells, alpha: float = significance.DEFAULT_ALPHA) -> list[str]:
+def _comparison(
+    spec, programs, cells, same=(), alpha: float = significance.DEFAULT_ALPHA
+) -> list[str]:
     base = spec.get("baseline")
     if base is None:
         return ["No baseline chosen (`--baseline LABEL`): no paired comparison."]
     others = [p.label for p in programs if p.label != base]
-    comparisons = stats.compare_table(cells, others, base, spec["tasks"], alpha)
+    comparisons = stats.compare_table(cells, others, base, spec["tasks"], alpha, same)
     head = ["program", "tasks", "wins", "losses", significance.CANNOT_TELL, "mean diff (pp)"]
     lines = markdown.table(
         [*head, "95% CI (seeds within tasks)"],
@@ -159,7 +161,15 @@ def _comparison(spec, programs, cells, alpha: float = significance.DEFAULT_ALPHA
             for v in c.per_task
         ],
     )
-    return lines + _comparison_notes(base, comparisons, alpha)
+    lines += _comparison_notes(base, comparisons, alpha)
+    if same:
+        lines.append(
+            f"- `{stats.IDENTICAL}`: shown to compute the baseline's function on that task before "
+            "training (`spark_jax/evaluation/identity.py`: same parameters from the same keys, "
+            "bit-identical loss and gradients on probe batches; evidence, not a proof for every "
+            "input); trained once, the baseline's scores stand for both; not in Holm's family."
+        )
+    return lines
 
 
 def _reference(spec) -> list[str]:
@@ -277,7 +287,17 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     labels = {p.key: p.label for p in programs}
     results = db.results()
     cells = stats.cells_of_results(programs, results)
+    same = rounds.identical(db.identity(), programs)
+    for label, task in same:
+        if (spec["baseline"], task) in cells:
+            cells[(label, task)] = cells[(spec["baseline"], task)]
     expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
+    if spec.get("sequential"):
+        comparison = decided.section_lines(spec, programs, results, db.identity())
+        landed = f"Jobs landed: {len(results)} (sequential: at most {expected} at the seed cap); "
+    else:
+        comparison = _comparison(spec, programs, cells, same)
+        landed = f"Jobs landed: {len(results)} of {expected - len(same) * len(spec['seeds'])}; "
     _write_csv(db, labels, out / "results.csv")
     machines = stats.machines_of_results(results)
     _plot(spec, programs, cells, machines, out / PLOT_FILE)
@@ -287,14 +307,14 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
             "",
             _protocol_line(spec, machines),
             "",
-            f"Jobs landed: {len(results)} of {expected}; "
-            f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times); wall time "
+            landed
+            + f"device time {db.wall_seconds() / 3600:.2f} h (sum of job wall times); wall time "
             f"{db.running_seconds() / 3600:.2f} h while jobs ran (pauses between resumes left "
             "out).",
             "",
         ],
         markdown.section("OOD accuracy by task", _main_table(db, spec, programs, cells)),
-        markdown.section(COMPARISON_HEADING[3:], _comparison(spec, programs, cells)),
+        markdown.section(COMPARISON_HEADING[3:], comparison),
         [f"![OOD accuracy by task]({PLOT_FILE})", ""],
         markdown.section("Failures", _failures(db, labels)),
         markdown.section("Paper reference rows", _reference(spec)),

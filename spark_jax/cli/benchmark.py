@@ -12,6 +12,14 @@ The seeds of a (program, task) train as one program (one job; each seed's result
 its own, bit-identical to that seed trained alone; `--seed-mode vmap` batches them instead)
 unless `--sequential-seeds` is given.
 
+`--seeds auto` (the sequential mode, with `--baseline`): seeds are added in rounds of
+`--seeds-per-round` until each (program, task) pair is decided against the baseline (win, loss,
+equivalent within ±`--delta` pp) or reaches `--max-seeds` (cannot tell, with the minimal
+detectable difference); valid under that optional stopping (`spark_jax/stats/sequential.py`).
+Before training, every program is checked against the baseline on each task: a pair that
+computes the same function there is `identical` and only the baseline trains.
+`--resume OUT --seeds auto` continues a fixed-seed benchmark in the sequential mode.
+
 Exit codes: 0 every job landed (failed programs are results, shown in the report), 1 the
 benchmark could not finish, 2 usage error.
 """
@@ -41,7 +49,38 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default="dfs",
         help="tasks, comma-separated, or the sets clrs10, clrs30; tasks: {tasks}",
     )
-    p.add_argument("--seeds", type=int, default=3, help="evaluation seeds per (program, task)")
+    p.add_argument(
+        "--seeds",
+        default="3",
+        help="evaluation seeds per (program, task), or 'auto': the sequential mode, seeds "
+        "added per round until each pair is decided (win, loss, equivalent within "
+        "±--delta) or --max-seeds is reached; with --resume, continues a fixed-seed "
+        "benchmark that way",
+    )
+    p.add_argument(
+        "--max-seeds",
+        type=int,
+        default=12,
+        help="sequential mode: the seed cap per pair (default 12)",
+    )
+    p.add_argument(
+        "--seeds-per-round",
+        type=int,
+        default=3,
+        help="sequential mode: seeds added per round, one job per (program, task) (default 3)",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=5.0,
+        help="sequential mode: equivalence margin in pp of OOD accuracy (default 5)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="sequential mode: family-wise rate of false claims over the table (default 0.05)",
+    )
     p.add_argument(
         "--first-seed",
         type=int,
@@ -123,7 +162,9 @@ def _spec(args: argparse.Namespace):
     from spark_jax.config.protocol import ConfigError, get_preset
     from spark_jax.config.sections import ExecutorConfig
 
-    if args.seeds < 1:
+    design = _design(args)
+    n_seeds = design["max_seeds"] if design else int(args.seeds)
+    if n_seeds < 1:
         raise UsageError(f"--seeds must be at least 1 (got {args.seeds})")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be > 0 (got {args.timeout})")
@@ -146,7 +187,7 @@ def _spec(args: argparse.Namespace):
         first = benchmark.default_first_seed(p.search_seeds for p in programs)
     spec = benchmark.BenchmarkSpec(
         tasks=benchmark.expand_tasks([args.tasks]),
-        seeds=tuple(range(first, first + args.seeds)),
+        seeds=tuple(range(first, first + n_seeds)),
         preset=args.preset,
         baseline=args.baseline,
         executor=executor,
@@ -155,8 +196,33 @@ def _spec(args: argparse.Namespace):
         seeds_together=not args.sequential_seeds,
         protocol=protocol,
         seed_mode=args.seed_mode,
+        sequential=design,
     )
     return programs, spec
+
+
+def _design(args: argparse.Namespace) -> dict | None:
+    """The sequential design's fields from the flags (None: the fixed-seed mode); a usage
+    error names a bad value."""
+    if args.seeds != "auto":
+        try:
+            int(args.seeds)
+        except ValueError:
+            raise UsageError(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
+        return None
+    from spark_jax.stats import sequential
+
+    fields = {
+        "alpha": args.alpha,
+        "delta": args.delta,
+        "seeds_per_round": args.seeds_per_round,
+        "max_seeds": args.max_seeds,
+    }
+    try:
+        sequential.Design(**fields)
+    except ValueError as e:
+        raise UsageError(f"sequential design: {e}") from None
+    return fields
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,7 +235,9 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             if args.programs:
                 raise UsageError("--resume takes no programs (they are stored in the benchmark)")
-            report = benchmark.resume_benchmark(args.resume, progress=progress)
+            report = benchmark.resume_benchmark(
+                args.resume, progress=progress, sequential=_design(args)
+            )
         else:
             if not args.programs:
                 raise UsageError("give at least one program (a file, a run dir or official:KIND)")

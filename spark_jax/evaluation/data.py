@@ -131,6 +131,13 @@ def train_lengths(task: str, cfg: ProtocolConfig) -> tuple[int, ...]:
     return tuple(cfg.train_lengths)
 
 
+def train_batches(task: str, cfg: ProtocolConfig, seed: int):
+    """(processed spec, infinite iterator of training batches) of `task`, seeded on its own
+    (the identity probes': no validation or test set is built)."""
+    check_task(task)
+    return _train_iterator(task, cfg, np.random.RandomState(seed))
+
+
 def _train_iterator(task: str, cfg: ProtocolConfig, rng: np.random.RandomState):
     lengths = train_lengths(task, cfg)
     iterators = []
