@@ -71,6 +71,7 @@ case "${1:-}" in
   table)
     "$PY" scripts/llm_reliability_table.py --readme "$README" "$OUT/main" "$OUT/others"
     keep_unclear
+    "$PY" scripts/llm_account.py "$(dirname "$README")"
     ;;
   replay)
     tmp=$(mktemp -d)

@@ -43,9 +43,26 @@ def _parts(dirs: list[str]) -> list[tuple[str, ComparePlan]]:
     return parts
 
 
-def _caption(parts: list[tuple[str, ComparePlan]], rows) -> str:
+def _answerers(results: pathlib.Path | None) -> str | None:
+    """What answered, from the folder's answerers.yaml (scripts/llm_account.py): the agents,
+    what they were, and that the LLM is not recorded; None without the file."""
+    path = results / "answerers.yaml" if results else None
+    if path is None or not path.is_file():
+        return None
+    import yaml
+
+    sessions = yaml.safe_load(path.read_text(encoding="utf-8"))["sessions"]
+    agents = [a for s in sessions for a in s["agents"]]
+    return (
+        f"{len(agents)} language-model agents ({agents[0]}-{agents[-1]}) with a shell and memory "
+        "across prompts, via a file queue (LLM not recorded)"
+    )
+
+
+def _caption(parts: list[tuple[str, ComparePlan]], rows, results=None) -> str:
     base = parts[0][1].base
     models = ", ".join(sorted({m for r in rows.values() for m in r.models})) or "no LLM call"
+    models = _answerers(results) or models
     editor = (base.get("editor") or {}).get("kind", "offline")
     return (
         f"proposal-only, task {base.get('task', 'dfs')}, preset {base.get('preset', 'smoke')}; "
@@ -61,7 +78,9 @@ def main() -> int:
     ap.add_argument("--plot", default=None, help="also draw the rates figure to this PNG")
     args = ap.parse_args()
     results = pathlib.Path(args.dirs[0])
+    folder = None
     if len(args.dirs) == 1 and (results / "record").is_dir() and args.readme is None:
+        folder = results
         args.dirs = [str(results / "record" / "main"), str(results / "record" / "others")]
         args.readme = str(results / "README.md")
         args.plot = args.plot or str(results / "rates.png")
@@ -85,7 +104,7 @@ def main() -> int:
         return 0 if same else 1
     readme.write_text(updated, encoding="utf-8")
     if args.plot:
-        rates_plot(list(rows.values()), pathlib.Path(args.plot), _caption(parts, rows))
+        rates_plot(list(rows.values()), pathlib.Path(args.plot), _caption(parts, rows, folder))
     print(new)
     return 0
 

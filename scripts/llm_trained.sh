@@ -82,9 +82,11 @@ case "${1:-}" in
  "host": "$(uname -n) ($(uname -m), $(nproc) CPUs)"}
 JSON
     "$PY" scripts/compare_table.py "$OUT"
+    "$PY" scripts/llm_account.py "$OUT"
     ;;
   table)
     "$PY" scripts/compare_table.py "$OUT"
+    "$PY" scripts/llm_account.py "$OUT"
     ;;
   *)
     sed -n '2,17p' "$0"

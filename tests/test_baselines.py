@@ -131,7 +131,7 @@ def test_recorded_openevolve_answers_give_the_same_children_under_the_current_ru
     assert len(dbs) >= 3, dbs
     checked = 0
     for db in dbs:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
         rows = con.execute(
             "SELECT c.response, p.status, p.failure_type, p.child_source, g.source "
             "FROM llm_calls c JOIN proposals p ON p.attempt = c.attempt "
