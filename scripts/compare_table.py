@@ -309,7 +309,9 @@ def main(out: pathlib.Path) -> None:
         f"Command: `{meta['command']}` at commit `{meta['commit']}`, {meta['date_utc']}; "
         f"{_wall(meta, _job_time(data, plan))}; machine {machine}; {_versions()}.",
         "",
-        f"{label} Cells: mean ± sample std over the search seeds {list(plan.seeds)}. "
+        f"{label} Preset `{plan.base.get('preset', 'smoke')}`, task "
+        f"`{plan.base.get('task', 'dfs')}`. Cells: mean ± sample std over the search seeds "
+        f"{list(plan.seeds)}. "
         f"Selection set: {chosen}. The seed program scored {seeds.text()} on the selection "
         f"set (mean ± std over the {seeds.n} runs; its own row in the report).",
         "",

@@ -245,7 +245,8 @@ def render(out: pathlib.Path) -> str:
         "the 3 fresh seeds](plots/ood_by_task.png)",
         "",
         "<!-- generated -->",
-        "### The search (dfs)",
+        f"### The search ({facts['task']}, `{facts['preset']}`; {facts['machine']}; "
+        f"{facts['editor']}; selection on `{facts['selection']}`)",
         "",
         *search_table,
         "",

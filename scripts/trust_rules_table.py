@@ -444,7 +444,29 @@ def write_csv(rows: list[dict[str, str]], path: pathlib.Path) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def render(rows: list[dict[str, str]]) -> str:
+def records(out: pathlib.Path) -> str:
+    """What the copied runs' own reports say of their protocol, machine and editor (the
+    README's label is checked against this line)."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(out.glob("*/**/report.md")))
+    # A report's own protocol line (the reference rows' `paper` protocol is theirs).
+    presets = sorted(set(re.findall(r"(?m)^`(\w+)` protocol|Our rows: this run, `(\w+)`", text)))
+    presets = sorted({p for pair in presets for p in pair if p})
+    machines = sorted(set(re.findall(r"\bvm \([^()]*CPUs?\)", text)))
+    llm_calls = sum(int(n) for n in re.findall(r"(\d+) to an LLM", text))
+    offline = "NOT an LLM" in text or "not an LLM" in text
+    editor = (
+        "offline rule-based editor and analogues, not an LLM"
+        if offline and not llm_calls
+        else f"{llm_calls} LLM calls"
+    )
+    return (
+        f"_The copied runs' own reports (`*/*/report.md`): protocol "
+        f"{', '.join(f'`{p}`' for p in presets) or 'not stated'}; machine "
+        f"{'; '.join(machines) or 'not stated'}; {editor} ({llm_calls} calls to an LLM)._"
+    )
+
+
+def render(rows: list[dict[str, str]], out: pathlib.Path | None = None) -> str:
     """The README's generated section (between the markers, markers excluded)."""
     body = [
         [r[k].replace("|", "/") for k in FIELDS[:5]]
@@ -457,6 +479,8 @@ def render(rows: list[dict[str, str]]) -> str:
         "(`figures.csv` holds the same rows)._"
     )
     lines.append("")
+    if out is not None:
+        lines += [records(out), ""]
     return "\n".join(lines)
 
 
@@ -474,7 +498,7 @@ def main(argv: list[str]) -> int:
         if BEGIN in readme and END in readme:
             head, rest = readme.split(BEGIN, 1)
             tail = rest.split(END, 1)[1]
-            readme = head + BEGIN + render(rows) + END + tail
+            readme = head + BEGIN + render(rows, out) + END + tail
             readme = markdown.replace_answer(readme, ANSWER_MARK, answer(rows, out))
             readme_path.write_text(readme, encoding="utf-8")
     print(render(rows))

@@ -23,7 +23,24 @@ def test_readme_generated_section_matches_the_data():
     table = _table_module()
     readme = (OUT / "README.md").read_text(encoding="utf-8")
     assert readme.count(table.BEGIN) == 1 and readme.count(table.END) == 1
-    assert table.generated_section(readme) == table.render(table.extract(OUT))
+    assert table.generated_section(readme) == table.render(table.extract(OUT), OUT)
+
+
+def test_the_answer_is_built_from_the_figures():
+    # Every before -> after the answer quotes is a row of figures.csv (the answer is written
+    # by the script: tests/test_results_answers.py), and a rule whose figure did not move is
+    # named as not measured, not claimed.
+    table = _table_module()
+    rows = table.extract(OUT)
+    answer = table.answer(rows, OUT)
+    readme = (OUT / "README.md").read_text(encoding="utf-8")
+    assert f"**Answer.** {answer}\n" in readme
+    one = next(r for r in rows if r["rule"].startswith("1 seed") and "mpnn" in r["figure"])
+    assert f'claims "{one["before"]}"; it says "{one["after"]}"' in answer
+    still = [r for r in rows if r["before"] == r["after"] and not r["rule"].startswith("classify")]
+    assert still and all(f"{r['figure']} {r['after']} before and after" in answer for r in still)
+    moved = len({r["rule"] for r in rows}) - len({r["rule"] for r in still})
+    assert answer.startswith(f"Yes for {moved} of the {len({r['rule'] for r in rows})} rules")
 
 
 def test_figures_csv_matches_the_data():
