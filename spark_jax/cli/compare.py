@@ -3,7 +3,8 @@ every method x search seed as a normal search run directory under DIR (run one a
 finished runs are kept, unfinished ones resumed, so re-running the command after a crash or
 kill -9 finishes the comparison), then DIR/report.md with the per-method table (every method
 runs the same --max-attempts proposal attempts; best OOD at the budget B of evaluated
-candidates, the seed excluded, evaluated candidates to a threshold and the ratio to the first method, valid and
+programs, the seed counted as in a search's budget (the best of the first B - 1 candidates
+after it), evaluated candidates to a threshold and the ratio to the first method, valid and
 entanglement rates, LLM calls and tokens per evaluated candidate, wall and device hours) and
 band plots. `--report-only DIR` rewrites the report from what has run. An LLM editor records
 every call to `DIR/METHOD/seed-S.cassette.jsonl`; `--replay DIR` re-runs that comparison from
@@ -48,7 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--budget",
         type=int,
-        help="B: evaluated candidates at which best at budget is read (default: the config's)",
+        help="B: evaluated programs, the seed counted, at which best at budget is read (the "
+        "best of the first B - 1 candidates; default: the config's budget)",
     )
     p.add_argument(
         "--max-attempts",

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{args.file}: valid. task {cfg.target} (family {cfg.family}), preset "
         f"{cfg.protocol.name}, seed program {cfg.seed_program}, editor {cfg.editor.kind}, "
-        f"operator {cfg.operator.variant}, budget {cfg.budget} evaluated candidates, "
+        f"operator {cfg.operator.variant}, budget {cfg.budget} evaluated programs (seed included), "
         f"max attempts {cfg.max_attempts if cfg.max_attempts is not None else 'none'}, "
         f"seed {cfg.seed}"
     )

@@ -10,9 +10,9 @@ Re-running the same command after a kill -9 therefore finishes the comparison.
 Equal terms (the paper's Figs. 4-5): every method runs the same number of proposal attempts
 (`max_attempts`); the evaluated budget B never stops a run early (a run's own `budget` is
 set out of reach), so a method whose proposals fail more often evaluates fewer candidates in
-the same attempts. The report reads each run's evaluated count and its best at budget (the
-best of its first B evaluated candidates, the seed excluded; `report.accounting.best_within`)
-beside the attempts.
+the same attempts. The report reads each run's evaluated count and its best at budget (B counts
+the seed, as a search's `budget` does: the best of its first B - 1 candidates evaluated after
+the seed; `compare.figures.best_at_budget`) beside the attempts.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ class ComparePlan:
       base: the base search config as a plain mapping (YAML keys), before per-method keys.
       methods: method names, in table order (the first is the reference of ratios).
       seeds: search seeds (each run's top-level `seed`).
-      budget: B, the evaluated candidates at which best at budget is read (the seed
-        excluded); it does not stop a run.
+      budget: B, the evaluated programs at which best at budget is read (the seed counted,
+        as in `search.budget`: the first B - 1 candidates after it); it does not stop a run.
       max_attempts: the proposal attempts every search runs, the same for every method
         (a method defined by its attempt count, Ours-1it, fixes its own).
       replay: a recorded comparison directory: every LLM run replays its cassette

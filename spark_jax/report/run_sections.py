@@ -188,7 +188,7 @@ def _accounting(r: RunReport) -> list[str]:
         f"- Evaluated candidates (feasible and entered training: the budget's count): "
         f"{acc.evaluated_budget} ({acc.evaluated} scored, {acc.eval_errors} evaluation errors "
         f"or NaN, counted all the same; {acc.not_evaluated} feasible not evaluated; the seed's "
-        "baseline evaluation is not counted).",
+        "own evaluation is not a candidate, and counts toward the budget as well).",
         f"- Valid rate (feasible / attempts): {_fmt(acc.valid_rate, 3)}.",
         f"- Entanglement rate (entangled or scaffold, tag breaks included / attempts): "
         f"{_fmt(acc.entanglement_rate, 3)} ({acc.entangled} of {acc.attempts}).",
