@@ -20,8 +20,9 @@ renamed into it, so an interrupted save leaves the last whole copy. A search is 
 its checkpoint copy has finished or is further along (finished with a final test on fresh
 seeds where this one's reused the search's, then more attempts or evaluations), nor
 while its seed program's first training is still in flight (nothing to keep: it starts
-again). It also records this machine's part in segments.json (host, commit, start and last
-save, the compare log), one entry per segment.json beside COMPARE_DIR, which `begin` or
+again). It also records this machine's part in segments.json (host, machine fingerprint
+(`labels.machine_fingerprint`: tells apart two VMs with one host name and CPU), commit,
+start and last save, the compare log), one entry per segment.json beside COMPARE_DIR, which `begin` or
 `restore` starts.
 
 `restore` copies into COMPARE_DIR every search of the checkpoint that is further along than
@@ -60,7 +61,7 @@ from typing import NamedTuple
 
 import yaml
 
-from spark_jax.util.labels import machine_label
+from spark_jax.util.labels import machine_fingerprint, machine_label
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PLAN, CACHE, SEGMENTS, SEGMENT = "compare.json", "eval-cache", "segments.json", "segment.json"
@@ -194,7 +195,12 @@ def segment_of(compare_dir: pathlib.Path) -> dict:
     path = compare_dir.parent / SEGMENT
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
-    segment = {"host": machine_label(), "commit": _commit(), "started_utc": _utc(time.time())}
+    segment = {
+        "host": machine_label(),  # names the machine's fingerprint too
+        "fingerprint": machine_fingerprint(),
+        "commit": _commit(),
+        "started_utc": _utc(time.time()),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(segment, indent=1) + "\n", encoding="utf-8")
     return segment

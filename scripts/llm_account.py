@@ -402,6 +402,7 @@ def reliability_account(folder: pathlib.Path, kind: str, sessions, calls, bound)
     block = [
         ACCOUNT_BEGIN,
         *_who(kind, sessions, calls),
+        _machine_line(folder, "the runs"),
         *_flag_lines(calls, bound),
         "",
         "The table without the flagged attempts"
@@ -442,6 +443,33 @@ def _machines(folder: pathlib.Path) -> str:
             m = db.get_meta("machine")
         found.add(str(m) if m else "not recorded")
     return "; ".join(sorted(found))
+
+
+def _machine_line(folder: pathlib.Path, parts: str) -> str:
+    """Whether the records tell the machines apart (a fingerprint, labels.machine_fingerprint)."""
+    found = set()
+    for _, _, path in run_dbs(folder):
+        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        found |= {
+            m
+            for (m,) in con.execute(
+                "SELECT DISTINCT json_extract(evaluation_json, '$.machine') FROM evaluations"
+            )
+            if m
+        }
+        row = con.execute("SELECT value FROM run_meta WHERE key = 'machine'").fetchone()
+        con.close()
+        if row:
+            found.add(json.loads(row[0]))
+    fingerprinted = {m for m in found if "; machine " in m}
+    names = ", ".join(f"`{m}`" for m in sorted(found)) or "no machine"
+    if found and fingerprinted == found:
+        return f"- **Machine.** The records name {names}, each with its machine fingerprint."
+    return (
+        f"- **Machine.** The records name {names}, without a machine fingerprint (they "
+        f"predate it; `labels.machine_fingerprint`): whether {parts} ran on one machine or on "
+        "several of that name is not recorded."
+    )
 
 
 # -- llm-trained -------------------------------------------------------------------------------
@@ -594,6 +622,7 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
         "depended on when a method's searches ran: "
         + "; ".join(_method_sessions(m, calls) for m in methods)
         + ".",
+        _machine_line(folder, "the sessions above and the final tests' rescoring"),
         *_flag_lines(calls, bound),
         "",
         "Every method with and without the flagged attempts (mean ± sample std over the search "

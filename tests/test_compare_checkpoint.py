@@ -19,6 +19,7 @@ from spark_jax.compare.runner import run_status
 from spark_jax.config import search as search_config
 from spark_jax.search import startup
 from spark_jax.search.rundb import RunDB
+from spark_jax.util import labels
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "compare_checkpoint.py"
@@ -88,6 +89,9 @@ def test_save_then_restore_on_a_fresh_machine_gives_back_every_search(work, tmp_
         assert con.execute("SELECT value FROM run_meta WHERE key = 'probe'").fetchone() == ("1",)
     (segment,) = json.loads((checkpoint / "segments.json").read_text())
     assert segment["log"] == ["[compare] spark seed 0: starting"] and segment["commit"]
+    # Each part names its machine by a fingerprint, not only by host name and CPU.
+    assert segment["fingerprint"] == labels.machine_fingerprint()
+    assert segment["host"] == labels.machine_label() and segment["fingerprint"] in segment["host"]
 
     fresh = tmp_path / "fresh" / "cmp"
     restored = _checkpoint("restore", checkpoint, fresh)

@@ -1,7 +1,10 @@
-"""The machine label names the CPU: two hosts with one name and core count can train the same
-seed to other figures (results/same-seed-machines), so a record must tell them apart."""
+"""The machine label names the CPU and a machine fingerprint: two hosts with one name, core
+count and CPU model can train the same seed to other figures (results/same-seed-machines), so
+a record must tell them apart."""
 
 from __future__ import annotations
+
+import re
 
 from spark_jax.util import labels
 
@@ -20,7 +23,39 @@ def test_cpu_label_names_the_model_and_avx512():
     assert labels.cpu_label(without) == "AMD EPYC 9R14 96-Core Processor"
 
 
-def test_machine_label_carries_this_machines_cpu_label():
-    label, cpu = labels.machine_label(), labels.cpu_label()
-    assert label.endswith(f": {cpu})" if cpu else " CPUs)"), label
+def test_machine_label_carries_this_machines_cpu_label_and_fingerprint():
+    label, cpu, mark = labels.machine_label(), labels.cpu_label(), labels.machine_fingerprint()
+    assert re.fullmatch(r"[0-9a-f]{12}", mark)
+    assert label.endswith((f": {cpu}" if cpu else " CPUs") + f"; machine {mark})"), label
     assert labels.measured_on().startswith(label + "; JAX ")
+
+
+def test_fingerprint_tells_apart_what_core_count_and_cpu_model_cannot():
+    """Two VMs with one host name, core count and CPU model (results/same-seed-machines): the
+    same image's machine id, other boots, or other machine ids give other fingerprints; the
+    same machine in the same boot gives the same one."""
+    one = labels.fingerprint("0123abcd" * 4, "8da1aca0-0c53", "vm")
+    assert one == labels.fingerprint("0123abcd" * 4, "8da1aca0-0c53", "vm")
+    assert one != labels.fingerprint("0123abcd" * 4, "5e6f7a8b-1d2e", "vm")  # a clone, rebooted
+    assert one != labels.fingerprint("fedc9876" * 4, "8da1aca0-0c53", "vm")
+    assert one != labels.fingerprint("0123abcd" * 4, "8da1aca0-0c53", "vm2")
+    assert "0123abcd" not in one  # the raw id is not written anywhere
+    # This machine's, from its own files: the same for the life of the process.
+    assert labels.machine_fingerprint() == labels.machine_fingerprint()
+
+
+def test_machine_fingerprint_reads_the_machine_and_boot_ids(tmp_path, monkeypatch):
+    machine_id, boot_id = tmp_path / "machine-id", tmp_path / "boot_id"
+    machine_id.write_text("0123abcd\n", encoding="utf-8")
+    boot_id.write_text("8da1aca0\n", encoding="utf-8")
+    monkeypatch.setattr(labels, "_MACHINE_ID_FILES", (str(tmp_path / "absent"), str(machine_id)))
+    monkeypatch.setattr(labels, "_BOOT_ID_FILE", str(boot_id))
+    monkeypatch.setattr(labels.platform, "node", lambda: "vm")
+    labels.machine_fingerprint.cache_clear()
+    try:
+        assert labels.machine_fingerprint() == labels.fingerprint("0123abcd", "8da1aca0", "vm")
+        boot_id.write_text("5e6f7a8b\n", encoding="utf-8")  # another boot of the same image
+        labels.machine_fingerprint.cache_clear()
+        assert labels.machine_fingerprint() == labels.fingerprint("0123abcd", "5e6f7a8b", "vm")
+    finally:
+        labels.machine_fingerprint.cache_clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import os
 import pathlib
 import platform
@@ -19,6 +20,8 @@ __all__ = [
     "cpu_fields",
     "cpu_label",
     "editor_label",
+    "fingerprint",
+    "machine_fingerprint",
     "machine_label",
     "measured_on",
     "machines_label",
@@ -43,13 +46,54 @@ def package_versions(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def machine_label() -> str:
-    """'host (x86_64, 2 CPUs: AMD EPYC, AVX-512)': the machine this process runs on, its CPU
-    model where the system names it (imports no jax). Two machines with the same host name
-    and core count can train the same seed to other figures (results/same-seed-machines)."""
+    """'host (x86_64, 2 CPUs: AMD EPYC, AVX-512; machine 1a2b3c4d5e6f)': the machine this
+    process runs on, its CPU model where the system names it, and its `machine_fingerprint`
+    (imports no jax). Two machines with the same host name, core count and CPU model can
+    train the same seed to other figures (results/same-seed-machines): the fingerprint tells
+    them apart."""
     cpu = cpu_label()
-    return f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs" + (
-        f": {cpu})" if cpu else ")"
+    return (
+        f"{platform.node() or 'unknown'} ({platform.machine()}, {os.cpu_count()} CPUs"
+        + (f": {cpu}" if cpu else "")
+        + f"; machine {machine_fingerprint()})"
     )
+
+
+_MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+_BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
+
+
+def _first_line(paths: tuple[str, ...]) -> str:
+    for path in paths:
+        try:
+            text = pathlib.Path(path).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return ""
+
+
+def fingerprint(machine_id: str, boot_id: str, host: str) -> str:
+    """12 hex digits of sha256 over the machine id, the boot id and the host name (the raw
+    ids never leave the machine). Any of them differing gives another fingerprint."""
+    return hashlib.sha256(f"{machine_id}\n{boot_id}\n{host}".encode("utf-8")).hexdigest()[:12]
+
+
+@functools.cache
+def machine_fingerprint() -> str:
+    """This machine's fingerprint, stable for the life of its boot: `fingerprint` of
+    /etc/machine-id (else /var/lib/dbus/machine-id), Linux's boot id and the host name.
+    The boot id is in it because VMs cloned from one image share /etc/machine-id: with it two
+    such VMs never read as one machine; a machine that reboots reads as another (never two
+    machines as one). Where neither id exists, the network card's address (uuid.getnode)
+    stands in."""
+    machine_id, boot_id = _first_line(_MACHINE_ID_FILES), _first_line((_BOOT_ID_FILE,))
+    if not machine_id and not boot_id:
+        import uuid
+
+        machine_id = f"node {uuid.getnode():012x}"
+    return fingerprint(machine_id, boot_id, platform.node())
 
 
 def cpu_label(cpuinfo: str | None = None) -> str:
