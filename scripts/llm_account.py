@@ -138,25 +138,54 @@ def run_dbs(folder: pathlib.Path) -> list[tuple[str, int, pathlib.Path]]:
     return [(p.parents[1].name, int(p.parent.name.split("-")[1]), p) for p in found]
 
 
+_CHANNEL_LABEL = re.compile(
+    r": agent (?P<agent>\S+), brief (?P<version>.+?) \(sha256 (?P<sha>[0-9a-f]+)\), answered in "
+    r"(?P<seconds>[0-9.]+) s"
+)
+
+
+def _recorded_session(model: str, at: float) -> tuple[Session, float, bool] | None:
+    """The session a call names itself (the queue channel's record in its model label:
+    spark_jax/operator/llm/channel.py): its answerer, brief, answer time and speed flag."""
+    found = _CHANNEL_LABEL.search(model or "")
+    if not found:
+        return None
+    version = found["version"]
+    session = Session(
+        f"agent {found['agent']}, brief {version}", at, at, (found["agent"],),
+        f"version {version} (sha256 {found['sha']})", version, "recorded per call",
+        "recorded per call", (),
+    )  # fmt: skip
+    return session, float(found["seconds"]), "FASTER than" in model
+
+
 def read_calls(folder: pathlib.Path, sessions: list[Session], bound: float) -> list[Call]:
+    """Every recorded LLM call. A call whose record names its answerer (the channel's label)
+    is its own session, flagged as the channel flagged it (the answer's own time, claim to
+    answer); an older call goes to the session its time falls in, its speed over the call's
+    wall time."""
     calls = []
     for method, seed, path in run_dbs(folder):
         con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
         rows = con.execute(
-            "SELECT attempt, role, response, latency_s, created_at FROM llm_calls "
+            "SELECT attempt, role, response, latency_s, created_at, model FROM llm_calls "
             "WHERE is_llm = 1 ORDER BY attempt, id"
         ).fetchall()
         con.close()
-        for attempt, role, response, latency, at in rows:
-            session = next((s for s in sessions if s.start <= at < s.end), None)
-            chars = len(response or "")
-            flags = []
-            if chars_per_s(chars, latency or 0.0) > bound:
+        for attempt, role, response, latency, at, model in rows:
+            chars, flags = len(response or ""), []
+            recorded = _recorded_session(model, at)
+            if recorded:
+                session, seconds, fast = recorded
+            else:
+                session = next((s for s in sessions if s.start <= at < s.end), None)
+                seconds, fast = latency or 0.0, chars_per_s(chars, latency or 0.0) > bound
+            if fast:
                 flags.append("fast")
             if session and role in session.tool_built:
                 flags.append("reported")
             calls.append(
-                Call(method, seed, attempt, role, at, chars, latency or 0.0, session, tuple(flags))
+                Call(method, seed, attempt, role, at, chars, seconds, session, tuple(flags))
             )
     return calls
 

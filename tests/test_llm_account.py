@@ -153,3 +153,36 @@ def test_the_front_page_caption_says_what_the_account_says():
     assert f"({BOUND:g} characters per second)" in caption
     assert "does not state the region rule" in caption
     assert "prompt text only" not in caption
+
+
+def test_a_call_the_channel_recorded_names_its_answerer_and_keeps_the_channels_flag(tmp_path):
+    """Later runs: the queue channel's record (the call's model label) names the answerer and
+    the brief, and the account flags what the channel flagged, by the answer's own time."""
+    from spark_jax.operator.llm.channel import ChannelRecord
+
+    account = _account()
+    folder = tmp_path / "results" / "llm-new"
+    db = folder / "data" / "spark" / "seed-0" / "run.db"
+    db.parent.mkdir(parents=True)
+    (folder / "answerers.yaml").write_text("kind: agents\nsessions: []\n", encoding="utf-8")
+    brief = read_brief(ROOT / "scripts" / "llm_model_brief.md")
+    fast = ChannelRecord("t1", brief.version, brief.sha256, brief.bound_chars_per_s, 3.0, 2.0, 6000)
+    slow = ChannelRecord(
+        "t2", brief.version, brief.sha256, brief.bound_chars_per_s, 1.0, 60.0, 6000
+    )
+    con = sqlite3.connect(db)
+    con.execute(
+        "CREATE TABLE llm_calls (id INTEGER PRIMARY KEY, attempt INTEGER, role TEXT, "
+        "response TEXT, latency_s REAL, created_at REAL, model TEXT, is_llm INTEGER)"
+    )
+    for i, (record, latency) in enumerate(((fast, 500.0), (slow, 2.0))):
+        con.execute(
+            "INSERT INTO llm_calls VALUES (?, ?, 'edit', ?, ?, 1.0, ?, 1)",
+            (i, i, "x" * 6000, latency, record.label("stand-in")),
+        )
+    con.commit()
+    con.close()
+    calls = account.read_calls(folder, [], BOUND)
+    assert [c.session.agents for c in calls] == [("t1",), ("t2",)]
+    assert [c.flags for c in calls] == [("fast",), ()]  # the answer's time, not the call's
+    assert calls[0].session.version == brief.version and calls[1].call_s == 60.0
