@@ -47,6 +47,7 @@ from spark_jax.compare.figures import best_at_budget, collect
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.operator.llm.channel import chars_per_s, read_brief
 from spark_jax.report import reliability
+from spark_jax.report.accounting import ENTANGLED_KINDS
 from spark_jax.search.rundb import RunDB
 from spark_jax.stats import significance
 from spark_jax.stats.proportions import fisher_exact
@@ -557,6 +558,12 @@ def trained_rows(folder: pathlib.Path, marked) -> tuple[ComparePlan, list[dict[s
                 test=f.test_best,
                 test_without=None if best_attempt in drop else f.test_best,
                 valid=f.acc.valid_rate,
+                tangled=f.acc.entanglement_rate,
+                tangled_without=(
+                    sum(p.entanglement in ENTANGLED_KINDS for p in kept) / len(kept)
+                    if kept
+                    else None
+                ),
                 valid_without=(sum(p.status == "feasible" for p in kept) / len(kept))
                 if kept else None,
             )
@@ -591,7 +598,7 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
     head = [
         "method", "flagged attempts", f"best at budget B={plan.budget} (seed counted): all",
         "without flagged", "best candidate: test OOD %: all", "without flagged",
-        "valid rate: all", "without flagged",
+        "valid rate: all", "without flagged", "entanglement rate: all", "without flagged",
     ]  # fmt: skip
     body = []
     for m in methods:
@@ -601,6 +608,7 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
             _ms([r["best"] for r in rs]), _ms([r["best_without"] for r in rs]),
             _ms([r["test"] for r in rs]), _ms([r["test_without"] for r in rs]),
             _ms([r["valid"] for r in rs], 1.0), _ms([r["valid_without"] for r in rs], 1.0),
+            _ms([r["tangled"] for r in rs], 1.0), _ms([r["tangled_without"] for r in rs], 1.0),
         ])  # fmt: skip
     n_seeds = len(plan.seeds)
     floor = significance.min_exact_p(n_seeds, n_seeds, paired=True)
@@ -663,6 +671,11 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
         "",
         f"- With {n_seeds} search seeds the exact test's smallest p is {floor:g}: no comparison "
         "with or without the flagged attempts can be a win or a loss.",
+        "- OpenEvolve's entanglement rate ("
+        + _ms([r["tangled"] for r in by.get("openevolve", [])], 1.0)
+        + ") counts edits across the region rule, which its prompt does not state (OpenEvolve's "
+        "own prompt, `operator/baselines/openevolve.py`); the controls' full rewrites are not "
+        "told it either.",
         ACCOUNT_END,
     ]
     return dict(label=label, answer=answer, block=block)
