@@ -288,7 +288,8 @@ def _flag_lines(calls: list[Call], bound: float) -> list[str]:
             parts.append(
                 f"{a} (" + "; ".join(f"{c.role} {c.speed:.0f} chars/s{_why(c)}" for c in cs) + ")"
             )
-        lines.append(f"  - `{method}` seed {seed}: attempts " + ", ".join(parts))
+        word = "attempt" if len(parts) == 1 else "attempts"
+        lines.append(f"  - `{method}` seed {seed}: {word} " + ", ".join(parts))
     return lines
 
 
@@ -384,14 +385,15 @@ def reliability_account(folder: pathlib.Path, kind: str, sessions, calls, bound)
     ws, wo = without["spark"], without["openevolve"]
     wcross_p, wcross_holm = p_without["cross_factor"]
     wvalid_p, _ = p_without["valid"]
+    n_attempts = sum(r.attempts for r in full.values())
+    it = "it" if n_flag == 1 else "them"
     flag_words = (
-        "no answer is flagged"
+        f"no attempt of {n_attempts} holds an answer faster than {bound:g} characters per second"
         if not n_flag
         else (
-            f"{n_flag} of {sum(r.attempts for r in full.values())} attempts "
-            f"{'is' if n_flag == 1 else 'are'} flagged as "
-            f"possibly built with tools (answers faster than {bound:g} characters per second, "
-            "a lower bound on their speed); without them "
+            f"{n_flag} of {n_attempts} attempts {'hold' if n_flag != 1 else 'holds'} an answer "
+            f"faster than {bound:g} characters per second (a lower bound on the speed), flagged "
+            f"as possibly built with tools; without {it} "
             + (
                 "every valid and cross-factor count is the same"
                 if same
@@ -410,7 +412,7 @@ def reliability_account(folder: pathlib.Path, kind: str, sessions, calls, bound)
         f"touched both regions in {s.cross_factor} of {s.attempts} attempts, OpenEvolve's diffs "
         f"in {o.cross_factor} of {o.attempts} (p = {cross_p:.2g}; {cross_holm:.2g} after Holm "
         "over the four rates), though OpenEvolve's prompt does not state the region rule, so "
-        "its cross-factor edits cross a rule it was never told. Of the answers, "
+        "its cross-factor edits cross a rule it was never told. Here "
         f"{flag_words} (tables below). The attempts are not independent draws (the same few "
         "agents answered them in sequence, carrying ideas across prompts), so read the p values "
         "as indicative; one search seed and a tiny-preset pool: a measurement of these agents' "
