@@ -83,6 +83,9 @@ def make_benchmark(bench_dir: pathlib.Path) -> pathlib.Path:
         BenchmarkProgram("mine", "k2", CHILD, "mine", "file mine.py"),
     ]
     spec = {"preset": "tiny", "tasks": ["bfs", "dfs"], "seeds": [0, 1], "baseline": "official:mpnn"}
+    spec |= {"executor": {"kind": "local"}}  # and the protocol: what report.md's header names
+    spec["protocol"] = dict(train_lengths=[4], train_steps=4, batch_size=4, hidden_size=8)
+    spec["protocol"] |= dict(test_length=8, test_samples=8)
     bench_dir.mkdir(parents=True, exist_ok=True)
     with BenchmarkDB(bench_dir / "benchmark.db", create=True) as db:
         db.store_plan(spec, programs)

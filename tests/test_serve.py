@@ -143,6 +143,8 @@ def test_benchmark_table(served):
         "mean": pytest.approx(70.0),
         "std": 0.0,
         "failed": 1,
+        "scores": [pytest.approx(70.0)],  # the per-seed dots of the page's bar chart
+        "seeds": [0],
     }
     assert data["comparison"][0]["program"] == "mine" and data["failures"][0]["seed"] == 1
     assert data["comparison"][0]["verdicts"]["dfs"] == "cannot tell"  # one seed landed
@@ -257,7 +259,7 @@ def test_comparison_rows_and_bands_are_the_reports(compared, tmp_path):
     assert spark["tokens_per_evaluated"] == pytest.approx(10 * 5 / 4)  # 10 tokens an attempt
     assert spark["llm_calls_per_evaluated"] == 0.0  # offline roles: no LLM call
     by_member = {(m["method"], m["seed"]): m for m in d["members"]}
-    assert by_member[("fixed-act-sar", 1)]["status"] == "missing"
+    assert by_member[("fixed-act-sar", 1)]["status"] == "not started"
     assert by_member[("spark", 0)]["status"] == "finished"
     assert by_member[("spark", 0)]["path"] == "cmp/spark/seed-0"
     assert _json(server, "/api/run?path=cmp/spark/seed-0")["run"]["best_ood"] == 0.7
@@ -315,3 +317,45 @@ def test_comparison_follows_its_members_and_writes_nothing(tmp_path):
     assert first["runs_with_db"] == 3 and second["runs_with_db"] == 4
     assert second["status"] == "running" and second["rows"][1]["runs"] == 2
     assert second["rows"][1]["best_ood_pct"]["mean"] == pytest.approx(67.5)
+
+
+def test_verdicts_are_the_reports_blocks(served, compared, tmp_path):
+    """The verdicts the pages show are the blocks of the report each writer makes for the
+    same folder (the Chromium test reads them in the page: test_serve_reports.py)."""
+    from spark_jax.benchmark.store import BenchmarkDB
+    from spark_jax.benchmark.tables import write_benchmark_report
+    from spark_jax.serve import verdicts
+
+    root, server = served
+    bench = _json(server, "/api/benchmark?path=bench")["verdicts"]
+    copy = shutil.copytree(root / "bench", tmp_path / "bench")
+    with BenchmarkDB(copy / "benchmark.db") as db:
+        text = write_benchmark_report(db, copy).read_text()
+    section = text.split("## Paired comparison\n", 1)[1].split("\n## ", 1)[0]
+    assert bench == verdicts.blocks(section.splitlines())
+    assert bench[1]["table"]["head"][-3:] == ["p", "p (Holm)", "verdict"]
+    run = _json(server, "/api/run?path=runs/r1")
+    assert "verdict" not in run  # the accounting's selection-set word, never shown
+    (line,) = run["outcome"]["verdict"]
+    assert line["text"].startswith("**Verdict")
+    croot, cserver = compared
+    cmp = _json(cserver, "/api/compare?path=cmp")["verdicts"]
+    copy = shutil.copytree(croot / "cmp", tmp_path / "cmp")
+    plan = compare.ComparePlan.from_dict(json.loads((copy / compare.PLAN_FILE).read_text()))
+    report = compare.write_compare_report(copy, plan).read_text()
+    first = report.split("## Methods against `spark`\n", 1)[1].split("\n## ", 1)[0]
+    assert cmp["first"] == verdicts.blocks(first.splitlines())
+
+
+def test_comparison_without_databases_says_it_keeps_a_report(tmp_path):
+    cmp_dir = serve_fixtures.make_comparison(tmp_path / "kept", members={})
+    (cmp_dir / "report.md").write_text("# Comparison\n")
+    serve_fixtures.make_comparison(tmp_path / "started", members={("spark", 0): [0.5]})
+    with _serving(tmp_path) as server:
+        kept = _json(server, "/api/compare?path=kept")
+        listed = {c["path"]: c for c in _json(server, "/api/runs")["comparisons"]}
+    assert kept["status"] == "report only" and kept["verdicts"] is None
+    assert {m["status"] for m in kept["members"]} == {"no database kept (report.md only)"}
+    assert kept["editors"] == ["offline"]  # from the plan: no run database names it
+    assert listed["kept"]["status"] == "report only"
+    assert listed["started"]["members"] == ["started/spark/seed-0"]  # grouped on the index

@@ -222,8 +222,8 @@ def test_paths_outside_the_root_are_refused(base, page):
 def test_benchmark_table_page(base, page):
     page.goto(base + "benchmark?path=bench")
     page.get_by_text("OOD accuracy (%) by task").wait_for()
-    row = page.locator("tr", has_text="mine").first
-    assert "70.00 (1 failed)" in row.inner_text()
+    row = page.locator("table.bench-table tr", has_text="dfs")  # one row per task
+    assert row.inner_text().split("\t")[-1] == "70.00 (1 failed)"  # columns: programs
     _shot(page, "benchmark-table")
 
 
@@ -232,7 +232,9 @@ def test_runs_list_shows_the_live_run(base, page, search):
     live_row = page.locator("table.runs tr", has_text=LIVE)
     live_row.wait_for(timeout=SEARCH_WAIT_MS)  # listed once the search created its database
     assert "bfs" in live_row.inner_text() and "tiny" in live_row.inner_text()
-    assert "fixed" in page.locator("table.runs").inner_text()
+    assert "fixed" in page.locator("table.runs").first.inner_text()  # not in a comparison
+    # the live search is the comparison's member: listed under it, not among the lone runs
+    assert LIVE in page.locator(".comparison", has_text="cmp").first.inner_text()
     page.wait_for_function(
         "p => [...document.querySelectorAll('table.runs tr')].some("
         "r => r.innerText.includes(p) && r.innerText.includes('running'))",
@@ -255,7 +257,7 @@ def test_best_so_far_chart_gains_points_while_the_search_runs(base, page, search
     )  # no reload: the page polls
     after = int(chart.get_attribute("data-points"))
     assert after > before
-    page.get_by_text("best OOD so far vs attempt").wait_for()
+    page.get_by_text("best-so-far OOD accuracy vs attempt (selection set)").wait_for()
     _shot(page, "run-live")
 
 
@@ -277,15 +279,17 @@ def test_proposal_page_shows_diff_and_directive(base, page, search):
 
 def test_comparison_page_from_the_index(root, base, page, search):
     page.goto(base)
-    page.locator("table.comparisons").get_by_role("link", name="cmp", exact=True).click()
+    page.locator(".comparisons").get_by_role("link", name="cmp", exact=True).click()
     page.wait_for_url("**/compare?path=cmp")
     rows = page.locator("table.methods tbody tr")
     rows.first.wait_for()
     assert rows.count() == 2
     spark, fixed = rows.nth(0).inner_text(), rows.nth(1).inner_text()
-    assert spark.startswith("spark (Full SPARK)") and "offline analogue" in spark
+    assert spark.startswith("spark (Full SPARK)")
     assert "\t2\t47.50 ± 3.54\t1.0 ± 0.0\t" in fixed and "/2 reached)" in fixed
-    assert "offline analogue, not an LLM result" in fixed
+    tested = page.locator("table.test-table tbody tr")  # the first table: the test set
+    assert "offline analogue" in tested.nth(0).inner_text()
+    assert "offline analogue, not an LLM result" in tested.nth(1).inner_text()
     for chart in ("#c-cmp-best", "#c-cmp-valid"):
         page.locator(chart + " canvas").wait_for()
     assert "3 of 4" in page.locator("#cmp-summary").inner_text()  # spark seed 1: no run yet
@@ -293,7 +297,7 @@ def test_comparison_page_from_the_index(root, base, page, search):
     assert members.get_by_role("link", name=LIVE).get_attribute("href") == "/run?" + urlencode(
         {"path": LIVE}
     )
-    assert "missing" in members.locator("tr", has_text="cmp/spark/seed-1").inner_text()
+    assert "not started" in members.locator("tr", has_text="cmp/spark/seed-1").inner_text()
     # Another member search starts writing: the open page shows it without a reload.
     serve_fixtures.make_member(root / "cmp" / "spark" / "seed-1", [0.6, 0.65], finished=False)
     page.locator("#cmp-summary", has_text="4 of 4").wait_for()
@@ -304,7 +308,7 @@ def test_comparison_page_from_the_index(root, base, page, search):
 
 def test_comparison_name_with_markup_is_shown_as_text(base, page):
     page.goto(base)
-    link = page.locator("table.comparisons").get_by_role("link", name=ODD_COMPARISON, exact=True)
+    link = page.locator(".comparisons").get_by_role("link", name=ODD_COMPARISON, exact=True)
     link.click()
     page.locator("table.methods tbody tr").first.wait_for()
     assert page.locator("h1").inner_text() == "Comparison " + ODD_COMPARISON

@@ -48,15 +48,14 @@ def main(out: str, prefix: str) -> None:
                 for width in WIDTHS:
                     ctx = browser.new_context(viewport={"width": width, "height": 900})
                     page = ctx.new_page()
+                    page.on("console", lambda m: m.type == "error" and print("console:", m.text))
+                    page.on("pageerror", lambda e: print("page error:", e))
                     for name, (kind, path) in PAGES.items():
                         url = (
                             server.url + kind + (("?" + urlencode({"path": path})) if kind else "")
                         )
                         page.goto(url)
-                        page.wait_for_function(
-                            "document.getElementById('live').textContent.startsWith('live')",
-                            timeout=120_000,
-                        )
+                        page.locator("#live", has_text="live ·").wait_for(timeout=120_000)
                         page.wait_for_timeout(500)
                         shot = out_dir / f"{prefix}-{name}-{width}.png"
                         page.screenshot(path=str(shot), full_page=True)

@@ -19,6 +19,8 @@ from typing import Any
 from spark_jax.compare import tables
 from spark_jax.compare.methods import MethodError, resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
+from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
+from spark_jax.serve import verdicts
 from spark_jax.serve.data import _stamp, clean, listing
 from spark_jax.serve.reader import RUN_DB, NotFound, OutsideRoot, Root, RunReader, run_status
 
@@ -56,7 +58,14 @@ def _figures(method: str, seed: int, reader: RunReader, stamp: tuple) -> tables.
     with _CACHE_LOCK:
         found = _CACHE.get(key)
     if found is None:
-        found = tables.run_figures(method, seed, reader, reader.flat_meta(), reader.created_at())
+        found = tables.run_figures(
+            method,
+            seed,
+            reader,
+            reader.flat_meta(),
+            reader.created_at(),
+            reader.get_meta(FINAL_TEST_KEY),  # as the report: its verdicts are on the test set
+        )
         with _CACHE_LOCK:
             _CACHE[key] = found
             while len(_CACHE) > _CACHE_SIZE:
@@ -64,15 +73,23 @@ def _figures(method: str, seed: int, reader: RunReader, stamp: tuple) -> tables.
     return found
 
 
+# A member without a run database: in a folder that keeps only the comparison's report
+# (committed without its databases), or one whose search has not started.
+NOT_KEPT = "no database kept (report.md only)"
+NOT_STARTED = "not started"
+REPORT_ONLY = "report only"
+
+
 def _members(root: Root, rel: str, plan: ComparePlan):
     """(member rows for the page, figures of the members that have a database)."""
     members, figures = [], []
+    has_report = (root.resolve(rel) / "report.md").is_file()
     for method, seed in plan.runs():
         member_rel = _member_rel(rel, method.name, seed)
         run_dir = root.resolve(member_rel)  # OutsideRoot if a link leads out
         row: dict[str, Any] = {"method": method.name, "seed": seed, "path": member_rel}
         if root.db_file(run_dir, RUN_DB) is None:
-            members.append(row | {"status": "missing"})
+            members.append(row | {"status": NOT_KEPT if has_report else NOT_STARTED})
             continue
         try:
             stamp = _stamp(run_dir / RUN_DB)
@@ -101,6 +118,8 @@ def _status(members: list[dict[str, Any]]) -> str:
     states = {m["status"] for m in members}
     if "running" in states:
         return "running"
+    if states == {NOT_KEPT}:
+        return REPORT_ONLY
     return "finished" if states == {"finished"} else "incomplete"
 
 
@@ -160,7 +179,11 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
     chosen = _threshold(threshold)
     used = tables.default_threshold(grouped) if chosen is None else chosen
     base = dict(plan.base)
-    editors = sorted({f.editor for f in figures})
+    planned = (
+        (base.get("editor") or {}).get("kind") if isinstance(base.get("editor"), dict) else None
+    )
+    editors = sorted({f.editor for f in figures}) or ([str(planned)] if planned else [])
+    seeds_acc = [r.acc for runs in grouped.values() for r in runs]
     payload = {
         "path": rel,
         "task": base.get("task", "dfs"),
@@ -178,6 +201,16 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
         "expected": len(members),
         "status": _status(members),
         "rows": [_row(r) for r in tables.method_rows(methods, grouped, used, plan.budget)],
+        # the seed program's own row, as report.md's last row of the methods table
+        "seed_row": {
+            "selection": _spread(tables.spread([tables.seed_ood(a) for a in seeds_acc], 100.0)),
+            "test": _spread(
+                tables.spread([r.test_seed for runs in grouped.values() for r in runs], 100.0)
+            ),
+        },
+        # report.md's verdict sections, by its own code
+        "verdicts": verdicts.compare_blocks(methods, grouped, plan.budget) if figures else None,
+        "report_md": (root.resolve(rel) / "report.md").is_file(),
         "members": members,
         "charts": {k: _chart(methods, grouped, c, s) for k, (c, s) in _CHARTS.items()},
     }
@@ -187,7 +220,12 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
 def _comparison_line(root: Root, rel: str) -> dict[str, Any]:
     plan = _plan(root, rel)
     cmp_dir = root.resolve(rel)
-    landed = sum((run_dir_of(cmp_dir, m, s) / RUN_DB).is_file() for m, s in plan.runs())
+    members = [
+        _member_rel(rel, m.name, s)
+        for m, s in plan.runs()
+        if (run_dir_of(cmp_dir, m, s) / RUN_DB).is_file()
+    ]
+    report_only = not members and (cmp_dir / "report.md").is_file()
     return {
         "path": rel,
         "task": dict(plan.base).get("task", "dfs"),
@@ -195,8 +233,10 @@ def _comparison_line(root: Root, rel: str) -> dict[str, Any]:
         "methods": list(plan.methods),
         "seeds": list(plan.seeds),
         "budget": plan.budget,
-        "runs_with_db": landed,
+        "runs_with_db": len(members),
         "expected": len(plan.methods) * len(plan.seeds),
+        "members": members,  # the member runs the index lists under the comparison
+        "status": REPORT_ONLY if report_only else None,
     }
 
 

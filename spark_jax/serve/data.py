@@ -16,7 +16,9 @@ import threading
 from typing import Any, Mapping
 
 from spark_jax.benchmark import stats
-from spark_jax.report.accounting import ENTANGLED_KINDS, is_scored, summarize
+from spark_jax.report.accounting import ENTANGLED_KINDS, find_meta, is_scored, summarize
+from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
+from spark_jax.serve import verdicts
 from spark_jax.serve.reader import NotFound, Root, RunReader, run_status
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "benchmarks_list",
     "clean",
     "listing",
+    "metric_of",
     "proposal_detail",
     "run_detail",
     "runs_list",
@@ -35,6 +38,7 @@ CALL_FIELDS = (
     "backend",
     "model",
     "ok",
+    "is_llm",
     "parse_outcome",
     "error",
     "prompt_tokens",
@@ -46,6 +50,21 @@ CALL_FIELDS = (
     "response",
 )
 _RECENT = 50
+
+# What each task family's score is, for the pages: the name, the factor from the stored score
+# (a fraction) to the shown value, the unit. CartPole stores its return / 500.
+METRICS = {
+    "clrs": {"name": "OOD accuracy", "scale": 100.0, "unit": "%", "digits": 2},
+    "classify": {"name": "accuracy", "scale": 100.0, "unit": "%", "digits": 2},
+    "cartpole": {"name": "return", "scale": 500.0, "unit": "", "digits": 1},
+}
+
+
+def metric_of(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's score as the pages name it (its family's entry of METRICS; CLRS when the run
+    names no family)."""
+    fam = find_meta(meta, "family") or "clrs"
+    return {"family": fam, **METRICS.get(str(fam), METRICS["clrs"])}
 
 
 def clean(value: Any) -> Any:
@@ -66,6 +85,8 @@ def _header(rel: str, run_dir, reader: RunReader) -> dict[str, Any]:
     scores = [e["ood_score"] for e in reader.evaluations() if is_scored(e)]
     return {
         "path": rel,
+        "metric": metric_of(reader.flat_meta()),
+        "selection_set": meta.get("fitness_source") or "ood_test",
         "task": meta.get("task", cfg.get("task")),
         "preset": meta.get("preset", cfg.get("preset")),
         "method": "/".join(str(op[k]) for k in ("mode", "factor_choice") if op.get(k)) or None,
@@ -179,7 +200,7 @@ def run_detail(root: Root, rel: str) -> dict[str, Any]:
         with _CACHE_LOCK:
             body = _CACHE.get(key)
         if body is None:
-            body = _run_body(reader)
+            body = _run_body(reader, run_dir)
             with _CACHE_LOCK:
                 _CACHE[key] = body
                 while len(_CACHE) > _CACHE_SIZE:
@@ -187,9 +208,11 @@ def run_detail(root: Root, rel: str) -> dict[str, Any]:
     return {"run": header, **body}
 
 
-def _run_body(reader: RunReader) -> dict[str, Any]:
+def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
     meta = reader.flat_meta()
     acc = summarize(reader, meta=meta, created_at=reader.created_at())
+    calls = reader.llm_calls()
+    n_llm = sum(bool(c["is_llm"]) for c in calls)
     hist = reader.history()
     evals = reader.evaluations()
     attempts = reader.program_attempts()
@@ -226,7 +249,11 @@ def _run_body(reader: RunReader) -> dict[str, Any]:
         else None,
         "valid_rate": acc.valid_rate,
         "entanglement_rate": acc.entanglement_rate,
-        "verdict": acc.verdict,
+        # report.md's final outcome (verdict on the test set, seed spread), by its own code
+        "outcome": verdicts.run_blocks(run_dir, meta, acc, reader.get_meta(FINAL_TEST_KEY)),
+        "editor_calls": {"total": len(calls), "llm": n_llm, "offline_rules": len(calls) - n_llm},
+        "wall_hours": acc.wall_hours,
+        "device_hours": acc.device_hours,
         "best_attempt_index": acc.best_attempt_index,
         "curves": {
             # the stored 0-based attempt index; the seed's point (before any attempt) at -1
@@ -308,17 +335,28 @@ def benchmarks_list(root: Root) -> list[dict[str, Any]]:
     return listing(root, root.benchmark_dirs(), lambda rel: _benchmark_line(root, rel))
 
 
-def _benchmark_rows(programs, cells, tasks: list[str]) -> list[dict[str, Any]]:
-    """Per program: each task's cell (n, mean, std, failed seeds) and the mean over tasks."""
+def _benchmark_rows(programs, cells, tasks: list[str], evals) -> list[dict[str, Any]]:
+    """Per program: each task's cell (n, mean, std, failed seeds, each seed's score) and the
+    mean over tasks, its parameters and MACs per processor step (as report.md)."""
     table = []
     for p in programs:
+        ev = evals.get(p.key)
         row = {"label": p.label, "origin": p.origin, "cells": []}
+        row |= {"params": None if ev is None else ev.params}
+        row |= {"macs": None if ev is None else ev.macs, "macs_nodes": ev and ev.macs_nodes}
         for t in tasks:
             c = cells.get((p.label, t))
             row["cells"].append(
                 None
                 if c is None
-                else {"n": c.n, "mean": c.mean, "std": c.std, "failed": len(c.failures)}
+                else {
+                    "n": c.n,
+                    "mean": c.mean,
+                    "std": c.std,
+                    "failed": len(c.failures),
+                    "scores": list(c.scores),
+                    "seeds": list(c.seeds),
+                }
             )
         row["mean"] = stats.mean_over(cells, p.label, tasks)
         table.append(row)
@@ -355,6 +393,10 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         db.close()
     labels = {p.key: p.label for p in programs}
     cells = stats.cells_of_results(programs, results)
+    evals = {}
+    for r in results:
+        if r.evaluation is not None:
+            evals.setdefault(r.program_key, r.evaluation)
     tasks = list(spec["tasks"])
     base = spec.get("baseline")
     failures = [
@@ -377,9 +419,11 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "device_hours": wall / 3600,
         "wall_hours": running / 3600,
         "machines": stats.machines_of_results(results),
-        "table": _benchmark_rows(programs, cells, tasks),
+        "table": _benchmark_rows(programs, cells, tasks, evals),
         "baseline": base,
         "comparison": _benchmark_comparisons(programs, cells, tasks, base),
+        # report.md's 'Paired comparison' section, by its own code
+        "verdicts": verdicts.benchmark_blocks(spec, programs, cells),
         "failures": failures,
     }
     return clean(payload)

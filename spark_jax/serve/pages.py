@@ -22,6 +22,7 @@ _SHELL = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>spark-jax · {title}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/static/uplot.min.css">
 <link rel="stylesheet" href="/static/style.css">
 </head>

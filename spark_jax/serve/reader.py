@@ -40,7 +40,7 @@ BENCHMARK_DB = "benchmark.db"
 LOCK_NAME = "lock"
 # Without a lock file, a run with no finish mark and no write for this long is not running.
 STALE_AFTER_S = 900.0
-_MAX_DEPTH = 3
+_MAX_DEPTH = 5  # a comparison kept inside a results folder: results/x/data/method/seed-0
 
 
 class OutsideRoot(ValueError):

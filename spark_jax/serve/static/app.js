@@ -51,100 +51,259 @@
   function replace(node, ...kids) { node.replaceChildren(...kids.flat().filter((k) => k)); }
   function pre(text, cls) { return el("pre", { class: cls || "code" }, text === null ? "(none)" : text); }
 
+  // Blocks of a report's own Markdown (verdict lines, tables, notes), cut by the server:
+  // shown as text, with the report's `code` and **strong** marks as elements.
+  function inline(text) {
+    return String(text).split(/(`[^`]+`|\*\*[^*]+\*\*)/).filter((p) => p !== "").map((p) =>
+      p.startsWith("`") && p.endsWith("`") && p.length > 1 ? el("code", {}, breakable(p.slice(1, -1)))
+        : p.startsWith("**") && p.endsWith("**") && p.length > 3 ? el("strong", {}, inline(p.slice(2, -2)))
+          : breakable(p));
+  }
+  // Text with a line-break opportunity (<wbr>, no character) after each '_', '/' and ':', so
+  // long task names and paths wrap in a narrow window; numbers never break.
+  function breakable(text) {
+    const frag = document.createDocumentFragment();
+    String(text).split(/(?<=[_/:])/).forEach((part, i) => {
+      if (i) frag.appendChild(document.createElement("wbr"));
+      frag.appendChild(document.createTextNode(part));
+    });
+    return frag;
+  }
+  function blocksView(blocks, cls) {
+    return (blocks || []).map((b) => b.table ? wrap(el("table", { class: "grid " + (cls || "") },
+      el("thead", {}, el("tr", {}, b.table.head.map((h) => el("th", {}, inline(h))))),
+      el("tbody", {}, b.table.rows.map((r) => el("tr", {}, r.map((c) => el("td", {}, inline(c))))))))
+      : b.items ? el("ul", { class: "notes" }, b.items.map((i) => el("li", {}, inline(i))))
+        : b.heading ? el("h3", {}, inline(b.heading))
+          : el("p", { class: "verdict-text" }, inline(b.text)));
+  }
+  function wrap(node) { return el("div", { class: "scroll" }, node); }
+  // A two-column table, one row per figure (long format: fits a narrow window).
+  function facts(pairs, cls) {
+    return wrap(el("table", { class: "grid facts " + (cls || "") }, el("tbody", {},
+      pairs.filter((p) => p).map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v))))));
+  }
+  // A score in its family's unit: percent for accuracies, CartPole's return by its name.
+  function score(v, m) {
+    if (v === null || v === undefined) return "—";
+    m = m || METRIC_CLRS;
+    return (m.scale * v).toFixed(m.digits) + (m.unit === "%" ? " %" : "");
+  }
+  const METRIC_CLRS = { name: "OOD accuracy", scale: 100, unit: "%", digits: 2 };
+  function metricLabel(m) { return m.name + (m.unit === "%" ? " (%)" : ""); }
+  function setLabel(s) {
+    return s === "ood_val" ? "selection set (ood_val: validation, what the search selected on)"
+      : "test set (ood_test: the search selected on it, so the best's score is optimistic)";
+  }
+  function hours(v) { return v === null || v === undefined ? "—" : Number(v).toFixed(3) + " h"; }
+
   // ------------------------------------------------------------------ charts
+  const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
+  const DASHES = [[], [6, 3], [2, 3], [8, 3, 2, 3], [1, 2], [12, 4]];
+  function chartWidth(box) {
+    const w = (box.parentNode && box.parentNode.clientWidth) || window.innerWidth;
+    return Math.max(260, Math.min(560, w - 12));
+  }
+  // A vertical dashed line at x = marker.x, labelled (the budget), drawn after the series.
+  function markerPlugin(marker) {
+    return { hooks: { draw: [(u) => {
+      if (!marker || marker.x === null || marker.x === undefined) return;
+      const x = u.valToPos(marker.x, "x", true);
+      const ctx = u.ctx, top = u.bbox.top, bottom = u.bbox.top + u.bbox.height;
+      ctx.save();
+      ctx.strokeStyle = "#b3261e"; ctx.setLineDash([5, 4]); ctx.lineWidth = 1.5 * devicePixelRatio;
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
+      ctx.setLineDash([]); ctx.fillStyle = "#b3261e";
+      ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+      ctx.textAlign = x > u.bbox.left + u.bbox.width / 2 ? "right" : "left";
+      ctx.fillText(marker.label, x + (ctx.textAlign === "left" ? 4 : -4) * devicePixelRatio, top + 12 * devicePixelRatio);
+      ctx.restore();
+    }] } };
+  }
+  // opts: xlabel, ylabel, yrange (fixed; else auto-scaled to the data with a margin), bands,
+  // marker {x, label}, hide (series indices left out of the legend).
   function chart(id, title, series, data, opts) {
+    opts = opts || {};
     let box = document.getElementById(id);
     const points = data.length > 1 ? data[1].filter((v) => v !== null).length : 0;
-    const key = series.map((s) => s.label).join("|");
+    const key = series.map((s) => s.label).join("|") + "|" + JSON.stringify(opts.marker || null);
     if (charts[id] && charts[id].key === key) {
       charts[id].u.setData(data);
     } else {
       if (charts[id]) charts[id].u.destroy();
       replace(box);
-      const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
       const u = new uPlot({
-        title, width: Math.min(560, window.innerWidth - 40), height: 240,
+        title, width: chartWidth(box), height: 240,
+        legend: { live: false },
+        plugins: [markerPlugin(opts.marker)],
         scales: {
           x: { time: false },
-          y: opts && opts.yrange ? { range: opts.yrange } : {},
+          y: opts.yrange ? { range: opts.yrange } : { range: (u, lo, hi) => autoRange(lo, hi) },
         },
-        axes: [{ label: (opts && opts.xlabel) || "", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
-          { label: (opts && opts.ylabel) || "" }],
-        series: [{ label: (opts && opts.xlabel) || "x" }].concat(series.map((s, i) => Object.assign(
-          { stroke: colors[i % colors.length], width: 2, spanGaps: false }, s))),
-        bands: (opts && opts.bands) || [],
+        axes: [{ label: opts.xlabel || "", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
+          { label: opts.ylabel || "" }],
+        series: [{ label: opts.xlabel || "x" }].concat(series.map((s, i) => Object.assign(
+          { stroke: COLORS[i % COLORS.length], width: 2, spanGaps: false }, s))),
+        bands: opts.bands || [],
       }, data, box);
+      const hidden = new Set(opts.hide || []);
+      u.root.querySelectorAll(".u-legend .u-series").forEach((row) => {
+        if (hidden.has(row.textContent.trim())) row.style.display = "none";
+      });
       charts[id] = { u, key };
     }
     const xs = data[0];
-    charts[id].u.setScale("x", { min: xs.length ? Math.min(0, xs[0]) : 0, max: Math.max(4, xs.length ? xs[xs.length - 1] : 0) });
+    const last = xs.length ? xs[xs.length - 1] : 0;
+    const mx = opts.marker && opts.marker.x !== null && opts.marker.x !== undefined ? opts.marker.x : 0;
+    charts[id].u.setScale("x", { min: xs.length ? Math.min(0, xs[0]) : 0, max: Math.max(4, last, mx) });
     box.dataset.points = String(points);
+    if (opts.marker) box.dataset.marker = String(opts.marker.x);
+  }
+  // The data's range with a 10% margin (at least 1 unit), so 25 % and 35 % stand apart.
+  function autoRange(lo, hi) {
+    if (lo === null || hi === null || lo === undefined || hi === undefined) return [0, 1];
+    const pad = Math.max((hi - lo) * 0.1, Math.abs(hi) * 0.02, 0.01);
+    return [lo - pad, hi + pad];
   }
   function chartBox(id) { return el("div", { id, class: "chart", "data-points": "0" }); }
 
+  // Per-task bars (mean over seeds) with one dot per seed, one colour per program: SVG built
+  // as elements (no markup), scaled to the window's width.
+  const SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, ...kids) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    for (const kid of kids.flat()) if (kid) node.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    return node;
+  }
+  function taskBars(d) {
+    const tasks = d.tasks, progs = d.table;
+    const W = Math.max(420, 56 * tasks.length + 150), H = 360, left = 44, bottom = 150, top = 12;
+    const ph = H - top - bottom, gw = (W - left - 110) / Math.max(1, tasks.length);
+    const bw = Math.min(28, (gw * 0.8) / Math.max(1, progs.length));
+    const all = progs.flatMap((p) => p.cells.flatMap((c) => (c && c.scores) || []));
+    const ymax = Math.min(100, Math.max(10, Math.ceil((Math.max(0, ...all) * 1.1) / 10) * 10));
+    const y = (v) => top + ph - (ph * v) / ymax;
+    const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "bars", role: "img",
+      "aria-label": `${d.metric_name || "OOD accuracy"} by task, one bar per program, one dot per seed` });
+    for (let t = 0; t <= ymax; t += ymax > 50 ? 20 : 10) {
+      g.appendChild(svg("line", { x1: left, x2: left + gw * tasks.length, y1: y(t), y2: y(t), class: "gridline" }));
+      g.appendChild(svg("text", { x: left - 4, y: y(t) + 4, "text-anchor": "end", class: "tick" }, String(t)));
+    }
+    g.appendChild(svg("text", { x: 12, y: top + ph / 2, transform: `rotate(-90 12 ${top + ph / 2})`,
+      "text-anchor": "middle", class: "tick" }, "OOD %"));
+    tasks.forEach((task, ti) => {
+      const x0 = left + ti * gw + (gw - bw * progs.length) / 2;
+      progs.forEach((p, pi) => {
+        const c = p.cells[ti], color = COLORS[pi % COLORS.length], x = x0 + pi * bw;
+        if (c && c.n) {
+          g.appendChild(svg("rect", { x, y: y(c.mean), width: bw - 2, height: Math.max(0, y(0) - y(c.mean)),
+            fill: color, "fill-opacity": 0.45, stroke: color, class: "bar" },
+            svg("title", {}, `${p.label} · ${task}: mean ${num(c.mean, 2)} % over ${c.n} seed(s)`)));
+          c.scores.forEach((v, k) => g.appendChild(svg("circle", { cx: x + (bw - 2) / 2 + ((k % 3) - 1) * 3,
+            cy: y(v), r: 2.6, fill: color, stroke: "#fff", "stroke-width": 0.6, class: "seed-dot" },
+            svg("title", {}, `${p.label} · ${task} · seed ${c.seeds[k]}: ${num(v, 2)} %`))));
+        }
+      });
+      const cx = left + ti * gw + gw / 2;
+      g.appendChild(svg("text", { x: cx, y: top + ph + 12, transform: `rotate(40 ${cx} ${top + ph + 12})`,
+        class: "tick" }, task));
+    });
+    const legend = el("div", { class: "legend" }, progs.map((p, i) => el("span", {},
+      el("span", { class: "swatch", style: `background:${COLORS[i % COLORS.length]}` }), p.label)),
+      el("span", { class: "axis" }, "bar: mean over seeds · dot: one seed"));
+    return el("div", { class: "chart bars-box", id: "c-bench-bars", "data-points": String(all.length) }, g, legend);
+  }
+
   // ------------------------------------------------------------------ pages
   function renderIndex(d) {
-    const runs = d.runs.map((r) => [runLink(r.path), r.task, r.preset, r.method, r.editor,
+    const grouped = new Set((d.comparisons || []).flatMap((c) => c.members || []));
+    const byPath = {};
+    for (const r of d.runs) byPath[r.path] = r;
+    const runRow = (r) => [runLink(r.path), r.task, r.preset, r.method, r.editor,
       r.budget === undefined ? "—" : `${r.budget_used}/${r.budget} evaluated (seed incl.), ${r.attempts}/${r.max_attempts} attempts`,
-      ood(r.best_ood), el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))]);
+      r.metric ? score(r.best_ood, r.metric) : "—", el("span", { class: "status " + r.status }, r.status + (r.error ? ": " + r.error : ""))];
+    const runHead = ["run", "task", "preset", "method", "editor", "budget used", "best-so-far score (selection set, seed incl.)", "status"];
+    const runs = d.runs.filter((r) => !grouped.has(r.path)).map(runRow);
     const benches = d.benchmarks.map((b) => [el("a", { href: "/benchmark?" + q({ path: b.path }) }, b.path || "(root)"),
       (b.programs || []).join(", "), b.tasks, b.landed, b.error || ""]);
-    const comps = (d.comparisons || []).map((c) => [compareLink(c.path), c.task, c.preset,
-      (c.methods || []).join(", "), (c.seeds || []).join(", "), c.budget,
-      c.error ? "" : `${c.runs_with_db}/${c.expected}`, c.error || ""]);
+    const comps = (d.comparisons || []).map((c) => el("div", { class: "comparison" },
+      el("h3", {}, compareLink(c.path)),
+      c.error ? el("p", { class: "error" }, c.error) : el("p", {}, `${c.task}, ${c.preset} preset; methods ${(c.methods || []).join(", ")}; ` +
+        `search seeds ${(c.seeds || []).join(", ")}; budget ${c.budget}; runs with a database ${c.runs_with_db}/${c.expected}` +
+        (c.status === "report only" ? " (report only: this folder keeps the comparison's report.md, not its run databases)" : "")),
+      (c.members || []).length ? wrap(table(runHead, c.members.map((m) => byPath[m] ? runRow(byPath[m]) : [runLink(m)].concat(runHead.slice(1).map(() => ""))), "grid runs members")) : null));
     replace(app,
-      section("Runs", runs.length ? table(["run", "task", "preset", "method", "editor", "budget used", "best-so-far OOD (seed incl.)", "status"], runs, "grid runs")
-        : el("p", {}, "No run directories (holding run.db) under the served root yet.")),
-      section("Benchmarks", benches.length ? table(["benchmark", "programs", "tasks", "results landed", "note"], benches)
+      section("Runs", runs.length ? wrap(table(runHead, runs, "grid runs"))
+        : el("p", {}, grouped.size ? "Every run under the served root belongs to a comparison (below)."
+          : "No run directories (holding run.db) under the served root yet.")),
+      section("Benchmarks", benches.length ? wrap(table(["benchmark", "programs", "tasks", "results landed", "note"], benches))
         : el("p", {}, "No benchmark directories (holding benchmark.db).")),
-      section("Comparisons", comps.length ? table(["comparison", "task", "preset", "methods", "seeds",
-        "budget", "runs with a database", "note"], comps, "grid comparisons")
+      section("Comparisons (each with its member searches)", comps.length ? el("div", { class: "comparisons" }, comps)
         : el("p", {}, "No comparison directories (holding compare.json, written by spark-jax compare).")));
   }
 
   function renderRun(d) {
-    const r = d.run;
+    const r = d.run, m = r.metric || METRIC_CLRS, set = setLabel(r.selection_set);
     if (!document.getElementById("c-best")) {
-      replace(app, el("div", { id: "summary" }),
+      replace(app, el("div", { id: "summary" }), el("div", { id: "outcome" }), el("div", { id: "search" }),
         section("Best so far", el("div", { class: "charts" }, chartBox("c-best"), chartBox("c-best-eval"))),
         section("Rates and factors", el("div", { class: "charts" }, chartBox("c-rates"), chartBox("c-factors"))),
         el("div", { id: "failures" }), el("div", { id: "archive" }), el("div", { id: "lineage" }),
         el("div", { id: "attempts" }));
     }
+    const o = d.outcome || {};
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
-      table(["task", "preset", "method", "editor", "attempts", "budget used (seed incl.)", "evaluated candidates",
-        "seed OOD", "best evaluated candidate OOD (attempt index)", "valid rate", "entanglement rate", "status"],
-        [[r.task, r.preset, r.method, r.editor, `${r.attempts}/${r.max_attempts}`,
-          `${r.budget_used}/${r.budget}`, r.evaluated, ood(d.seed_ood),
-          d.best_candidate_ood === null ? "—" : `${ood(d.best_candidate_ood)} (${d.best_candidate_attempt})`, pct(d.valid_rate),
-          pct(d.entanglement_rate), el("span", { class: "status " + r.status }, r.status)]]));
+      el("p", {}, `${o.protocol || ""} · `, el("span", { class: "status " + r.status }, r.status)));
+    replace(document.getElementById("outcome"), section("Final outcome on the test set (as report.md)",
+      el("p", { class: "axis" }, inline(o.fitness || "")),
+      el("div", { class: "verdict", id: "run-verdict" }, blocksView(o.verdict)), blocksView(o.selection),
+      el("h3", {}, "Seed and best: selection score beside test score"), blocksView(o.spread, "spread"),
+      blocksView(o.family)));
+    const calls = d.editor_calls || { total: 0, llm: 0, offline_rules: 0 };
+    replace(document.getElementById("search"), section(`The search (scores on the ${set})`, facts([
+      ["task · preset", `${r.task} · ${r.preset}`], ["method", r.method || "—"], ["editor", r.editor || "—"],
+      ["attempts", `${r.attempts} of at most ${r.max_attempts}`],
+      ["budget used (seed incl.)", `${r.budget_used} of ${r.budget}`], ["evaluated candidates", r.evaluated],
+      [`seed: ${metricLabel(m)}, selection set`, score(d.seed_ood, m)],
+      [`best evaluated candidate: ${metricLabel(m)}, selection set`, d.best_candidate_ood === null ? "—"
+        : `${score(d.best_candidate_ood, m)} (attempt index ${d.best_candidate_attempt})`],
+      ["valid rate (feasible / attempts)", pct(d.valid_rate)], ["entanglement rate", pct(d.entanglement_rate)],
+      ["LLM calls", String(calls.llm)], ["editor calls (offline rules, not an LLM)", String(calls.offline_rules)],
+      ["wall time (first to last record)", hours(d.wall_hours)], ["device time (train + compile)", hours(d.device_hours)],
+    ], "summary-facts")));
     const c = d.curves;
     const step = uPlot.paths.stepped({ align: 1 });
-    chart("c-best", "best OOD so far vs attempt", [{ label: "best so far", paths: step },
-      { label: "candidate OOD", width: 0, points: { show: true, size: 6 } }],
-      [c.attempt_x, pcts(c.best), pcts(c.cand_ood)], { xlabel: "attempt index (-1: the seed)", ylabel: "OOD (%)", yrange: [0, 100] });
-    chart("c-best-eval", "best OOD so far vs evaluated candidates", [{ label: "best so far", paths: step }],
-      [c.eval_x, pcts(c.best_eval)], { xlabel: "evaluated candidates (0: the seed)", ylabel: "OOD (%)", yrange: [0, 100] });
-    chart("c-rates", "cumulative rates", [{ label: "valid rate" }, { label: "entanglement rate" }],
-      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt index", ylabel: "rate", yrange: [0, 1] });
+    const ylab = metricLabel(m);
+    const scaled = (xs) => xs.map((v) => (v === null || v === undefined ? v : m.scale * v));
+    const budgetX = r.budget ? r.budget - 1 : null;
+    chart("c-best", `best-so-far ${m.name} vs attempt (selection set)`, [{ label: "best so far", paths: step },
+      { label: "candidate", width: 0, points: { show: true, size: 6 } }],
+      [c.attempt_x, scaled(c.best), scaled(c.cand_ood)], { xlabel: "attempt index (-1: the seed)", ylabel: ylab });
+    chart("c-best-eval", `best-so-far ${m.name} vs evaluated candidates`, [{ label: "best so far", paths: step }],
+      [c.eval_x, scaled(c.best_eval)], { xlabel: "evaluated candidates (0: the seed)", ylabel: ylab,
+        marker: budgetX === null ? null : { x: budgetX, label: `budget ${r.budget} (seed incl.)` } });
+    chart("c-rates", "cumulative rates", [{ label: "valid rate" }, { label: "entanglement rate", dash: [6, 3] }],
+      [c.rate_x, c.valid, c.entangled], { xlabel: "attempt index", ylabel: "rate", yrange: [-0.02, 1.02] });
     const fnames = Object.keys(c.factor_counts);
     chart("c-factors", "factor choices (cumulative)", fnames.map((f) => ({ label: f })),
-      [c.rate_x].concat(fnames.map((f) => c.factor_counts[f])), { xlabel: "attempt", ylabel: "count" });
+      [c.rate_x].concat(fnames.map((f) => c.factor_counts[f])), { xlabel: "attempt index", ylabel: "count" });
     replace(document.getElementById("failures"), section("Failures by stage and type",
-      d.failures.length ? table(["stage", "type", "count"], d.failures.map((f) => [f.stage, f.type, f.count]))
+      d.failures.length ? wrap(table(["stage", "type", "count"], d.failures.map((f) => [f.stage, f.type, f.count])))
         : el("p", {}, "No failures yet.")));
-    replace(document.getElementById("archive"), section("Archive (OOD × MACs per island)", archive(d.archive, r.path)));
+    replace(document.getElementById("archive"), section("Archive (score × MACs per island)", archive(d.archive, r.path, m)));
     replace(document.getElementById("lineage"), section("Incumbent lineage",
       d.lineage.length ? el("ol", { class: "lineage" }, d.lineage.map((p) => el("li", {},
         p.attempt === null || p.attempt === undefined ? "seed " : propLink(r.path, p.attempt), " ",
-        el("code", {}, p.id), " OOD ", ood(p.ood)))) : el("p", {}, "No incumbent yet.")));
+        el("code", {}, p.id), ` ${m.name} ${score(p.ood, m)}`))) : el("p", {}, "No incumbent yet.")));
     replace(document.getElementById("attempts"), section("Attempts" + (d.attempts_shown_from ? ` (from #${d.attempts_shown_from})` : ""),
-      table(["attempt", "island", "factor", "status", "failure", "entangled", "OOD"], d.attempts.slice().reverse().map((a) =>
-        [propLink(r.path, a.attempt), a.island, a.factor, a.status,
-          a.failure_stage ? `${a.failure_stage}: ${a.failure_type}` : "", a.entangled ? "yes" : "", num(a.ood_score)]))));
+      wrap(table(["attempt", "island", "factor", "status", "failure", "entangled", `${metricLabel(m)}, selection set`],
+        d.attempts.slice().reverse().map((a) =>
+          [propLink(r.path, a.attempt), a.island, a.factor, a.status,
+            a.failure_stage ? `${a.failure_stage}: ${a.failure_type}` : "", a.entangled ? "yes" : "", score(a.ood_score, m)])))));
   }
 
-  function archive(a, path) {
+  function archive(a, path, m) {
     if (!a) return el("p", {}, "No archive snapshot yet.");
     const oi = Math.max(0, a.dimensions.indexOf("ood_acc"));
     const mi = a.dimensions.indexOf("macs") < 0 ? 1 : a.dimensions.indexOf("macs");
@@ -158,14 +317,14 @@
         for (let m = 0; m < bins; m++) {
           const c = at[o + "," + m];
           cells.push(el("td", { class: c ? (c.id === a.best_id ? "occ best" : "occ") : "",
-            title: c ? `${c.id} OOD ${ood(c.ood)} MACs ${kmacs(c.macs)} (${c.members} in cell)` : null },
+            title: c ? `${c.id} ${m.name} ${score(c.ood, m)} MACs ${kmacs(c.macs)} (${c.members} in cell)` : null },
             c ? (c.attempt === null || c.attempt === undefined ? "seed" : propLink(path, c.attempt)) : ""));
         }
         rows.push(el("tr", {}, cells));
       }
       return el("div", { class: "island" }, el("h3", {}, `island ${isl.island} · ${isl.members} members`),
-        el("table", { class: "archive" }, el("tbody", {}, rows)),
-        el("div", { class: "axis" }, "rows: OOD bin (high at top) · columns: MACs bin (low at left)"));
+        wrap(el("table", { class: "archive" }, el("tbody", {}, rows))),
+        el("div", { class: "axis" }, "rows: score bin (high at top) · columns: MACs bin (low at left)"));
     }), el("p", {}, a.after_attempt < 0 ? "snapshot after the seed's evaluation"
       : `snapshot after attempt ${a.after_attempt}`));
   }
@@ -182,11 +341,11 @@
     const rest = Object.assign({}, f);
     delete rest.diff;  // shown above
     const t = f.timings || {};
-    return [table(["feasible", "stages passed", "failure", "reason", "entanglement", "params", "MACs", "check s"],
-      [[f.feasible ? "yes" : "no", (f.stages_passed || []).join(" → "),
-        f.failure_stage ? `${f.failure_stage}: ${f.failure_type}` : "", f.reason || "", f.entanglement,
-        f.params, kmacs(f.macs), num(f.total_s, 2)]]),
-      Object.keys(t).length ? table(Object.keys(t), [Object.values(t).map((v) => num(v, 3))]) : null,
+    return [facts([["feasible", f.feasible ? "yes" : "no"], ["stages passed", (f.stages_passed || []).join(" → ")],
+      ["failure", f.failure_stage ? `${f.failure_stage}: ${f.failure_type}` : ""], ["reason", f.reason || ""],
+      ["entanglement", f.entanglement], ["params", f.params], ["MACs (one processor step)", kmacs(f.macs)],
+      ["check time", num(f.total_s, 2) + " s"]]),
+      Object.keys(t).length ? wrap(table(["stage", "time (s)"], Object.entries(t).map(([k, v]) => [k, num(v, 3)]))) : null,
       el("details", {}, el("summary", {}, "full report"), pre(JSON.stringify(rest, null, 2)))];
   }
 
@@ -197,26 +356,28 @@
       p.attempt < d.last_attempt ? [" · ", propLink(d.run, p.attempt + 1, "next")] : null);
     const ev = d.evaluation;
     replace(app, nav, el("h1", {}, `Attempt ${p.attempt}`),
-      table(["factor", "factor source", "mode", "island", "parent", "status", "failure", "entanglement", "editor"],
-        [[p.factor, p.factor_source, p.mode, p.island,
-          d.parent_attempt === null || d.parent_attempt === undefined ? [p.parent_id, " (seed)"]
-            : [propLink(d.run, d.parent_attempt), " ", p.parent_id], p.status,
-          p.failure_stage ? `${p.failure_stage}: ${p.failure_type}` : "", p.entanglement, p.editor]]),
+      facts([["factor", p.factor], ["factor source", p.factor_source], ["mode", p.mode], ["island", p.island],
+        ["parent", d.parent_attempt === null || d.parent_attempt === undefined ? [p.parent_id, " (seed)"]
+          : [propLink(d.run, d.parent_attempt), " ", p.parent_id]], ["status", p.status],
+        ["failure", p.failure_stage ? `${p.failure_stage}: ${p.failure_type}` : ""], ["entanglement", p.entanglement],
+        ["editor", p.editor]]),
       section("Directive", el("div", { id: "directive", class: "text" }, p.directive || "(none)")),
       p.reason ? section("Reason", pre(p.reason)) : null,
       section("Region diff against the parent", el("div", { id: "diff" }, diffView(d.diff))),
-      section("LLM calls", d.calls.length ? d.calls.map((c, i) => el("div", { class: "call" },
-        el("h3", {}, `${i + 1}. ${c.role || "call"} · ${c.backend || ""} ${c.model || ""} · ${c.ok ? "ok" : "failed"}` +
+      section("Editor calls (LLM calls and offline rules)", d.calls.length ? d.calls.map((c, i) => el("div", { class: "call" },
+        el("h3", {}, `${i + 1}. ${c.role || "call"} · ${c.is_llm ? "LLM" : "offline rules (not an LLM)"} · ` +
+          `${c.backend || ""} ${c.model || ""} · ${c.ok ? "ok" : "failed"}` +
           ` · parse ${c.parse_outcome || "—"} · ${c.prompt_tokens || 0}+${c.completion_tokens || 0} tokens · ${num(c.latency_s, 1)} s`),
         c.error ? pre(c.error) : null,
         el("details", {}, el("summary", {}, "prompt"), pre(c.prompt)),
         el("details", {}, el("summary", {}, "reasoning"), pre(c.reasoning)),
         el("div", { class: "answer" }, el("h4", {}, "answer"), pre(c.response, "code response"))))
-        : el("p", {}, "No LLM calls (offline editor).")),
+        : el("p", {}, "No editor calls recorded.")),
       section("Feasibility report", feasibility(d.feasibility)),
-      section("Evaluation", ev ? [table(["status", "OOD", "val", "params", "MACs", "train s", "compile s", "error"],
-        [[ev.status, ood(ev.ood_score), ood(ev.val_score), ev.params, kmacs(ev.macs), num(ev.train_seconds, 1),
-          num(ev.compile_seconds, 1), ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
+      section("Evaluation", ev ? [facts([["status", ev.status], ["score (the search's selection set)", ood(ev.ood_score)],
+        ["validation score", ood(ev.val_score)], ["params", ev.params], ["MACs (one processor step)", kmacs(ev.macs)],
+        ["train time", num(ev.train_seconds, 1) + " s"], ["compile time", num(ev.compile_seconds, 1) + " s"],
+        ["error", ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
         el("details", {}, el("summary", {}, "evaluation record"), pre(JSON.stringify(ev.evaluation, null, 2)))]
         : el("p", {}, p.status === "feasible" ? "Not evaluated yet." : "Not evaluated (not feasible).")),
       section("Child program", el("details", {}, el("summary", {}, "source"), pre(d.child_source))));
@@ -225,75 +386,108 @@
   function renderBenchmark(d) {
     const cell = (c) => c === null ? "…" : c.n === 0 ? "failed" :
       (c.n > 1 ? `${num(c.mean, 2)} ± ${num(c.std, 2)}` : num(c.mean, 2)) + (c.failed ? ` (${c.failed} failed)` : "");
+    const progs = d.table;
+    const head = ["task"].concat(progs.map((p) => p.label));
+    const rows = d.tasks.map((t, ti) => [t].concat(progs.map((p) => cell(p.cells[ti]))));
+    rows.push([el("strong", {}, "mean over tasks")].concat(progs.map((p) => el("strong", {}, num(p.mean, 2)))));
+    rows.push(["params"].concat(progs.map((p) => p.params === null ? "—" : p.params.toLocaleString("en-US"))));
+    rows.push([`MACs per processor step (K, ${progs[0] && progs[0].macs_nodes ? progs[0].macs_nodes + " nodes" : "?"})`]
+      .concat(progs.map((p) => kmacs(p.macs))));
     replace(app, el("h1", {}, "Benchmark ", d.path || "(root)"),
-      el("p", {}, `preset ${d.preset}; seeds ${JSON.stringify(d.seeds)}; results landed ${d.landed} of ${d.expected}; ` +
+      el("p", {}, `${d.preset} protocol; seeds ${(d.seeds || []).join(", ")}; results landed ${d.landed} of ${d.expected}; ` +
         `device time ${num(d.device_hours, 2)} h; wall time ${num(d.wall_hours, 2)} h while jobs ran; ` +
-        `measured on ${d.machines}`),
-      section("OOD accuracy (%) by task", table(["program"].concat(d.tasks, ["mean"]),
-        d.table.map((r) => [r.label].concat(r.cells.map(cell), [num(r.mean, 2)])))),
-      d.baseline ? section(`Paired comparison against ${d.baseline}`, table(["program", "wins", "losses", "cannot tell", "mean diff (pp)", "95% CI"],
-        d.comparison.map((c) => [c.program, c.wins, c.losses, c.cannot_tell, num(c.mean_diff, 2),
-          c.ci[0] === null ? "—" : `[${num(c.ci[0], 2)}, ${num(c.ci[1], 2)}]`]))) : null,
-      section("Failures", d.failures.length ? table(["program", "task", "seed", "error"],
-        d.failures.map((f) => [f.program, f.task, f.seed, f.error_type])) : el("p", {}, "None.")));
+        `measured on ${d.machines}. Scores: OOD accuracy (%) on the official OOD test set, trained on the seeds above.`),
+      section("OOD accuracy (%) by task", taskBars(d)),
+      section("Per task: mean ± sample std over seeds (OOD accuracy, %)", wrap(table(head, rows, "grid bench-table")),
+        el("p", { class: "axis" }, "One row per task; '…' not landed yet; failed seeds are counted apart, never as zeros.")),
+      d.baseline ? section(`Paired comparison against ${d.baseline} (as report.md)`,
+        el("div", { class: "verdicts", id: "bench-verdicts" }, blocksView(d.verdicts, "verdict-table")))
+        : section("Paired comparison", el("p", {}, "No baseline chosen (--baseline LABEL): no paired comparison.")),
+      section("Failures", d.failures.length ? wrap(table(["program", "task", "seed", "error"],
+        d.failures.map((f) => [f.program, f.task, f.seed, f.error_type]))) : el("p", {}, "None.")));
   }
 
-  const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
   function spread(s, d) {
     return !s || s.mean === null ? "—" : s.std === null ? num(s.mean, d) : `${num(s.mean, d)} ± ${num(s.std, d)}`;
   }
   function bandChart(id, title, c, opts) {
-    // Per method: the mean line, then its min and max drawn as a filled band.
-    const series = [], data = [c.x], bands = [];
+    // Per method: the mean line, and its min and max as a filled band; one legend entry per
+    // method (the band's edges are left out of the legend), each method its own dash.
+    const series = [], data = [c.x], bands = [], hide = [];
     c.methods.forEach((m, i) => {
-      const color = COLORS[i % COLORS.length];
-      series.push({ label: `${m.name} (n=${m.n})`, stroke: color },
+      const color = COLORS[i % COLORS.length], dash = DASHES[i % DASHES.length];
+      series.push({ label: `${m.name} (n=${m.n})`, stroke: color, dash },
         { label: `${m.name} max`, stroke: color + "55", width: 1 },
         { label: `${m.name} min`, stroke: color + "55", width: 1 });
       data.push(m.mean, m.high, m.low);
       bands.push({ series: [3 * i + 2, 3 * i + 3], fill: color + "22" });
+      hide.push(`${m.name} max`, `${m.name} min`);
     });
-    chart(id, title, series, data, Object.assign({ bands }, opts));
+    chart(id, title, series, data, Object.assign({ bands, hide }, opts));
   }
 
   function renderCompare(d) {
     if (!document.getElementById("c-cmp-best")) {
-      replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-table" }),
+      replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-test" }), el("div", { id: "cmp-table" }),
         section("Bands over search seeds (mean line, min–max band)", el("div", { class: "charts" },
           chartBox("c-cmp-best"), chartBox("c-cmp-valid"))),
         el("div", { id: "cmp-members" }), el("div", { id: "cmp-methods" }));
     }
+    const reportOnly = d.status === "report only";
     replace(document.getElementById("cmp-summary"), el("h1", {}, "Comparison ", d.path || "(root)"),
       el("p", { id: "cmp-protocol" }, `${d.preset} protocol, task ${d.task}, budget ${d.budget} evaluated candidates ` +
         `(seed included), attempt cap ${d.max_attempts}, search seeds ${d.seeds.join(", ")}; editor: ` +
         (d.offline ? "offline rule-based editor (NOT an LLM: these rows compare the scoping and the harness " +
-          "under rules, not what an LLM would do)" : d.editors.join(", ") || "?")),
+          "under rules, not what an LLM would do)" : d.editors.join(", ") || "not recorded")),
       el("p", {}, `Runs with a database: ${d.runs_with_db} of ${d.expected}; status `,
-        el("span", { class: "status " + d.status }, d.status)));
-    const th = d.threshold === null ? "to threshold" : `evaluated to reach ${num(100 * d.threshold, 2)}%` +
+        el("span", { class: "status " + d.status.replace(/ /g, "-") }, d.status)),
+      reportOnly ? el("p", { class: "note", id: "cmp-report-only" }, "This folder keeps the comparison's plan " +
+        "(compare.json) and its report.md, not the run databases of its searches: there is nothing here to " +
+        "compute from. Its numbers and verdicts are in report.md in this folder.") : null);
+    const rows = d.rows;
+    const first = rows.length ? rows[0].name : "?";
+    const testRows = rows.map((r) => [[el("code", {}, r.name), ` (${r.paper_name})`,
+      r.offline_label ? el("div", { class: "offline" }, r.offline_label) : null], r.runs, spread(r.test_best_pct, 2),
+      spread(r.best_ood_pct, 2)]);
+    testRows.push([[el("code", {}, "seed"), " (seed program, no search)"], d.seed_row.selection.n,
+      spread(d.seed_row.test, 2), spread(d.seed_row.selection, 2)]);
+    const v = d.verdicts || {};
+    replace(document.getElementById("cmp-test"), reportOnly ? null : section("On the test set: each method's best candidate",
+      wrap(table(["method (paper name)", "runs", "best candidate: test OOD %", `best at budget B=${d.budget}: selection OOD %`],
+        testRows, "grid test-table")),
+      el("p", { class: "axis" }, "Test OOD %: each run's best evaluated candidate trained again and scored once on the test " +
+        "set after the search (mean ± sample std over search seeds). The verdicts below test these scores, as report.md."),
+      el("h3", {}, inline(`Methods against \`${first}\` (as report.md)`)),
+      el("div", { class: "verdicts", id: "cmp-verdicts-first" }, blocksView(v.first, "verdict-table")),
+      el("h3", {}, "Methods against the sampling controls (as report.md)"),
+      el("div", { class: "verdicts", id: "cmp-verdicts-controls" }, blocksView(v.controls, "verdict-table"))));
+    const th = d.threshold === null ? "to threshold" : `evaluated to reach ${num(100 * d.threshold, 2)} %` +
       (d.threshold_default ? " (lowest method mean)" : "");
-    replace(document.getElementById("cmp-table"), section("Methods at the same budget",
-      table(["method (paper name)", "runs", "best OOD % at budget", "evaluated", th, "ratio vs first", "valid rate",
-        "entanglement rate", "LLM calls / evaluated", "tokens / evaluated", "wall h", "device h"],
-      d.rows.map((r) => [[el("code", {}, r.name), ` (${r.paper_name})`,
-        r.offline_label ? el("div", { class: "offline" }, r.offline_label) : null],
-        r.runs, spread(r.best_ood_pct, 2), spread(r.evaluated, 1),
-        r.runs ? `${r.to_threshold === null ? "—" : r.to_threshold} (${r.reached}/${r.runs} reached)` : "—",
-        r.ratio === null ? "—" : `${num(r.ratio, 2)}x`, spread(r.valid_rate, 2), spread(r.entanglement_rate, 2),
-        num(r.llm_calls_per_evaluated, 2), num(r.tokens_per_evaluated, 2), num(r.wall_hours, 3),
-        num(r.device_hours, 3)]), "grid methods"),
-      el("p", { class: "axis" }, "Cells: mean ± sample std over search seeds. Entanglement rate: share of attempts " +
-        "whose edit mixed both factors or touched the scaffolding. Device hours: the runs' evaluations.")));
-    bandChart("c-cmp-best", "best-so-far OOD (%) vs evaluated candidates", d.charts.best,
-      { xlabel: "evaluated (0: seed)", ylabel: "best OOD %", yrange: [0, 100] });
+    const offline = d.offline;
+    replace(document.getElementById("cmp-table"), reportOnly ? null : section("Selection scores and search costs",
+      wrap(table(["method (paper name)", "runs", `best at budget B=${d.budget}: selection OOD %`, "evaluated", th, "ratio vs first"],
+        rows.map((r) => [[el("code", {}, r.name), ` (${r.paper_name})`], r.runs, spread(r.best_ood_pct, 2), spread(r.evaluated, 1),
+          r.runs ? `${r.to_threshold === null ? "—" : r.to_threshold} (${r.reached}/${r.runs} reached)` : "—",
+          r.ratio === null ? "—" : `${num(r.ratio, 2)}x`]), "grid methods")),
+      wrap(table(["method", "valid rate", "entanglement rate", offline ? "LLM calls / evaluated (offline rules are not counted)"
+        : "LLM calls / evaluated", "tokens / evaluated", "wall time", "device time"],
+      rows.map((r) => [el("code", {}, r.name), spread(r.valid_rate, 2), spread(r.entanglement_rate, 2),
+        num(r.llm_calls_per_evaluated, 2), num(r.tokens_per_evaluated, 2), hours(r.wall_hours), hours(r.device_hours)]), "grid costs")),
+      el("p", { class: "axis" }, "Selection OOD %: the score the search selected with (the validation set under ood_val), " +
+        "not the test set. Cells: mean ± sample std over search seeds. Entanglement rate: share of attempts " +
+        "whose edit mixed both factors or touched the scaffolding. Device time: the runs' evaluations.")));
+    const budgetX = d.budget ? d.budget - 1 : null;
+    bandChart("c-cmp-best", "best-so-far OOD (%) vs evaluated candidates (selection set)", d.charts.best,
+      { xlabel: "evaluated candidates (0: seed)", ylabel: "best OOD (%)",
+        marker: budgetX === null ? null : { x: budgetX, label: `budget ${d.budget} (seed incl.)` } });
     bandChart("c-cmp-valid", "cumulative valid rate vs attempt", d.charts.valid,
-      { xlabel: "attempt", ylabel: "valid rate", yrange: [0, 1] });
-    replace(document.getElementById("cmp-members"), section("Member searches", table(
-      ["method", "seed", "run", "status", "editor", "attempts", "evaluated", "best OOD"],
-      d.members.map((m) => [m.method, m.seed, m.status === "missing" ? m.path : runLink(m.path),
-        el("span", { class: "status " + m.status }, m.status + (m.error ? ": " + m.error : "")),
+      { xlabel: "attempt", ylabel: "valid rate", yrange: [-0.02, 1.02] });
+    replace(document.getElementById("cmp-members"), section("Member searches", wrap(table(
+      ["method", "seed", "run", "status", "editor", "attempts", "evaluated", "best-so-far OOD (selection set)"],
+      d.members.map((m) => [m.method, m.seed, m.attempts !== undefined || m.status === "unreadable" ? runLink(m.path) : m.path,
+        el("span", { class: "status " + m.status.replace(/[^a-z-]/g, "-") }, m.status + (m.error ? ": " + m.error : "")),
         m.editor || "", m.attempts === undefined ? "" : m.attempts, m.evaluated === undefined ? "" : m.evaluated,
-        ood(m.best_ood)]), "grid members")));
+        ood(m.best_ood)]), "grid members"))));
     replace(document.getElementById("cmp-methods"), section("Methods", el("ul", {},
       d.rows.map((r) => el("li", {}, el("code", {}, r.name), ` (${r.paper_name}): ${r.description}`)))));
   }
