@@ -59,3 +59,26 @@ def test_machine_fingerprint_reads_the_machine_and_boot_ids(tmp_path, monkeypatc
         assert labels.machine_fingerprint() == labels.fingerprint("0123abcd", "5e6f7a8b", "vm")
     finally:
         labels.machine_fingerprint.cache_clear()
+
+
+def test_a_resumed_search_records_each_parts_machine(tmp_path):
+    """`search --resume` notes the machine (with its fingerprint) of every resumed part in
+    run_meta['resumed']; the first part's is run_meta['machine']."""
+    import pathlib
+    import shutil
+
+    from spark_jax.config import search as search_config
+    from spark_jax.search import startup
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    run = tmp_path / "run"
+    shutil.copytree(root / "results" / "controls-offline" / "data" / "spark" / "seed-0", run)
+    (run / "lock").unlink(missing_ok=True)
+    cfg = search_config.load(run / "config.yaml")
+    for _ in range(2):
+        lock, db = startup.open_run(cfg, run, True, ["spark-jax", "search", "--resume"])
+        parts = db.get_meta("resumed")
+        db.close()
+        lock.release()
+    assert [p["machine"] for p in parts] == [labels.machine_label()] * 2
+    assert labels.machine_fingerprint() in parts[0]["machine"]

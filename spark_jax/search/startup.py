@@ -285,6 +285,9 @@ def open_run(
             except BaseException:
                 db.close()
                 raise
+            # Each resumed part's machine (labels.machine_label names its fingerprint).
+            parts = db.get_meta("resumed") or []
+            db.set_meta("resumed", [*parts, dict(at=time.time(), machine=labels.machine_label())])
             return lock, db
         if db_path.exists():  # Created by a process that held the lock before us.
             raise SearchUsageError(
