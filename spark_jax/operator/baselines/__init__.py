@@ -2,7 +2,7 @@
 training, archive and budget accounting), each with its own prompts in `prompts/` following
 its original's (each template names the original file in a leading comment):
 
-  openevolve        OpenEvolve v0.3.2, diff-based (SEARCH/REPLACE) holistic editing (its default)
+  openevolve        OpenEvolve 0.4.0, diff-based (SEARCH/REPLACE) holistic editing (its default)
   openevolve-full   OpenEvolve, full-rewrite holistic editing
   evoprompting      EvoPrompting's few-shot crossover/mutation generations (API variant)
   funsearch         FunSearch's best-shot `_vN` prompting over islands with resets

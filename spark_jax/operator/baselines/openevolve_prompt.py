@@ -1,5 +1,5 @@
-"""The parts of OpenEvolve's prompt, built as OpenEvolve v0.3.2 builds them
-(`openevolve/prompt/sampler.py`, `openevolve/prompts/defaults/*.txt`,
+"""The parts of OpenEvolve's prompt, built as OpenEvolve v0.3.2 builds them, and 0.4.0 (the
+same `prompt/sampler.py` and `prompts/defaults/`, byte for byte) (`openevolve/prompt/sampler.py`, `openevolve/prompts/defaults/*.txt`,
 `openevolve/process_parallel.py: _run_iteration_worker`), from our island archive's sample:
 
   previous attempts   the island's top `NUM_TOP_PROGRAMS` (3) programs, never failures
