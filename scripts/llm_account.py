@@ -580,7 +580,8 @@ def _method_sessions(method: str, calls: list[Call]) -> str:
         attempts = sorted({c.attempt for c in mine if c.session is s})
         name = s.name if s else "outside every recorded session"
         version = f"brief version {s.version}" if s else "brief not recorded"
-        parts.append(f"attempts {_ranges(attempts)} in {name} ({version})")
+        word = "attempt" if len(attempts) == 1 else "attempts"
+        parts.append(f"{word} {_ranges(attempts)} in {name} ({version})")
     return f"`{method}` " + ", ".join(parts)
 
 
