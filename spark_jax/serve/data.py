@@ -293,6 +293,7 @@ def proposal_detail(root: Root, rel: str, attempt: int) -> dict[str, Any]:
         keep += ("failure_stage", "failure_type", "reason", "editor", "is_llm", "entanglement")
         payload = {
             "run": root.rel(run_dir),
+            "metric": metric_of(reader.flat_meta()),
             "proposal": {k: row[k] for k in keep + ("child_program_id", "directive")},
             "diff": row["diff"],
             "child_source": row["child_source"],

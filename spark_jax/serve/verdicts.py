@@ -75,7 +75,10 @@ def run_blocks(
     set when the final programs were scored on it), the selection note, the seed spread
     (selection score beside test score) and, for a task family, its section."""
     r = RunReport.build(run_dir, meta, acc, (), (), (), (), 10, None, final_test, None)
+    finals = [e["program_id"] in r.view.final for e in (acc.seed, acc.best_candidate) if e]
     return {
+        # whether the verdict is on the test set (as the verdict line itself says)
+        "on_test": r.view.source != "ood_val" or (len(finals) == 2 and all(finals)),
         "protocol": r.protocol,
         "fitness": r.view.describe(),
         "verdict": blocks([spread.verdict_line(r.acc, r.view, r.protocol)]),

@@ -255,7 +255,8 @@
     const o = d.outcome || {};
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
       el("p", {}, `${o.protocol || ""} · `, el("span", { class: "status " + r.status }, r.status)));
-    replace(document.getElementById("outcome"), section("Final outcome on the test set (as report.md)",
+    replace(document.getElementById("outcome"), section(o.on_test ? "Final outcome on the test set (as report.md)"
+      : "Final outcome (as report.md): the test set is not scored yet, the verdict is on the selection set",
       el("p", { class: "axis" }, inline(o.fitness || "")),
       el("div", { class: "verdict", id: "run-verdict" }, blocksView(o.verdict)), blocksView(o.selection),
       el("h3", {}, "Seed and best: selection score beside test score"), blocksView(o.spread, "spread"),
@@ -374,8 +375,9 @@
         el("div", { class: "answer" }, el("h4", {}, "answer"), pre(c.response, "code response"))))
         : el("p", {}, "No editor calls recorded.")),
       section("Feasibility report", feasibility(d.feasibility)),
-      section("Evaluation", ev ? [facts([["status", ev.status], ["score (the search's selection set)", ood(ev.ood_score)],
-        ["validation score", ood(ev.val_score)], ["params", ev.params], ["MACs (one processor step)", kmacs(ev.macs)],
+      section("Evaluation", ev ? [facts([["status", ev.status],
+        [`${metricLabel(d.metric || METRIC_CLRS)}, the search's selection set`, score(ev.ood_score, d.metric)],
+        ["validation score", score(ev.val_score, d.metric)], ["params", ev.params], ["MACs (one processor step)", kmacs(ev.macs)],
         ["train time", num(ev.train_seconds, 1) + " s"], ["compile time", num(ev.compile_seconds, 1) + " s"],
         ["error", ev.error ? `${ev.error_type}: ${ev.error}` : ""]]),
         el("details", {}, el("summary", {}, "evaluation record"), pre(JSON.stringify(ev.evaluation, null, 2)))]
@@ -429,11 +431,12 @@
   function renderCompare(d) {
     if (!document.getElementById("c-cmp-best")) {
       replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-test" }), el("div", { id: "cmp-table" }),
-        section("Bands over search seeds (mean line, min–max band)", el("div", { class: "charts" },
-          chartBox("c-cmp-best"), chartBox("c-cmp-valid"))),
+        el("div", { id: "cmp-charts" }, section("Bands over search seeds (mean line, min–max band)",
+          el("div", { class: "charts" }, chartBox("c-cmp-best"), chartBox("c-cmp-valid")))),
         el("div", { id: "cmp-members" }), el("div", { id: "cmp-methods" }));
     }
     const reportOnly = d.status === "report only";
+    document.getElementById("cmp-charts").style.display = reportOnly ? "none" : "";
     replace(document.getElementById("cmp-summary"), el("h1", {}, "Comparison ", d.path || "(root)"),
       el("p", { id: "cmp-protocol" }, `${d.preset} protocol, task ${d.task}, budget ${d.budget} evaluated candidates ` +
         `(seed included), attempt cap ${d.max_attempts}, search seeds ${d.seeds.join(", ")}; editor: ` +
