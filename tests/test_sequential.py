@@ -102,20 +102,8 @@ def test_futility_stops_a_hopeless_pair_early():
 
 
 def _differences(path: pathlib.Path, a: str, b: str) -> dict[str, list[list[float]]]:
-    scores: dict[tuple[str, str], dict[int, float]] = {}
     with path.open() as f:
-        for row in csv.DictReader(f):
-            if row["ok"] == "1":
-                key = (row["program"], row["task"])
-                scores.setdefault(key, {})[int(row["seed"])] = 100 * float(row["ood_score"])
-    out: dict[str, list[list[float]]] = {}
-    for (program, task), mine in scores.items():
-        if program != a:
-            continue
-        theirs = scores[(b, task)]
-        seeds = sorted(set(mine) & set(theirs))
-        out.setdefault(task, []).append([mine[s] - theirs[s] for s in seeds])
-    return out
+        return calibration.differences_of(list(csv.DictReader(f)), a, b)
 
 
 @pytest.fixture(scope="module")

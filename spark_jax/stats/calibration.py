@@ -25,7 +25,28 @@ import numpy as np
 
 from spark_jax.stats import sequential
 
-__all__ = ["Calibration", "EffectRow", "calibrate", "noise_pools"]
+__all__ = ["Calibration", "EffectRow", "calibrate", "differences_of", "noise_pools"]
+
+
+def differences_of(
+    rows: Sequence[Mapping[str, str]], program: str, baseline: str
+) -> dict[str, list[list[float]]]:
+    """task -> [per-seed differences program - baseline (pp, OOD accuracy)] from a benchmark's
+    `results.csv` rows (columns program, task, seed, ok, ood_score), over the seeds both
+    scored on, in seed order."""
+    scores: dict[tuple[str, str], dict[int, float]] = {}
+    for row in rows:
+        if row["ok"] == "1":
+            key = (row["program"], row["task"])
+            scores.setdefault(key, {})[int(row["seed"])] = 100.0 * float(row["ood_score"])
+    out: dict[str, list[list[float]]] = {}
+    for (label, task), mine in scores.items():
+        theirs = scores.get((baseline, task))
+        if label != program or not theirs:
+            continue
+        seeds = sorted(set(mine) & set(theirs))
+        out.setdefault(task, []).append([mine[s] - theirs[s] for s in seeds])
+    return out
 
 
 def noise_pools(
