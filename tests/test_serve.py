@@ -359,3 +359,27 @@ def test_comparison_without_databases_says_it_keeps_a_report(tmp_path):
     assert kept["editors"] == ["offline"]  # from the plan: no run database names it
     assert listed["kept"]["status"] == "report only"
     assert listed["started"]["members"] == ["started/spark/seed-0"]  # grouped on the index
+
+
+def test_sequential_benchmark_shows_its_decisions(tmp_path):
+    """A benchmark in the sequential mode: the page's section is the report's (decisions,
+    seeds, intervals, the design), each task's decision is drawn under its bars, and a pair
+    shown identical takes the baseline's runs."""
+    from spark_jax.benchmark.store import BenchmarkDB
+    from spark_jax.benchmark.tables import write_benchmark_report
+    from spark_jax.serve import verdicts
+
+    serve_fixtures.make_sequential_benchmark(tmp_path / "seq")
+    with _serving(tmp_path) as server:
+        d = _json(server, "/api/benchmark?path=seq")
+    copy = shutil.copytree(tmp_path / "seq", tmp_path / "copy")
+    with BenchmarkDB(copy / "benchmark.db") as db:
+        text = write_benchmark_report(db, copy).read_text()
+    section = text.split("## Paired comparison\n", 1)[1].split("\n## ", 1)[0]
+    assert d["verdicts"] == verdicts.blocks(section.splitlines())
+    assert d["verdicts"][0]["table"]["head"][2] == "decision"
+    assert d["sequential"] and d["decisions"]["mine"]["dfs"] == "identical"
+    assert d["decisions"]["mine"]["bfs"] in ("win", "pending")
+    assert d["identical"] == [["mine", "dfs"]]
+    mine = d["table"][1]
+    assert mine["cells"][1]["scores"] == d["table"][0]["cells"][1]["scores"]  # the baseline's

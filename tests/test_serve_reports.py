@@ -28,6 +28,7 @@ import threading
 from urllib.parse import urlencode
 
 import pytest
+import serve_fixtures
 
 from spark_jax import compare
 from spark_jax.benchmark.store import BenchmarkDB
@@ -41,6 +42,7 @@ RUN, BENCH, CMP = "default-search", "default-search", "llm-trained/data"
 REPORT_ONLY = "trust-rules/after/budget"
 CARTPOLE = "families/data/cartpole_v1-mlp"
 FRESH = "fresh/tiny"
+SEQ = "sequential-bench"  # a benchmark in the sequential mode (serve_fixtures)
 WIDE, NARROW = 1400, 800
 
 playwright_sync = pytest.importorskip(
@@ -65,6 +67,7 @@ def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("reports")
     for name in (RUN, CMP, REPORT_ONLY, CARTPOLE):
         _copy(name, root)
+    serve_fixtures.make_sequential_benchmark(root / SEQ)
     run = subprocess.run(
         [sys.executable, "-m", "spark_jax.cli", "search", "--config", "configs/tiny.yaml"]
         + ["--run-dir", str(root / FRESH), "--no-progress"],
@@ -87,9 +90,10 @@ def reports(root, tmp_path_factory):
     for name in (RUN, FRESH):
         copy = shutil.copytree(root / name, out / name.replace("/", "-"))
         texts["run:" + name] = write_report(copy).report.read_text()
-    bench = shutil.copytree(root / BENCH, out / "bench")
-    with BenchmarkDB(bench / "benchmark.db") as db:
-        texts["benchmark"] = write_benchmark_report(db, bench).read_text()
+    for key, name in (("benchmark", BENCH), ("sequential", SEQ)):
+        bench = shutil.copytree(root / name, out / key)
+        with BenchmarkDB(bench / "benchmark.db") as db:
+            texts[key] = write_benchmark_report(db, bench).read_text()
     cmp_dir = shutil.copytree(root / CMP, out / "cmp")
     plan = compare.ComparePlan.from_dict(json.loads((cmp_dir / compare.PLAN_FILE).read_text()))
     texts["compare"] = compare.write_compare_report(cmp_dir, plan).read_text()
@@ -234,6 +238,24 @@ def test_benchmark_page_shows_the_reports_paired_comparison(base, reports, narro
     assert rows.count() == 10 + 3  # one row per task, then the mean, params, MACs
     assert rows.nth(0).inner_text().split("\t")[:2] == ["dfs", "15.95 ± 4.69"]
     assert "68,024" in page.locator("table.bench-table").inner_text()
+    assert narrow.overflow()[0] <= narrow.overflow()[1]
+    assert narrow.errors == []
+
+
+def test_sequential_benchmark_page_shows_each_tasks_decision(base, reports, narrow):
+    narrow.open(_url(base, "benchmark", SEQ))
+    page = narrow.page
+    expected = _report_tables(_section(reports["sequential"], "## Paired comparison"))
+    assert expected and _page_tables(page, "#bench-verdicts") == expected
+    assert "Design" in page.locator("#bench-verdicts ul").inner_text()
+    marks = page.evaluate(
+        "[...document.querySelectorAll('#c-bench-bars text.decision')]"
+        ".map(t => t.firstChild.textContent)"
+    )
+    assert "≡" in marks  # mine is identical to the baseline on dfs
+    dfs = page.locator("table.bench-table tr", has_text="dfs").inner_text().split("\t")
+    assert dfs[-1] == "identical" and "identical: the baseline's runs" in dfs[2]
+    assert "sequential" in page.locator("main p").first.inner_text()
     assert narrow.overflow()[0] <= narrow.overflow()[1]
     assert narrow.errors == []
 

@@ -364,8 +364,9 @@ def _benchmark_rows(programs, cells, tasks: list[str], evals) -> list[dict[str, 
     return table
 
 
-def _benchmark_comparisons(programs, cells, tasks: list[str], base: str | None) -> list[dict]:
-    """Each program against the baseline: verdict counts, per-task verdicts, mean difference."""
+def _benchmark_comparisons(programs, cells, tasks: list[str], base, same) -> list[dict]:
+    """Each program against the baseline: verdict counts, per-task verdicts, mean difference
+    (the fixed mode's table; pairs shown identical are 'identical', untested)."""
     if base is None:
         return []
     others = [p.label for p in programs if p.label != base]
@@ -380,7 +381,7 @@ def _benchmark_comparisons(programs, cells, tasks: list[str], base: str | None) 
             "mean_diff": c.mean_diff,
             "ci": [c.ci_low, c.ci_high],
         }
-        for c in stats.compare_table(cells, others, base, tasks)
+        for c in stats.compare_table(cells, others, base, tasks, identical=same)
     ]
 
 
@@ -389,11 +390,11 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
     db = root.open_benchmark(rel)
     try:
         spec, programs, results = db.spec(), db.programs(), db.results()
-        wall, running = db.wall_seconds(), db.running_seconds()
+        wall, running, identity = db.wall_seconds(), db.running_seconds(), db.identity()
     finally:
         db.close()
     labels = {p.key: p.label for p in programs}
-    cells = stats.cells_of_results(programs, results)
+    cells, same, decisions = verdicts.benchmark_cells(spec, programs, results, identity)
     evals = {}
     for r in results:
         if r.evaluation is not None:
@@ -416,15 +417,22 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "seeds": spec.get("seeds"),
         "tasks": tasks,
         "landed": len(results),
-        "expected": len(programs) * len(tasks) * len(spec.get("seeds", [])),
+        # planned jobs (sequential: at most, at the seed cap); identical pairs train nothing
+        "expected": (len(programs) * len(tasks) - len(same)) * len(spec.get("seeds", [])),
         "device_hours": wall / 3600,
         "wall_hours": running / 3600,
         "machines": stats.machines_of_results(results),
         "table": _benchmark_rows(programs, cells, tasks, evals),
         "baseline": base,
-        "comparison": _benchmark_comparisons(programs, cells, tasks, base),
+        "sequential": bool(spec.get("sequential")),
+        "comparison": []
+        if spec.get("sequential")
+        else _benchmark_comparisons(programs, cells, tasks, base, same),
+        # each pair's verdict or decision, drawn under its task's bars
+        "decisions": decisions,
+        "identical": sorted([label, task] for label, task in same),
         # report.md's 'Paired comparison' section, by its own code
-        "verdicts": verdicts.benchmark_blocks(spec, programs, cells),
+        "verdicts": verdicts.benchmark_blocks(spec, programs, results, identity, cells, same),
         "failures": failures,
     }
     return clean(payload)

@@ -16,13 +16,21 @@ import pathlib
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from spark_jax.benchmark import decided, rounds, stats
 from spark_jax.benchmark import tables as bench_tables
 from spark_jax.compare import verdicts as compare_verdicts
 from spark_jax.report import family, selection, spread
 from spark_jax.report.accounting import RunAccounting
 from spark_jax.report.run_sections import RunReport
 
-__all__ = ["blocks", "benchmark_blocks", "compare_blocks", "run_blocks", "split_row"]
+__all__ = [
+    "benchmark_blocks",
+    "benchmark_cells",
+    "blocks",
+    "compare_blocks",
+    "run_blocks",
+    "split_row",
+]
 
 _CELL = re.compile(r"(?<!\\) \| ")
 
@@ -88,9 +96,35 @@ def run_blocks(
     }
 
 
-def benchmark_blocks(spec: Mapping[str, Any], programs: Sequence, cells) -> list[dict]:
-    """The 'Paired comparison' section of the benchmark's report.md."""
-    return blocks(bench_tables._comparison(spec, programs, cells))
+def benchmark_cells(spec: Mapping[str, Any], programs: Sequence, results, identity):
+    """(cells, identical pairs, per-pair decisions) as `benchmark.tables` makes them for
+    report.md: a program shown identical to the baseline on a task takes the baseline's cell
+    there (it was not trained); decisions: program -> task -> verdict, the sequential mode's
+    decisions (`benchmark.rounds`) or the fixed mode's Holm verdicts (`stats.compare_table`)."""
+    cells = stats.cells_of_results(programs, results)
+    same = rounds.identical(identity, programs)
+    base = spec.get("baseline")
+    for label, task in same:
+        if (base, task) in cells:
+            cells[(label, task)] = cells[(base, task)]
+    found: dict[str, dict[str, str]] = {}
+    if base is not None and spec.get("sequential"):
+        for d in rounds.decisions(spec, programs, results, identity):
+            found.setdefault(d.program, {})[d.task] = d.decision.verdict
+    elif base is not None:
+        others = [p.label for p in programs if p.label != base]
+        for c in stats.compare_table(cells, others, base, list(spec["tasks"]), identical=same):
+            found[c.program] = {v.task: v.verdict for v in c.per_task}
+    return cells, same, found
+
+
+def benchmark_blocks(spec: Mapping[str, Any], programs: Sequence, results, identity, cells, same):
+    """The 'Paired comparison' section of the benchmark's report.md: the sequential mode's
+    decisions (`benchmark.decided`) or the fixed mode's tests (`benchmark.tables`), chosen as
+    `write_benchmark_report` chooses."""
+    if spec.get("sequential"):
+        return blocks(decided.section_lines(spec, programs, results, identity))
+    return blocks(bench_tables._comparison(spec, programs, cells, same))
 
 
 def compare_blocks(methods, grouped, budget: int | None) -> dict[str, list[dict]]:

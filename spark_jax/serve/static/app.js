@@ -176,9 +176,10 @@
     for (const kid of kids.flat()) if (kid) node.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     return node;
   }
+  const DECISION_MARK = { win: "W", loss: "L", equivalent: "=", identical: "≡", "cannot tell": "?", pending: "…" };
   function taskBars(d) {
     const tasks = d.tasks, progs = d.table;
-    const W = Math.max(420, 56 * tasks.length + 150), H = 360, left = 44, bottom = 150, top = 12;
+    const W = Math.max(420, 56 * tasks.length + 150), H = 370, left = 44, bottom = 150, top = 24;
     const ph = H - top - bottom, gw = (W - left - 110) / Math.max(1, tasks.length);
     const bw = Math.min(28, (gw * 0.8) / Math.max(1, progs.length));
     const all = progs.flatMap((p) => p.cells.flatMap((c) => (c && c.scores) || []));
@@ -208,10 +209,19 @@
       const cx = left + ti * gw + gw / 2;
       g.appendChild(svg("text", { x: cx, y: top + ph + 12, transform: `rotate(40 ${cx} ${top + ph + 12})`,
         class: "tick" }, task));
+      // each compared program's verdict or decision on this task, in its colour, above the bars
+      progs.forEach((p, pi) => {
+        const word = ((d.decisions || {})[p.label] || {})[task];
+        if (!word) return;
+        g.appendChild(svg("text", { x: x0 + pi * bw + (bw - 2) / 2, y: 16, "text-anchor": "middle",
+          class: "decision", fill: COLORS[pi % COLORS.length] }, DECISION_MARK[word] || "?",
+        svg("title", {}, `${p.label} vs ${d.baseline} on ${task}: ${word}`)));
+      });
     });
     const legend = el("div", { class: "legend" }, progs.map((p, i) => el("span", {},
       el("span", { class: "swatch", style: `background:${COLORS[i % COLORS.length]}` }), p.label)),
-      el("span", { class: "axis" }, "bar: mean over seeds · dot: one seed"));
+      el("span", { class: "axis" }, "bar: mean over seeds · dot: one seed · above the bars, each program's " +
+        "verdict against the baseline: W win, L loss, = equivalent, ≡ identical, ? cannot tell, … pending"));
     return el("div", { class: "chart bars-box", id: "c-bench-bars", "data-points": String(all.length) }, g, legend);
   }
 
@@ -389,14 +399,21 @@
     const cell = (c) => c === null ? "…" : c.n === 0 ? "failed" :
       (c.n > 1 ? `${num(c.mean, 2)} ± ${num(c.std, 2)}` : num(c.mean, 2)) + (c.failed ? ` (${c.failed} failed)` : "");
     const progs = d.table;
-    const head = ["task"].concat(progs.map((p) => p.label));
-    const rows = d.tasks.map((t, ti) => [t].concat(progs.map((p) => cell(p.cells[ti]))));
-    rows.push([el("strong", {}, "mean over tasks")].concat(progs.map((p) => el("strong", {}, num(p.mean, 2)))));
-    rows.push(["params"].concat(progs.map((p) => p.params === null ? "—" : p.params.toLocaleString("en-US"))));
+    const same = new Set((d.identical || []).map(([label, task]) => label + "|" + task));
+    const compared = progs.filter((p) => d.baseline && p.label !== d.baseline);
+    const head = ["task"].concat(progs.map((p) => p.label), compared.map((p) => `${p.label} vs ${d.baseline}`));
+    const rows = d.tasks.map((t, ti) => [t].concat(
+      progs.map((p) => same.has(p.label + "|" + t) ? `${cell(p.cells[ti])} (identical: the baseline's runs)` : cell(p.cells[ti])),
+      compared.map((p) => ((d.decisions || {})[p.label] || {})[t] || "—")));
+    const pad = compared.map(() => "");
+    rows.push([el("strong", {}, "mean over tasks")].concat(progs.map((p) => el("strong", {}, num(p.mean, 2))), pad));
+    rows.push(["params"].concat(progs.map((p) => p.params === null ? "—" : p.params.toLocaleString("en-US")), pad));
     rows.push([`MACs per processor step (K, ${progs[0] && progs[0].macs_nodes ? progs[0].macs_nodes + " nodes" : "?"})`]
-      .concat(progs.map((p) => kmacs(p.macs))));
+      .concat(progs.map((p) => kmacs(p.macs)), pad));
     replace(app, el("h1", {}, "Benchmark ", d.path || "(root)"),
-      el("p", {}, `${d.preset} protocol; seeds ${(d.seeds || []).join(", ")}; results landed ${d.landed} of ${d.expected}; ` +
+      el("p", {}, `${d.preset} protocol; seeds ${(d.seeds || []).join(", ")}; results landed ${d.landed} ` +
+        (d.sequential ? `(sequential: seeds added in rounds until each task is decided, at most ${d.expected}); `
+          : `of ${d.expected}; `) +
         `device time ${num(d.device_hours, 2)} h; wall time ${num(d.wall_hours, 2)} h while jobs ran; ` +
         `measured on ${d.machines}. Scores: OOD accuracy (%) on the official OOD test set, trained on the seeds above.`),
       section("OOD accuracy (%) by task", taskBars(d)),
