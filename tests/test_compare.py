@@ -215,8 +215,9 @@ def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
     first, again = proposals(recorded), proposals(replayed)
     assert first == again and len(first) >= 2
     failures = [json.loads(p)["failure_type"] for p in first]
-    # An unmatched block leaves the parent unchanged (a duplicate); no block is a parse failure.
-    assert failures == ["duplicate", "no_diff"]
+    # An unmatched block fails the attempt (OpenEvolve 0.4.0's diff rules: `no_match`); no
+    # block is a parse failure.
+    assert failures == ["no_match", "no_diff"]
     reports = [compare.write_compare_report(d, p).read_text() for d, p in
                ((recorded, plan), (replayed, replay))]  # fmt: skip
     assert _rows(reports[0]) == _rows(reports[1]) and len(_rows(reports[0])) >= 2

@@ -10,6 +10,11 @@ band plots. `--report-only DIR` rewrites the report from what has run. An LLM ed
 every call to `DIR/METHOD/seed-S.cassette.jsonl`; `--replay DIR` re-runs that comparison from
 those cassettes with no LLM (same proposals, same tables).
 
+`--seeds auto`: search seeds are added `--seeds-per-round` at a time, for the methods whose
+pair with the first method is still undecided (and the first method's same seeds), until each is
+a win, a loss, equivalent within ±`--delta` pp, or `cannot tell` at `--max-seeds`
+(`spark_jax/compare/sequential.py`); the report gives each decision.
+
 Exit codes: 0 every search finished, 1 some search did not, 2 usage error.
 """
 
@@ -38,7 +43,26 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="comma-separated method names, of: {methods}; the sampling controls are sample, "
         "sequential, sample-regions, sequential-regions (default: %(default)s)",
     )
-    p.add_argument("--seeds", type=int, default=3, help="search seeds per method")
+    p.add_argument(
+        "--seeds",
+        default="3",
+        help="search seeds per method, or 'auto': search seeds added per round until each "
+        "method's pair with the first is decided (win, loss, equivalent within ±--delta) or "
+        "--max-seeds is reached",
+    )
+    p.add_argument("--max-seeds", type=int, default=12, help="with --seeds auto: the cap")
+    p.add_argument(
+        "--seeds-per-round", type=int, default=3, help="with --seeds auto: seeds per round"
+    )
+    p.add_argument(
+        "--delta", type=float, default=5.0, help="with --seeds auto: equivalence margin, pp"
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="with --seeds auto: family-wise rate of false claims over the methods",
+    )
     p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")
     p.add_argument("--config", help="base search config (default: the embedded default)")
     p.add_argument("--task", help="override the config's task (default: the config's)")
@@ -136,6 +160,31 @@ def _report(out: pathlib.Path, plan, threshold) -> str:
     return compare.write_compare_report(out, plan, threshold)
 
 
+def _design(args: argparse.Namespace) -> dict | None:
+    """The sequential design's fields from the flags (None: a fixed number of seeds)."""
+    from spark_jax.config.protocol import ConfigError
+
+    if args.seeds != "auto":
+        try:
+            int(args.seeds)
+        except ValueError:
+            raise ConfigError(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
+        return None
+    from spark_jax.stats import sequential
+
+    fields = {
+        "alpha": args.alpha,
+        "delta": args.delta,
+        "seeds_per_round": args.seeds_per_round,
+        "max_seeds": args.max_seeds,
+    }
+    try:
+        sequential.Design(**fields)
+    except ValueError as e:
+        raise ConfigError(f"sequential design: {e}") from None
+    return fields
+
+
 def _base(args: argparse.Namespace) -> dict:
     from spark_jax.config import search as search_config
 
@@ -166,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
             plan = compare.ComparePlan.from_dict(json.loads(plan_path.read_text(encoding="utf-8")))
             print(_report(out, plan, args.threshold))
             return EXIT_OK
-        if args.seeds < 1:
+        design = _design(args)
+        n_seeds = design["max_seeds"] if design else int(args.seeds)
+        if n_seeds < 1:
             return fail(f"--seeds must be at least 1 (got {args.seeds})")
         methods = compare.resolve_methods(args.methods)
         base = _base(args)
@@ -177,13 +228,19 @@ def run(args: argparse.Namespace) -> int:
         plan = compare.ComparePlan(
             base=base,
             methods=tuple(m.name for m in methods),
-            seeds=tuple(range(args.first_seed, args.first_seed + args.seeds)),
+            seeds=tuple(range(args.first_seed, args.first_seed + n_seeds)),
             budget=budget,
             max_attempts=None if cap is None else int(cap),
             replay=str(pathlib.Path(args.replay).resolve()) if args.replay else None,
+            sequential=design,
         )
         out = pathlib.Path(args.out or f"comparisons/{datetime.datetime.now():%Y%m%d-%H%M%S}")
-        statuses = compare.run_comparison(out, plan, log=log, jobs=args.jobs)
+        if design is not None:
+            from spark_jax.compare.sequential import run_sequential
+
+            statuses = run_sequential(out, plan, log=log, jobs=args.jobs)
+        else:
+            statuses = compare.run_comparison(out, plan, log=log, jobs=args.jobs)
     except (compare.MethodError, ConfigError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
@@ -191,7 +248,11 @@ def run(args: argparse.Namespace) -> int:
         return 130
     report = _report(out, plan, args.threshold)
     print(report)
-    unfinished = [f"{m} seed {s}" for (m, s), st in statuses.items() if st != "finished"]
+    unfinished = [
+        f"{m} seed {s}"
+        for (m, s), st in statuses.items()
+        if st != "finished" and not (design is not None and st == "missing")
+    ]
     if unfinished:
         return fail(f"not finished: {', '.join(unfinished)} (re-run to continue)", EXIT_FAILED)
     return EXIT_OK

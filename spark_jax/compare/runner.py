@@ -68,6 +68,10 @@ class ComparePlan:
         (a method defined by its attempt count, Ours-1it, fixes its own).
       replay: a recorded comparison directory: every LLM run replays its cassette
         (`DIR/METHOD/seed-S.cassette.jsonl`) instead of calling an LLM.
+      sequential: None (every seed of `seeds` runs), or a sequential design's fields
+        (`stats.sequential.Design`): `seeds` are then the seeds up to the cap, added a round
+        at a time for the methods whose pair with the first method is undecided
+        (`compare.sequential`).
     """
 
     base: Mapping[str, Any]
@@ -76,11 +80,13 @@ class ComparePlan:
     budget: int
     max_attempts: int | None
     replay: str | None = None
+    sequential: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = json.loads(json.dumps(dataclasses.asdict(self)))
-        if d["replay"] is None:  # plans written before replay existed read the same
-            del d["replay"]
+        for key in ("replay", "sequential"):  # plans written before them read the same
+            if d[key] is None:
+                del d[key]
         return d
 
     @classmethod
@@ -93,6 +99,7 @@ class ComparePlan:
             budget=int(data["budget"]),
             max_attempts=None if data["max_attempts"] is None else int(data["max_attempts"]),
             replay=data.get("replay"),
+            sequential=data.get("sequential"),
         )
 
     def run_config(self, method: Method, seed: int) -> dict[str, Any]:
@@ -209,8 +216,10 @@ def run_comparison(
     log: Callable[[str], None] = lambda line: None,
     search_command: Sequence[str] | None = None,
     jobs: int = 1,
+    runs: Sequence[tuple[Method, int]] | None = None,
 ) -> dict[tuple[str, int], str]:
-    """Runs every search of `plan` that has not finished; returns each run's final status.
+    """Runs every search of `plan` (or of `runs`, a subset: one round of a sequential
+    comparison, `compare.sequential`) that has not finished; returns each run's status.
 
     `search_command` is the argv prefix of `spark-jax search` (default: this interpreter);
     a search that exits non-zero is reported and the comparison goes on with the others.
@@ -225,8 +234,15 @@ def run_comparison(
     _write_plan(out, plan)
     command = list(search_command or [sys.executable, "-m", "spark_jax.cli", "search"])
     statuses: dict[tuple[str, int], str] = {}
+    _run_searches(out, plan, configs, runs or plan.runs(), command, jobs, log, statuses)
+    return {(m.name, s): run_status(run_dir_of(out, m, s)) for m, s in plan.runs()}
+
+
+def _run_searches(out, plan, configs, runs, command, jobs, log, statuses) -> None:
+    """Runs the searches of `runs` ((method, seed) pairs) that have not finished, `jobs` at
+    once; each one's final status goes into `statuses`."""
     todo = []
-    for method, seed in plan.runs():
+    for method, seed in runs:
         run_dir = run_dir_of(out, method, seed)
         status = run_status(run_dir)
         if status == "finished":
@@ -256,7 +272,6 @@ def run_comparison(
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         for future in [pool.submit(one, item) for item in todo]:
             future.result()
-    return {(m.name, s): statuses[(m.name, s)] for m, s in plan.runs()}
 
 
 def _run(argv: list[str], log_path: pathlib.Path) -> int:

@@ -24,7 +24,7 @@ import pathlib
 import statistics
 from typing import Any, Mapping, Sequence
 
-from spark_jax.compare import entanglement, verdicts
+from spark_jax.compare import entanglement, sequential, verdicts
 from spark_jax.compare import plots as plots_lib
 from spark_jax.compare.figures import (
     RunFigures,
@@ -391,6 +391,11 @@ def write_compare_report(
                 "",
                 *(f"![{name}](plots/{name})" for name in PLOT_FILES),
             ],
+        ),
+        *(
+            [markdown.section("Sequential decisions", sequential.section_lines(plan, grouped))]
+            if plan.sequential
+            else []
         ),
         markdown.section(
             "Methods against the sampling controls",
