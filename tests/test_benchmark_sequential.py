@@ -174,3 +174,17 @@ def test_a_sequential_benchmark_end_to_end_on_tiny(seed_paths, tmp_path, capsys)
     assert len(dfs) == 2 * 6 and all(r.ok for r in dfs)  # two rounds, both programs
     report = (out / "report.md").read_text()
     assert "| `o3_mlp` | dfs |" in report and "Decided:" in report
+
+
+def test_the_budget_guide_forecasts_from_a_stored_pilot(capsys, tmp_path):
+    pilot = pathlib.Path(__file__).resolve().parents[1] / "results" / "default-search"
+    assert cli.main(["benchmark", "--guide", str(pilot), "--max-seeds", "12"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 10  # the header and one row per clrs10 task
+    # articulation_points: +22.6 pp at a spread of 11.4 pp over 3 seeds, nearly always a win.
+    art = next(r for r in rows if r.startswith("| articulation_points |")).split("|")
+    assert float(art[5].strip().rstrip("%")) > 80 and float(art[8]) < 12
+    assert "Expected device time in all:" in out and "vm (x86_64, 2 CPUs)" in out
+    assert cli.main(["benchmark", "--guide", str(tmp_path)]) == 2
+    assert "no benchmark.db" in capsys.readouterr().err

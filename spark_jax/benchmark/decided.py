@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from spark_jax.benchmark import rounds
+from spark_jax.benchmark import guide, rounds
 from spark_jax.stats import sequential
 from spark_jax.util import markdown
 
@@ -94,6 +94,35 @@ def section_lines(spec: Mapping, programs, results, db_identity) -> list[str]:
         f"Decided: {decided} of {len(found)} pairs ({words}); device time of the compared "
         f"jobs {hours:.2f} h.",
         "",
+        *_against_guide(spec, programs, results, db_identity, found, design),
         *design_lines(spec, design),
     ]
     return lines
+
+
+def _against_guide(spec, programs, results, db_identity, found, design) -> list[str]:
+    """What each pair spent beside what `benchmark --guide` forecast from its first round."""
+    if len(programs) != 2:
+        return []
+    rows = guide.guide_from(
+        spec, programs, results, db_identity, design, first_seeds=design.seeds_per_round
+    )
+    spent = {d.task: d for d in found}
+    table = [
+        [r.task, f"{r.mean_seeds:.1f}", spent[r.task].seeds]
+        + [f"{r.mean_hours:.2f}", f"{spent[r.task].hours:.2f}"]
+        for r in rows
+        if r.task in spent and not math.isnan(r.mean_seeds)
+    ]
+    if not table:
+        return []
+    head = ["task", "guide: mean seeds", "spent seeds", "guide: mean device h", "spent device h"]
+    return [
+        *markdown.table(head, table),
+        "",
+        "The guide (`spark-jax benchmark --guide`): the design simulated per task with normal "
+        f"seed noise of the spread of its first {design.seeds_per_round} seeds and their mean "
+        "difference as the truth, per-seed cost from their job times; spent: what the run used "
+        "(a pair still pending has spent only part of its seeds).",
+        "",
+    ]

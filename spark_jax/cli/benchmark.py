@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import pathlib
 import sys
 
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
@@ -102,6 +103,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
     p.add_argument(
         "--resume", metavar="OUT", help="continue the benchmark in OUT (default: start a new one)"
+    )
+    p.add_argument(
+        "--guide",
+        metavar="PILOT",
+        help="run nothing: from the stored benchmark PILOT (a short run of the same two "
+        "programs, e.g. --seeds 3), forecast per task what the sequential mode (--max-seeds, "
+        "--seeds-per-round, --delta, --alpha) would decide and spend on that machine",
+    )
+    p.add_argument(
+        "--effect",
+        type=float,
+        help="with --guide: the true difference to forecast, pp (default: each task's pilot mean)",
     )
     _add_executor_args(p)
     p.add_argument("--quiet", action="store_true", help="no line per landed job")
@@ -225,6 +238,28 @@ def _design(args: argparse.Namespace) -> dict | None:
     return fields
 
 
+def _guide(args: argparse.Namespace) -> int:
+    from spark_jax.benchmark import guide, stats
+    from spark_jax.benchmark.store import BenchmarkDB
+    from spark_jax.stats import sequential
+
+    fields = _design(argparse.Namespace(**{**vars(args), "seeds": "auto"}))
+    design = sequential.Design(**fields)
+    pilot = pathlib.Path(args.guide)
+    db_path = pilot / "benchmark.db" if pilot.is_dir() else pilot
+    if not db_path.is_file():
+        raise UsageError(f"--guide {pilot}: no benchmark.db there")
+    try:
+        rows = guide.guide(db_path, design, args.effect)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    with BenchmarkDB.open_readonly(db_path) as db:
+        machines = stats.machines_of_results(db.results())
+    design = sequential.Design(**{**fields, "comparisons": max(1, len(rows))})
+    print("\n".join(guide.guide_lines(rows, design, machines)))
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs `benchmark`; returns the exit code."""
     from spark_jax import benchmark
@@ -232,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else _progress
     out = args.resume or args.out or f"benchmarks/{datetime.datetime.now():%Y%m%d-%H%M%S}"
     try:
+        if args.guide:
+            return _guide(args)
         if args.resume:
             if args.programs:
                 raise UsageError("--resume takes no programs (they are stored in the benchmark)")
