@@ -237,6 +237,10 @@ def render(out: pathlib.Path) -> str:
         f"- **Benchmark.** seeds {list(bench['seeds'])} (the search trained with seed 0); "
         f"`smoke` preset; {bench['hours']}.",
         f"- **Code.** {_provenance(out)} (the work's first step; resumes ran the same code).",
+        "- **Machines.** The search was resumed in parts; its records (run_meta and each "
+        "evaluation) name the machine only as `vm (x86_64, 2 CPUs)`, without a machine "
+        "fingerprint (they predate `labels.machine_fingerprint`): which part ran on which "
+        "machine is not recorded.",
         "- **Files.** `run.db`, `report.md` and `plots/search-*.png` (the search), "
         "`provenance.json`, `benchmark.db`, `benchmark.md`, `results.csv` and "
         "`plots/ood_by_task.png` (the benchmark).",
