@@ -2,8 +2,10 @@
 directories.
 
   reader   read-only (`mode=ro`) database access, run discovery, run status, path checks
-  data     the JSON the pages poll (numbers from `report.accounting`, `benchmark.stats`)
+  data     the JSON of the runs list, a run and a proposal (numbers from `report.accounting`)
+  benchmarks  the benchmark pages' JSON (cells and comparisons from `benchmark.stats`)
   comparison  the comparison pages' JSON (rows and bands from `compare.tables`)
+  verdicts the reports' verdict sections, made by the reports' own code, as page blocks
   pages    the HTML shells; `static/app.js` fills them, as text, never as markup
   app      the HTTP server (standard library, threading): routes, 403/404, headers
 

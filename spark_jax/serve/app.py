@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from spark_jax.benchmark.store import BenchmarkDBError
 from spark_jax.search.schema import RunDBError
-from spark_jax.serve import comparison, data, pages
+from spark_jax.serve import benchmarks, comparison, data, pages
 from spark_jax.serve.reader import BadRequest, NotFound, OutsideRoot, Root
 
 __all__ = ["STATIC", "ServeServer", "make_server"]
@@ -173,14 +173,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         api: dict[str, Callable[[dict], Any]] = {
             "/api/runs": lambda q: {
                 "runs": data.runs_list(root),
-                "benchmarks": data.benchmarks_list(root),
+                "benchmarks": benchmarks.benchmarks_list(root),
                 "comparisons": comparison.comparisons_list(root),
             },
             "/api/run": lambda q: data.run_detail(root, q.get("path", "")),
             "/api/proposal": lambda q: data.proposal_detail(
                 root, q.get("path", ""), _int(q.get("attempt"), "attempt")
             ),
-            "/api/benchmark": lambda q: data.benchmark_detail(root, q.get("path", "")),
+            "/api/benchmark": lambda q: benchmarks.benchmark_detail(root, q.get("path", "")),
             "/api/compare": lambda q: comparison.compare_detail(
                 root, q.get("path", ""), q.get("threshold")
             ),

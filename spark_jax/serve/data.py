@@ -1,8 +1,9 @@
-"""The JSON the pages poll: the runs list, one run, one proposal, one benchmark.
+"""The JSON the pages poll: the runs list, one run, one proposal (benchmarks: `benchmarks.py`,
+comparisons: `comparison.py`).
 
 Every number a report also shows comes from `report.accounting.summarize` (best-so-far,
-valid rate, entanglement rate) or `benchmark.stats` (cells, paired comparison), so the
-browser and the Markdown report agree. Values are data, never markup: the pages put them
+valid rate, entanglement rate) and the run's verdict from the report's own code
+(`verdicts.run_blocks`), so the browser and the Markdown report agree. Values are data, never markup: the pages put them
 into the document as text.
 """
 
@@ -15,22 +16,12 @@ import pathlib
 import threading
 from typing import Any, Mapping
 
-from spark_jax.benchmark import stats
 from spark_jax.report.accounting import ENTANGLED_KINDS, find_meta, is_scored, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
 from spark_jax.serve import verdicts
 from spark_jax.serve.reader import NotFound, Root, RunReader, run_status
 
-__all__ = [
-    "benchmark_detail",
-    "benchmarks_list",
-    "clean",
-    "listing",
-    "metric_of",
-    "proposal_detail",
-    "run_detail",
-    "runs_list",
-]
+__all__ = ["clean", "listing", "metric_of", "proposal_detail", "run_detail", "runs_list"]
 
 # LLM call fields shown on a proposal page (a whitelist: nothing else of a record is shown).
 CALL_FIELDS = (
@@ -208,22 +199,20 @@ def run_detail(root: Root, rel: str) -> dict[str, Any]:
     return {"run": header, **body}
 
 
-def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
-    meta = reader.flat_meta()
-    acc = summarize(reader, meta=meta, created_at=reader.created_at())
-    calls = reader.llm_calls()
-    n_llm = sum(bool(c["is_llm"]) for c in calls)
-    hist = reader.history()
-    evals = reader.evaluations()
-    attempts = reader.program_attempts()
-    scores = {e["program_id"]: e["ood_score"] for e in evals if is_scored(e)}
+def _factor_counts(hist) -> dict[str, list[int]]:
+    """Per factor, its cumulative count after each attempt."""
     factors = sorted({h["factor"] or "none" for h in hist})
-    counts = {f: [] for f in factors}
-    running = collections.Counter()
+    counts: dict[str, list[int]] = {f: [] for f in factors}
+    running: collections.Counter[str] = collections.Counter()
     for h in hist:
         running[h["factor"] or "none"] += 1
         for f in factors:
             counts[f].append(running[f])
+    return counts
+
+
+def _failures(hist, evals) -> list[dict[str, Any]]:
+    """Failures by (stage, type): infeasible proposals, then failed evaluations."""
     failures = collections.Counter(
         (h["failure_stage"] or "?", h["failure_type"] or "?")
         for h in hist
@@ -234,7 +223,34 @@ def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
         for e in evals
         if e["proposal_attempt"] is not None and e["status"] != "ok"
     )
+    return [{"stage": s, "type": t, "count": n} for (s, t), n in failures.most_common()]
+
+
+def _curves(acc, hist) -> dict[str, Any]:
+    return {
+        # the stored 0-based attempt index; the seed's point (before any attempt) at -1
+        "attempt_x": list(range(-1, len(acc.curves["best"]) - 1)),
+        "best": acc.curves["best"],
+        "cand_ood": acc.curves["cand_ood"],
+        "eval_x": list(range(len(acc.curves["best_eval"]))),
+        "best_eval": acc.curves["best_eval"],
+        "rate_x": list(range(len(acc.curves["valid"]))),
+        "valid": acc.curves["valid"],
+        "entangled": acc.curves["entangled"],
+        "factor_counts": _factor_counts(hist),
+    }
+
+
+def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
+    meta = reader.flat_meta()
+    acc = summarize(reader, meta=meta, created_at=reader.created_at())
+    calls = reader.llm_calls()
+    n_llm = sum(bool(c["is_llm"]) for c in calls)
+    hist, evals = reader.history(), reader.evaluations()
+    attempts = reader.program_attempts()
+    scores = {e["program_id"]: e["ood_score"] for e in evals if is_scored(e)}
     incumbent = acc.incumbent["program_id"] if acc.incumbent else None
+    best = acc.best_candidate
     recent = [
         {k: h[k] for k in ("attempt", "island", "factor", "status", "failure_stage", "ood_score")}
         | {"failure_type": h["failure_type"], "entangled": h["entanglement"] in ENTANGLED_KINDS}
@@ -243,10 +259,8 @@ def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
     payload = {
         "seed_ood": acc.seed["ood_score"] if acc.seed else None,
         # report.md's best: the best evaluated candidate, the seed apart (best/ holds it)
-        "best_candidate_ood": acc.best_candidate["ood_score"] if acc.best_candidate else None,
-        "best_candidate_attempt": acc.best_candidate["proposal_attempt"]
-        if acc.best_candidate
-        else None,
+        "best_candidate_ood": best["ood_score"] if best else None,
+        "best_candidate_attempt": best["proposal_attempt"] if best else None,
         "valid_rate": acc.valid_rate,
         "entanglement_rate": acc.entanglement_rate,
         # report.md's final outcome (verdict on the test set, seed spread), by its own code
@@ -255,19 +269,8 @@ def _run_body(reader: RunReader, run_dir: pathlib.Path) -> dict[str, Any]:
         "wall_hours": acc.wall_hours,
         "device_hours": acc.device_hours,
         "best_attempt_index": acc.best_attempt_index,
-        "curves": {
-            # the stored 0-based attempt index; the seed's point (before any attempt) at -1
-            "attempt_x": list(range(-1, len(acc.curves["best"]) - 1)),
-            "best": acc.curves["best"],
-            "cand_ood": acc.curves["cand_ood"],
-            "eval_x": list(range(len(acc.curves["best_eval"]))),
-            "best_eval": acc.curves["best_eval"],
-            "rate_x": list(range(len(acc.curves["valid"]))),
-            "valid": acc.curves["valid"],
-            "entangled": acc.curves["entangled"],
-            "factor_counts": counts,
-        },
-        "failures": [{"stage": s, "type": t, "count": n} for (s, t), n in failures.most_common()],
+        "curves": _curves(acc, hist),
+        "failures": _failures(hist, evals),
         "archive": _archive(reader.latest_archive_snapshot(), attempts),
         "lineage": _lineage(reader, incumbent, attempts, scores),
         "attempts": recent,
@@ -316,123 +319,3 @@ def listing(root: Root, dirs: list[pathlib.Path], describe) -> list[dict[str, An
         except Exception as exc:  # being created, or a foreign file: listed, not fatal
             out.append({"path": rel, "error": str(exc)})
     return out
-
-
-def _benchmark_line(root: Root, rel: str) -> dict[str, Any]:
-    db = root.open_benchmark(rel)
-    try:
-        spec = db.spec()
-        return {
-            "path": rel,
-            "programs": [p.label for p in db.programs()],
-            "tasks": len(spec["tasks"]),
-            "landed": len(db.done_job_ids()),
-        }
-    finally:
-        db.close()
-
-
-def benchmarks_list(root: Root) -> list[dict[str, Any]]:
-    return listing(root, root.benchmark_dirs(), lambda rel: _benchmark_line(root, rel))
-
-
-def _benchmark_rows(programs, cells, tasks: list[str], evals) -> list[dict[str, Any]]:
-    """Per program: each task's cell (n, mean, std, failed seeds, each seed's score) and the
-    mean over tasks, its parameters and MACs per processor step (as report.md)."""
-    table = []
-    for p in programs:
-        ev = evals.get(p.key)
-        row = {"label": p.label, "origin": p.origin, "cells": []}
-        row |= {"params": None if ev is None else ev.params}
-        row |= {"macs": None if ev is None else ev.macs, "macs_nodes": ev and ev.macs_nodes}
-        for t in tasks:
-            c = cells.get((p.label, t))
-            row["cells"].append(
-                None
-                if c is None
-                else {
-                    "n": c.n,
-                    "mean": c.mean,
-                    "std": c.std,
-                    "failed": len(c.failures),
-                    "scores": list(c.scores),
-                    "seeds": list(c.seeds),
-                }
-            )
-        row["mean"] = stats.mean_over(cells, p.label, tasks)
-        table.append(row)
-    return table
-
-
-def _benchmark_comparisons(programs, cells, tasks: list[str], base, same) -> list[dict]:
-    """Each program against the baseline: verdict counts, per-task verdicts, mean difference
-    (the fixed mode's table; pairs shown identical are 'identical', untested)."""
-    if base is None:
-        return []
-    others = [p.label for p in programs if p.label != base]
-    return [
-        {
-            "program": c.program,
-            "baseline": c.baseline,
-            "wins": c.wins,
-            "losses": c.losses,
-            "cannot_tell": c.cannot_tell,
-            "verdicts": {v.task: v.verdict for v in c.per_task},
-            "mean_diff": c.mean_diff,
-            "ci": [c.ci_low, c.ci_high],
-        }
-        for c in stats.compare_table(cells, others, base, tasks, identical=same)
-    ]
-
-
-def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
-    """The benchmark's table: per (program, task) mean/std over seeds, means, comparisons."""
-    db = root.open_benchmark(rel)
-    try:
-        spec, programs, results = db.spec(), db.programs(), db.results()
-        wall, running, identity = db.wall_seconds(), db.running_seconds(), db.identity()
-    finally:
-        db.close()
-    labels = {p.key: p.label for p in programs}
-    cells, same, decisions = verdicts.benchmark_cells(spec, programs, results, identity)
-    evals = {}
-    for r in results:
-        if r.evaluation is not None:
-            evals.setdefault(r.program_key, r.evaluation)
-    tasks = list(spec["tasks"])
-    base = spec.get("baseline")
-    failures = [
-        {
-            "program": labels[r.program_key],
-            "task": r.task,
-            "seed": r.seed,
-            "error_type": r.error_type,
-        }
-        for r in results
-        if not r.ok
-    ]
-    payload = {
-        "path": rel,
-        "preset": spec.get("preset"),
-        "seeds": spec.get("seeds"),
-        "tasks": tasks,
-        "landed": len(results),
-        # planned jobs (sequential: at most, at the seed cap); identical pairs train nothing
-        "expected": (len(programs) * len(tasks) - len(same)) * len(spec.get("seeds", [])),
-        "device_hours": wall / 3600,
-        "wall_hours": running / 3600,
-        "machines": stats.machines_of_results(results),
-        "table": _benchmark_rows(programs, cells, tasks, evals),
-        "baseline": base,
-        "sequential": bool(spec.get("sequential")),
-        "comparison": []
-        if spec.get("sequential")
-        else _benchmark_comparisons(programs, cells, tasks, base, same),
-        # each pair's verdict or decision, drawn under its task's bars
-        "decisions": decisions,
-        "identical": sorted([label, task] for label, task in same),
-        # report.md's 'Paired comparison' section, by its own code
-        "verdicts": verdicts.benchmark_blocks(spec, programs, results, identity, cells, same),
-        "failures": failures,
-    }
-    return clean(payload)
