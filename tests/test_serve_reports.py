@@ -186,6 +186,12 @@ def _page_tables(page, selector: str) -> list[list[list[str]]]:
     )
 
 
+def _paper_rows_are_the_reports(page, report: str) -> None:
+    page.locator("#reference summary").click()  # folded at first
+    expected = _report_tables(_section(report, "## Paper reference rows"))
+    assert expected and _page_tables(page, "#reference") == expected
+
+
 def test_blocks_cut_a_reports_markdown():
     lines = ["**Verdict:** a `b`", "", "| x | y |", "|---|---:|", "| a \\| b | 1 |", "- one"]
     lines += ["- two", "![plot](p.png)", "## Head"]
@@ -238,6 +244,7 @@ def test_benchmark_page_shows_the_reports_paired_comparison(base, reports, narro
     assert rows.count() == 10 + 3  # one row per task, then the mean, params, MACs
     assert rows.nth(0).inner_text().split("\t")[:2] == ["dfs", "15.95 ± 4.69"]
     assert "68,024" in page.locator("table.bench-table").inner_text()
+    _paper_rows_are_the_reports(page, reports["benchmark"])
     assert narrow.overflow()[0] <= narrow.overflow()[1]
     assert narrow.errors == []
 
@@ -275,6 +282,7 @@ def test_comparison_page_leads_with_the_test_set_and_the_reports_verdicts(base, 
         legend = page.locator(chart + " .u-legend .u-series:visible")
         assert legend.count() == 4  # one entry per method: spark, openevolve, sample, sequential
         assert "--" not in page.locator(chart).inner_text()
+    _paper_rows_are_the_reports(page, reports["compare"])
     assert narrow.overflow()[0] <= narrow.overflow()[1]
     assert narrow.errors == []
 

@@ -132,6 +132,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "identical": sorted([label, task] for label, task in same),
         # report.md's 'Paired comparison' section, by its own code
         "verdicts": verdicts.benchmark_blocks(spec, programs, results, identity, cells, same),
+        "reference": verdicts.reference_blocks("benchmark", spec),
         "failures": failures,
     }
     return clean(payload)

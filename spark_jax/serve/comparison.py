@@ -211,6 +211,7 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
         # report.md's verdict sections, by its own code
         "verdicts": verdicts.compare_blocks(methods, grouped, plan.budget) if figures else None,
         "report_md": (root.resolve(rel) / "report.md").is_file(),
+        "reference": verdicts.reference_blocks("compare", base),
         "members": members,
         "charts": {k: _chart(methods, grouped, c, s) for k, (c, s) in _CHARTS.items()},
     }

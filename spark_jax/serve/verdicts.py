@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from spark_jax.benchmark import decided, rounds, stats
 from spark_jax.benchmark import tables as bench_tables
+from spark_jax.compare import tables as compare_tables
 from spark_jax.compare import verdicts as compare_verdicts
 from spark_jax.report import family, selection, spread
 from spark_jax.report.accounting import RunAccounting
@@ -28,6 +29,7 @@ __all__ = [
     "benchmark_cells",
     "blocks",
     "compare_blocks",
+    "reference_blocks",
     "run_blocks",
     "split_row",
 ]
@@ -134,3 +136,13 @@ def compare_blocks(methods, grouped, budget: int | None) -> dict[str, list[dict]
         "first": blocks(compare_verdicts.against_first(methods, grouped, budget)),
         "controls": blocks(compare_verdicts.against_controls(methods, grouped, budget)),
     }
+
+
+def reference_blocks(kind: str, spec_or_base: Mapping[str, Any]) -> list[dict]:
+    """The 'Paper reference rows' section of a benchmark's ('benchmark': its spec) or a
+    comparison's ('compare': its plan's base config) report.md: the paper's published rows,
+    each with its source and whether its protocol is comparable."""
+    if kind == "benchmark":
+        return blocks(bench_tables._reference(spec_or_base))
+    task, preset = spec_or_base.get("task", "dfs"), spec_or_base.get("preset", "smoke")
+    return blocks(compare_tables._reference_rows(str(task), str(preset)))

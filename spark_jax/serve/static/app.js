@@ -77,6 +77,13 @@
         : b.heading ? el("h3", {}, inline(b.heading))
           : el("p", { class: "verdict-text" }, inline(b.text)));
   }
+  // The paper's published rows, as report.md gives them (not measured here), folded.
+  function reference(blocks) {
+    if (!blocks || !blocks.length) return null;
+    return section("Paper reference rows (published figures, not measured here)", el("details", { id: "reference" },
+      el("summary", {}, "the paper's rows, each with its source and whether its protocol is this one's"),
+      blocksView(blocks)));
+  }
   function wrap(node) { return el("div", { class: "scroll" }, node); }
   // A two-column table, one row per figure (long format: fits a narrow window).
   function facts(pairs, cls) {
@@ -423,7 +430,8 @@
         el("div", { class: "verdicts", id: "bench-verdicts" }, blocksView(d.verdicts, "verdict-table")))
         : section("Paired comparison", el("p", {}, "No baseline chosen (--baseline LABEL): no paired comparison.")),
       section("Failures", d.failures.length ? wrap(table(["program", "task", "seed", "error"],
-        d.failures.map((f) => [f.program, f.task, f.seed, f.error_type]))) : el("p", {}, "None.")));
+        d.failures.map((f) => [f.program, f.task, f.seed, f.error_type]))) : el("p", {}, "None.")),
+      reference(d.reference));
   }
 
   function spread(s, d) {
@@ -509,7 +517,8 @@
         m.editor || "", m.attempts === undefined ? "" : m.attempts, m.evaluated === undefined ? "" : m.evaluated,
         ood(m.best_ood)]), "grid members"))));
     replace(document.getElementById("cmp-methods"), section("Methods", el("ul", {},
-      d.rows.map((r) => el("li", {}, el("code", {}, r.name), ` (${r.paper_name}): ${r.description}`)))));
+      d.rows.map((r) => el("li", {}, el("code", {}, r.name), ` (${r.paper_name}): ${r.description}`)))),
+    reference(d.reference));
   }
 
   const endpoints = {
