@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 EXECUTOR_KINDS = ("local", "ray")
+DUPLICATE_RULES = ("source", "function")
 FITNESS_SOURCES = ("ood_test", "ood_val")
 # How K seeds trained as one program run the seed axis (`evaluation.seeds`): 'map' (each
 # seed's arithmetic a one-seed run's; the default) or 'vmap' (batched).
@@ -154,17 +155,28 @@ class FitnessConfig:
         the report says so).
       ood_val_seed: sampler seed of the CLRS OOD validation set (must differ from the
         protocol's `test_seed`, the official test set's); other families ignore it.
+      duplicates: what makes a child a duplicate, never trained and not counted toward the
+        budget, for every method alike: 'source' (default: its normalised source equals a
+        program that entered training) or 'function' (that, or the identity probes of
+        `evaluation.identity` give it the function fingerprint of a program that entered
+        training: same parameters and bit-identical loss and gradients on probe batches of
+        the task; CLRS only; it costs one compile of the model's loss per child).
     """
 
     seeds: int = 1
     source: str = "ood_val"
     ood_val_seed: int = 1003
+    duplicates: str = "source"
 
     def __post_init__(self) -> None:
         _check_number("seeds", self.seeds, minimum=1, integer=True)
         _check_number("ood_val_seed", self.ood_val_seed, minimum=0, integer=True)
         if self.source not in FITNESS_SOURCES:
             raise ConfigError(f"source: must be one of {FITNESS_SOURCES} (got {self.source!r})")
+        if self.duplicates not in DUPLICATE_RULES:
+            raise ConfigError(
+                f"duplicates: must be one of {DUPLICATE_RULES} (got {self.duplicates!r})"
+            )
 
     def selection_protocol(self, protocol: ProtocolConfig) -> ProtocolConfig:
         """`protocol` with its OOD set swapped for the validation set under 'ood_val'."""

@@ -4,8 +4,10 @@
   evaluated   a proposal that is feasible and enters training, whatever training gives (an
               error or a NaN counts as much as a score): it counts toward the budget B
   duplicate   a proposal whose child equals (normalized source) a program that entered
-              training before, the seed included: not trained again; an attempt, not
-              evaluated, recorded with status 'failed' and failure stage and type 'duplicate'
+              training before, the seed included, or (`fitness.duplicates: function`)
+              computes its function on the task (`search.function_duplicates`): not
+              trained again; an attempt, not evaluated, recorded with status 'failed' and
+              failure stage and type 'duplicate'
   best at budget
               the best scored candidate among the first B evaluated ones; the seed is never
               one (it is its own row), so best at budget can fall below the seed
@@ -26,15 +28,17 @@ __all__ = ["DUPLICATE", "as_duplicate", "better_evaluation", "is_duplicate"]
 DUPLICATE = "duplicate"  # failure stage and type of a proposal that repeats a trained program
 
 
-def as_duplicate(proposal: Proposal, twin_id: str) -> Proposal:
+def as_duplicate(proposal: Proposal, twin_id: str, same: str = "source") -> Proposal:
     """`proposal` recorded as a duplicate of program `twin_id` (its feasibility report, diff
-    and entanglement kept, so the metrics still see what the edit touched)."""
+    and entanglement kept, so the metrics still see what the edit touched); `same`: 'source'
+    (equal normalized source) or 'function' (equal function fingerprint)."""
+    what = "equal to" if same == "source" else "computes the same function as"
     return dataclasses.replace(
         proposal,
         status="failed",
         failure_stage=DUPLICATE,
         failure_type=DUPLICATE,
-        reason=f"equal to program {twin_id}, which entered training already: not retrained",
+        reason=f"{what} program {twin_id}, which entered training already: not retrained",
     )
 
 

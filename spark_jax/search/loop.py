@@ -3,7 +3,8 @@
     seed -> evaluate -> archive
     until `budget` evaluated candidates (seed included) or `max_attempts` proposals:
         island -> parent + inspirations -> SPARK step (or a baseline's) -> feasibility
-        a program that entered training before -> `duplicate` (not trained again)
+        a program that entered training before (by source, or `fitness.duplicates: function`
+        by function) -> `duplicate` (not trained again)
         feasible -> evaluate on an executor (up to `in_flight` at once) -> archive
 
 Budget and duplicates follow `search.budget`, the same rules for every method: a candidate
@@ -44,6 +45,7 @@ from spark_jax.search import (
     startup,
 )
 from spark_jax.search.archive import Candidate, IslandArchive
+from spark_jax.search.function_duplicates import FunctionIndex
 from spark_jax.search.outcome import Progress, SearchResult
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -84,6 +86,7 @@ class _Run:
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
         self.family_fields = family_setup.job_fields(cfg)  # {} for CLRS
+        self.functions = FunctionIndex.for_run(cfg, db, self.family_fields)
         self.contract = family_setup.contract(cfg)
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
@@ -166,6 +169,7 @@ class _Run:
                 f"seed program failed to evaluate ({result.error_type}): {result.error}"
             )
         self._add(program_id, source, result.evaluation, 0, None, 0)
+        await self.functions.note_seed(program_id, source)
         self.operator.observe(program_id, source, result.evaluation, None)
         self.history.seed(result.evaluation.score_mean)
         self.db.record_evaluation(program_id, None, job, result, archive_state=self.state())
@@ -263,6 +267,7 @@ class _Run:
         ctx = self.context(island)
         self.progress(f"proposing attempt {attempt} (island {island})")
         proposal = self.unless_duplicate(await self.operator.step(ctx, attempt))
+        proposal, fingerprint = await self.functions.check(proposal)
         with self.db.transaction():
             # Algorithm 1: the feasibility verdict (PASS included) enters the window now.
             self.history.record(
@@ -278,6 +283,7 @@ class _Run:
             if not proposal.feasible:
                 self.editor.observe(proposal.factor, False)
             child_id = self.db.record_proposal(proposal)
+            self.functions.remember(fingerprint, child_id)
             self.db.save_archive_snapshot(attempt, self.state())
         if proposal.feasible:
             self.submit(proposal, child_id)
@@ -365,7 +371,10 @@ async def _search(run: _Run) -> SearchResult:
         run.restore(snapshot[1])
         for proposal in db.pending_evaluations():
             run.submit(proposal, db.program_id(proposal.child_source))
-    await run.loop()
+    try:
+        await run.loop()
+    finally:
+        run.functions.close()
     if cfg.fitness.source == "ood_val":  # the official test set: final programs only
         await final_test.score_final_programs(cfg, db, run.executor, run.archive.best())
     await run.editor.aclose()
