@@ -186,9 +186,9 @@ def _page_tables(page, selector: str) -> list[list[list[str]]]:
     )
 
 
-def _paper_rows_are_the_reports(page, report: str) -> None:
+def _paper_rows_are_the_reports(page, report: str, heading="## Paper reference rows") -> None:
     page.locator("#reference summary").click()  # folded at first
-    expected = _report_tables(_section(report, "## Paper reference rows"))
+    expected = _report_tables(_section(report, heading))
     assert expected and _page_tables(page, "#reference") == expected
 
 
@@ -224,6 +224,7 @@ def test_run_page_leads_with_the_reports_test_verdict(base, reports, narrow, nam
     head = page.locator("#attempts th").all_inner_texts()
     assert head[-1] == "OOD accuracy (%), selection set"
     assert re.fullmatch(r"\d+\.\d\d %", page.locator("#attempts tbody td").last.inner_text())
+    _paper_rows_are_the_reports(page, report, "## Paper reference figures")
     calls = page.locator("#search tr", has_text="editor calls (offline rules").inner_text()
     assert calls.split("\t")[-1].strip() != ""
     assert narrow.overflow()[0] <= narrow.overflow()[1]

@@ -20,9 +20,8 @@ from spark_jax.benchmark import decided, rounds, stats
 from spark_jax.benchmark import tables as bench_tables
 from spark_jax.compare import tables as compare_tables
 from spark_jax.compare import verdicts as compare_verdicts
-from spark_jax.report import family, selection, spread
+from spark_jax.report import family, run_sections, selection, spread
 from spark_jax.report.accounting import RunAccounting
-from spark_jax.report.run_sections import RunReport
 
 __all__ = [
     "benchmark_blocks",
@@ -84,7 +83,7 @@ def run_blocks(
     """The run's final outcome as `report.md` gives it: the verdict line (on the official test
     set when the final programs were scored on it), the selection note, the seed spread
     (selection score beside test score) and, for a task family, its section."""
-    r = RunReport.build(run_dir, meta, acc, (), (), (), (), 10, None, final_test, None)
+    r = run_sections.RunReport.build(run_dir, meta, acc, (), (), (), (), 10, None, final_test, None)
     finals = [e["program_id"] in r.view.final for e in (acc.seed, acc.best_candidate) if e]
     return {
         # whether the verdict is on the test set (as the verdict line itself says)
@@ -95,6 +94,7 @@ def run_blocks(
         "selection": blocks(selection.selection_lines(r.meta)),
         "spread": blocks(spread.spread_lines(r.acc, r.view, r.protocol)[2:]),
         "family": blocks(family.family_lines(r.meta, r.acc.seed, r.acc.best_candidate)),
+        "reference": blocks(run_sections._reference(r)),  # the paper's rows beside ours
     }
 
 

@@ -267,9 +267,10 @@
         section("Best so far", el("div", { class: "charts" }, chartBox("c-best"), chartBox("c-best-eval"))),
         section("Rates and factors", el("div", { class: "charts" }, chartBox("c-rates"), chartBox("c-factors"))),
         el("div", { id: "failures" }), el("div", { id: "archive" }), el("div", { id: "lineage" }),
-        el("div", { id: "attempts" }));
+        el("div", { id: "attempts" }), el("div", { id: "run-reference" }));
     }
     const o = d.outcome || {};
+    replace(document.getElementById("run-reference"), reference(o.reference));
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
       el("p", {}, `${o.protocol || ""} · `, el("span", { class: "status " + r.status }, r.status)));
     replace(document.getElementById("outcome"), section(o.on_test ? "Final outcome on the test set (as report.md)"
