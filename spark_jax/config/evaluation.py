@@ -161,16 +161,22 @@ class FitnessConfig:
         `evaluation.identity` give it the function fingerprint of a program that entered
         training: same parameters and bit-identical loss and gradients on probe batches of
         the task; CLRS only; it costs one compile of the model's loss per child).
+      intensify: 0 (default: the paper's rule, the best selection score is the best) or N: a
+        candidate becomes the run's best only after it is trained on N more seeds and its
+        mean over all its seeds still beats the incumbent's on the same seeds
+        (`search.intensify`); the re-evaluations are device time, never candidates.
     """
 
     seeds: int = 1
     source: str = "ood_val"
     ood_val_seed: int = 1003
     duplicates: str = "source"
+    intensify: int = 0
 
     def __post_init__(self) -> None:
         _check_number("seeds", self.seeds, minimum=1, integer=True)
         _check_number("ood_val_seed", self.ood_val_seed, minimum=0, integer=True)
+        _check_number("intensify", self.intensify, minimum=0, integer=True)
         if self.source not in FITNESS_SOURCES:
             raise ConfigError(f"source: must be one of {FITNESS_SOURCES} (got {self.source!r})")
         if self.duplicates not in DUPLICATE_RULES:

@@ -12,7 +12,7 @@ import pathlib
 import sys
 from typing import Any
 
-from spark_jax.report import run_sections, spread
+from spark_jax.report import intensification, run_sections, spread
 from spark_jax.report.accounting import RunAccounting, find_meta, read_meta, summarize
 from spark_jax.report.plots import write_plots
 from spark_jax.search import best_program
@@ -69,6 +69,9 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         props, evals, calls = db.proposals(), db.evaluations(), db.llm_calls()
         config = db.get_meta("config")
         final_test = db.get_meta("final_test")
+        intensified = intensification.section(
+            db.get_meta("intensification"), sum(e["wall_seconds"] or 0.0 for e in evals)
+        )
         best = best_program.best_program(db)
         best_error: OSError | None = None
         try:
@@ -86,6 +89,8 @@ def write_report(run_dir: str | pathlib.Path, top_k: int = 10) -> ReportPaths:
         run_dir, meta, acc, props, evals, calls, plots, top_k, prices, final_test, best
     )
     text = run_sections.render(report)
+    if intensified:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(intensified)
     try:
         files.write_atomic(path, text)
     except OSError as e:

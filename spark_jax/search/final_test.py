@@ -22,7 +22,6 @@ from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob
 from spark_jax.search import family_setup
 from spark_jax.search.archive import Candidate
-from spark_jax.search.budget import better_evaluation
 from spark_jax.search.rundb import RunDB
 
 __all__ = [
@@ -60,10 +59,7 @@ def final_programs(db: RunDB, archive_best: Candidate | None) -> dict[str, list[
     """Program id -> its roles ('seed', 'best' evaluated candidate, 'search_best')."""
     scored = [e for e in db.evaluations() if e["status"] == "ok" and e["ood_score"] is not None]
     seed = next((e for e in scored if e["proposal_attempt"] is None), None)
-    best = None
-    for e in scored:
-        if e["proposal_attempt"] is not None and better_evaluation(e, best):
-            best = e
+    best = db.best_candidate()  # the intensified incumbent when the run intensifies
     roles: dict[str, list[str]] = {}
     for e, role in ((seed, "seed"), (best, "best")):
         if e is not None:

@@ -46,6 +46,7 @@ from spark_jax.search import (
 )
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.function_duplicates import FunctionIndex
+from spark_jax.search.intensify import Intensifier
 from spark_jax.search.outcome import Progress, SearchResult
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
@@ -87,6 +88,7 @@ class _Run:
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
         self.family_fields = family_setup.job_fields(cfg)  # {} for CLRS
         self.functions = FunctionIndex.for_run(cfg, db, self.family_fields)
+        self.intensifier = Intensifier(cfg, db, executor, self._job)
         self.contract = family_setup.contract(cfg)
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
@@ -200,6 +202,7 @@ class _Run:
                     proposal.attempt,
                 )
                 self.operator.observe(program_id, proposal.child_source, ev, proposal)
+                self.intensifier.consider(program_id, ev.score_mean)
             if self.archive.should_migrate():
                 self.archive.migrate()
             outcome = self.history.record(
@@ -317,6 +320,7 @@ class _Run:
                 continue
             if not (budget_left and attempts_left):
                 return
+            await self.intensifier.drain()  # challengers confirmed before the next proposal
             await self.propose(attempts)
 
 
@@ -373,6 +377,7 @@ async def _search(run: _Run) -> SearchResult:
             run.submit(proposal, db.program_id(proposal.child_source))
     try:
         await run.loop()
+        await run.intensifier.drain()
     finally:
         run.functions.close()
     if cfg.fitness.source == "ood_val":  # the official test set: final programs only

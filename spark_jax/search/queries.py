@@ -13,7 +13,7 @@ from spark_jax.evaluation.executors import EvalResult
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
-from spark_jax.search import budget
+from spark_jax.search import budget, intensify
 from spark_jax.search.schema import RunDBError, program_sha256
 
 __all__ = ["CALL_FIELDS", "PROPOSAL_COLUMNS", "RunQueries"]
@@ -120,6 +120,9 @@ class RunQueries:
         (it is its own row). Higher OOD wins, then fewer MACs; None when none scored."""
         if within is not None and within < 0:
             raise ValueError(f"within must be at least 0 (got {within})")
+        incumbent = None if within is not None else self._incumbent()
+        if incumbent is not None:
+            return incumbent
         rows = self._query(
             "SELECT * FROM evaluations WHERE proposal_attempt IS NOT NULL ORDER BY id"
             + ("" if within is None else " LIMIT ?"),
@@ -133,6 +136,23 @@ class RunQueries:
             if budget.better_evaluation(r, best):
                 best = r
         return best
+
+    def _incumbent(self) -> dict[str, Any] | None:
+        """The intensified incumbent's evaluation (`search.intensify`), its `ood_score` the
+        confirmed mean over all its seeds and `selection_ood` its first score; None when the
+        run does not intensify or has no incumbent yet."""
+        found = intensify.confirmed_incumbent(self.get_meta(intensify.META_KEY))
+        if found is None:
+            return None
+        rows = self._query(
+            "SELECT * FROM evaluations WHERE program_id = ? AND proposal_attempt IS NOT NULL "
+            "ORDER BY id LIMIT 1",
+            (found[0],),
+        )
+        if not rows:
+            return None
+        row = dict(rows[0])
+        return dict(row, selection_ood=row["ood_score"], ood_score=found[1])
 
     def pending_evaluations(self) -> list[Proposal]:
         """Feasible proposals without an evaluation (to redo on resume), by attempt."""
