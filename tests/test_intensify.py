@@ -107,3 +107,16 @@ def test_the_report_shows_the_re_evaluations_apart(tmp_path, monkeypatch):
         line for line in text.split("## Intensification")[1].splitlines() if line.startswith("| `")
     ]
     assert [r.rsplit("|", 2)[1].strip() for r in rows] == ["yes", "no", "no"]
+
+
+def test_the_drops_are_compared_paired_by_search_seed():
+    from spark_jax.compare.intensification import ArmRun, compare_drops
+
+    without = [ArmRun(s, 30.0 + s, 20.0, 1.0, 12, 0) for s in range(4)]  # drops 10, 11, 12, 13
+    with_ = [ArmRun(s, 25.0, 24.0 - s / 10, 1.1, 8, 2) for s in range(1, 5)]  # seeds 1-4
+    found = compare_drops(without, with_)
+    assert found.seeds == (1, 2, 3)
+    assert [r.drop for r in found.without] == [11.0, 12.0, 13.0]
+    assert found.test.paired and found.test.method == "exact sign-flip"
+    assert found.test.diff == pytest.approx(12.0 - (1.1 + 1.2 + 1.3) / 3)
+    assert found.verdict == "cannot tell"  # 3 paired seeds: the exact test's floor is 0.25

@@ -20,7 +20,15 @@ from spark_jax.stats import significance
 from spark_jax.util import labels, markdown
 from spark_jax.util.files import write_atomic
 
-__all__ = ["COMPARISON_HEADING", "PLOT_FILE", "comparison_section", "write_benchmark_report"]
+__all__ = [
+    "COMPARISON_HEADING",
+    "PLOT_FILE",
+    "comparison_lines",
+    "comparison_section",
+    "reference_lines",
+    "report_cells",
+    "write_benchmark_report",
+]
 
 PLOT_FILE = "plots/ood_by_task.png"
 COMPARISON_HEADING = "## Paired comparison"
@@ -281,22 +289,41 @@ def _plot(spec, programs, cells, machines: str, path: pathlib.Path) -> None:
     fig.savefig(str(path), dpi=110)
 
 
+def report_cells(spec, programs, results, identity):
+    """(cells, identical pairs) as report.md shows them: a program shown identical to the
+    baseline on a task takes the baseline's cell there (it was not trained)."""
+    cells = stats.cells_of_results(programs, results)
+    same = rounds.identical(identity, programs)
+    for label, task in same:
+        if (spec.get("baseline"), task) in cells:
+            cells[(label, task)] = cells[(spec["baseline"], task)]
+    return cells, same
+
+
+def comparison_lines(spec, programs, results, identity, cells, same) -> list[str]:
+    """The report's 'Paired comparison' section: the sequential mode's decisions
+    (`benchmark.decided`) or the fixed mode's tests."""
+    if spec.get("sequential"):
+        return decided.section_lines(spec, programs, results, identity)
+    return _comparison(spec, programs, cells, same)
+
+
+def reference_lines(spec) -> list[str]:
+    """The report's 'Paper reference rows' section."""
+    return _reference(spec)
+
+
 def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     """Writes report.md, results.csv and the bar plot from what `db` holds; returns report.md."""
     spec, programs = db.spec(), db.programs()
     labels = {p.key: p.label for p in programs}
     results = db.results()
-    cells = stats.cells_of_results(programs, results)
-    same = rounds.identical(db.identity(), programs)
-    for label, task in same:
-        if (spec["baseline"], task) in cells:
-            cells[(label, task)] = cells[(spec["baseline"], task)]
+    cells, same = report_cells(spec, programs, results, db.identity())
     expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
+    comparison = comparison_lines(spec, programs, results, db.identity(), cells, same)
     if spec.get("sequential"):
-        comparison = decided.section_lines(spec, programs, results, db.identity())
         landed = f"Jobs landed: {len(results)} (sequential: at most {expected} at the seed cap); "
     else:
-        comparison = _comparison(spec, programs, cells, same)
         landed = f"Jobs landed: {len(results)} of {expected - len(same) * len(spec['seeds'])}; "
     _write_csv(db, labels, out / "results.csv")
     machines = stats.machines_of_results(results)

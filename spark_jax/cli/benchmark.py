@@ -58,6 +58,36 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "±--delta) or --max-seeds is reached; with --resume, continues a fixed-seed "
         "benchmark that way",
     )
+    _add_decision_args(p)
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        help="seeds are FIRST..FIRST+K-1 (default: 0, or one past the last seed any given "
+        "run directory's search trained with)",
+    )
+    p.add_argument(
+        "--allow-seed-overlap",
+        action="store_true",
+        help="let a searched program train with seeds its search used (re-measures its "
+        "selection; refused without this flag)",
+    )
+    p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
+    p.add_argument(
+        "--baseline",
+        help="label of the program the others are compared with (default: the official "
+        "program, if one is given)",
+    )
+    p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
+    p.add_argument(
+        "--resume", metavar="OUT", help="continue the benchmark in OUT (default: start a new one)"
+    )
+    _add_executor_args(p)
+    p.add_argument("--quiet", action="store_true", help="no line per landed job")
+    return p
+
+
+def _add_decision_args(p: argparse.ArgumentParser) -> None:
+    """The sequential mode's design and the budget guide."""
     p.add_argument(
         "--max-seeds",
         type=int,
@@ -83,28 +113,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="sequential mode: family-wise rate of false claims over the table (default 0.05)",
     )
     p.add_argument(
-        "--first-seed",
-        type=int,
-        help="seeds are FIRST..FIRST+K-1 (default: 0, or one past the last seed any given "
-        "run directory's search trained with)",
-    )
-    p.add_argument(
-        "--allow-seed-overlap",
-        action="store_true",
-        help="let a searched program train with seeds its search used (re-measures its "
-        "selection; refused without this flag)",
-    )
-    p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
-    p.add_argument(
-        "--baseline",
-        help="label of the program the others are compared with (default: the official "
-        "program, if one is given)",
-    )
-    p.add_argument("--out", help="output directory (default: benchmarks/<time>)")
-    p.add_argument(
-        "--resume", metavar="OUT", help="continue the benchmark in OUT (default: start a new one)"
-    )
-    p.add_argument(
         "--guide",
         metavar="PILOT",
         help="run nothing: from the stored benchmark PILOT (a short run of the same two "
@@ -116,9 +124,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=float,
         help="with --guide: the true difference to forecast, pp (default: each task's pilot mean)",
     )
-    _add_executor_args(p)
-    p.add_argument("--quiet", action="store_true", help="no line per landed job")
-    return p
 
 
 def _add_executor_args(p: argparse.ArgumentParser) -> None:

@@ -255,7 +255,7 @@ def _method_table(methods, grouped, threshold, budget) -> list[str]:
     return markdown.table(head, rows)
 
 
-def _reference_rows(task: str, preset: str) -> list[str]:
+def reference_rows(task: str, preset: str) -> list[str]:
     if task != "dfs":
         return ["The paper's ablation tables are for dfs only."]
     lines = [
@@ -406,7 +406,7 @@ def write_compare_report(
             [*entanglement.section(out, plan, methods), "", _ENTANGLEMENT_READING],
         ),
         markdown.section("Methods", _methods_section(methods, offline)),
-        markdown.section("Paper reference rows", _reference_rows(task, preset)),
+        markdown.section("Paper reference rows", reference_rows(task, preset)),
     ]
     report = out / "report.md"
     write_atomic(report, markdown.document(sections))

@@ -260,7 +260,7 @@ def _plots(r: RunReport) -> list[str]:
     )
 
 
-def _reference(r: RunReport) -> list[str]:
+def reference_section(r: RunReport) -> list[str]:
     ours = [
         (
             label,
@@ -300,7 +300,7 @@ SECTIONS: tuple[Callable[[RunReport], list[str]], ...] = (
     _top_programs,
     _failures,
     _plots,
-    _reference,
+    reference_section,
     _configuration,
 )
 

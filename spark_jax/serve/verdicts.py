@@ -16,7 +16,7 @@ import pathlib
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from spark_jax.benchmark import decided, rounds, stats
+from spark_jax.benchmark import rounds, stats
 from spark_jax.benchmark import tables as bench_tables
 from spark_jax.compare import tables as compare_tables
 from spark_jax.compare import verdicts as compare_verdicts
@@ -94,7 +94,7 @@ def run_blocks(
         "selection": blocks(selection.selection_lines(r.meta)),
         "spread": blocks(spread.spread_lines(r.acc, r.view, r.protocol)[2:]),
         "family": blocks(family.family_lines(r.meta, r.acc.seed, r.acc.best_candidate)),
-        "reference": blocks(run_sections._reference(r)),  # the paper's rows beside ours
+        "reference": blocks(run_sections.reference_section(r)),  # the paper's rows beside ours
     }
 
 
@@ -103,12 +103,8 @@ def benchmark_cells(spec: Mapping[str, Any], programs: Sequence, results, identi
     report.md: a program shown identical to the baseline on a task takes the baseline's cell
     there (it was not trained); decisions: program -> task -> verdict, the sequential mode's
     decisions (`benchmark.rounds`) or the fixed mode's Holm verdicts (`stats.compare_table`)."""
-    cells = stats.cells_of_results(programs, results)
-    same = rounds.identical(identity, programs)
+    cells, same = bench_tables.report_cells(spec, programs, results, identity)
     base = spec.get("baseline")
-    for label, task in same:
-        if (base, task) in cells:
-            cells[(label, task)] = cells[(base, task)]
     found: dict[str, dict[str, str]] = {}
     if base is not None and spec.get("sequential"):
         for d in rounds.decisions(spec, programs, results, identity):
@@ -124,9 +120,7 @@ def benchmark_blocks(spec: Mapping[str, Any], programs: Sequence, results, ident
     """The 'Paired comparison' section of the benchmark's report.md: the sequential mode's
     decisions (`benchmark.decided`) or the fixed mode's tests (`benchmark.tables`), chosen as
     `write_benchmark_report` chooses."""
-    if spec.get("sequential"):
-        return blocks(decided.section_lines(spec, programs, results, identity))
-    return blocks(bench_tables._comparison(spec, programs, cells, same))
+    return blocks(bench_tables.comparison_lines(spec, programs, results, identity, cells, same))
 
 
 def compare_blocks(methods, grouped, budget: int | None) -> dict[str, list[dict]]:
@@ -143,6 +137,6 @@ def reference_blocks(kind: str, spec_or_base: Mapping[str, Any]) -> list[dict]:
     comparison's ('compare': its plan's base config) report.md: the paper's published rows,
     each with its source and whether its protocol is comparable."""
     if kind == "benchmark":
-        return blocks(bench_tables._reference(spec_or_base))
+        return blocks(bench_tables.reference_lines(spec_or_base))
     task, preset = spec_or_base.get("task", "dfs"), spec_or_base.get("preset", "smoke")
-    return blocks(compare_tables._reference_rows(str(task), str(preset)))
+    return blocks(compare_tables.reference_rows(str(task), str(preset)))
