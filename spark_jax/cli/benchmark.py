@@ -31,6 +31,7 @@ import datetime
 import pathlib
 import sys
 
+from spark_jax.cli import decisions
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 from spark_jax.config.evaluation import DEFAULT_SEED_MODE, EXECUTOR_KINDS, SEED_MODES
 
@@ -88,30 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _add_decision_args(p: argparse.ArgumentParser) -> None:
     """The sequential mode's design and the budget guide."""
-    p.add_argument(
-        "--max-seeds",
-        type=int,
-        default=12,
-        help="sequential mode: the seed cap per pair (default 12)",
-    )
-    p.add_argument(
-        "--seeds-per-round",
-        type=int,
-        default=3,
-        help="sequential mode: seeds added per round, one job per (program, task) (default 3)",
-    )
-    p.add_argument(
-        "--delta",
-        type=float,
-        default=5.0,
-        help="sequential mode: equivalence margin in pp of OOD accuracy (default 5)",
-    )
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="sequential mode: family-wise rate of false claims over the table (default 0.05)",
-    )
+    decisions.add_design_args(p, "seeds per (program, task)")
     p.add_argument(
         "--guide",
         metavar="PILOT",
@@ -220,27 +198,10 @@ def _spec(args: argparse.Namespace):
 
 
 def _design(args: argparse.Namespace) -> dict | None:
-    """The sequential design's fields from the flags (None: the fixed-seed mode); a usage
-    error names a bad value."""
-    if args.seeds != "auto":
-        try:
-            int(args.seeds)
-        except ValueError:
-            raise UsageError(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
-        return None
-    from spark_jax.stats import sequential
-
-    fields = {
-        "alpha": args.alpha,
-        "delta": args.delta,
-        "seeds_per_round": args.seeds_per_round,
-        "max_seeds": args.max_seeds,
-    }
     try:
-        sequential.Design(**fields)
+        return decisions.design_fields(args)
     except ValueError as e:
-        raise UsageError(f"sequential design: {e}") from None
-    return fields
+        raise UsageError(str(e)) from None
 
 
 def _guide(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ import json
 import pathlib
 import sys
 
+from spark_jax.cli import decisions
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, fail
 
 __all__ = ["DEFAULT_METHODS", "add_parser", "run"]
@@ -50,19 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "method's pair with the first is decided (win, loss, equivalent within ±--delta) or "
         "--max-seeds is reached",
     )
-    p.add_argument("--max-seeds", type=int, default=12, help="with --seeds auto: the cap")
-    p.add_argument(
-        "--seeds-per-round", type=int, default=3, help="with --seeds auto: seeds per round"
-    )
-    p.add_argument(
-        "--delta", type=float, default=5.0, help="with --seeds auto: equivalence margin, pp"
-    )
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="with --seeds auto: family-wise rate of false claims over the methods",
-    )
+    decisions.add_design_args(p, "search seeds per method")
     p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+K-1")
     p.add_argument("--config", help="base search config (default: the embedded default)")
     p.add_argument("--task", help="override the config's task (default: the config's)")
@@ -161,28 +150,12 @@ def _report(out: pathlib.Path, plan, threshold) -> str:
 
 
 def _design(args: argparse.Namespace) -> dict | None:
-    """The sequential design's fields from the flags (None: a fixed number of seeds)."""
     from spark_jax.config.protocol import ConfigError
 
-    if args.seeds != "auto":
-        try:
-            int(args.seeds)
-        except ValueError:
-            raise ConfigError(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
-        return None
-    from spark_jax.stats import sequential
-
-    fields = {
-        "alpha": args.alpha,
-        "delta": args.delta,
-        "seeds_per_round": args.seeds_per_round,
-        "max_seeds": args.max_seeds,
-    }
     try:
-        sequential.Design(**fields)
+        return decisions.design_fields(args)
     except ValueError as e:
-        raise ConfigError(f"sequential design: {e}") from None
-    return fields
+        raise ConfigError(str(e)) from None
 
 
 def _base(args: argparse.Namespace) -> dict:
