@@ -9,6 +9,7 @@ import hashlib
 import http.client
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from spark_jax.report.accounting import summarize
 from spark_jax.search.rundb import RunDB
 from spark_jax.serve import make_server, reader
 from spark_jax.serve.data import CALL_FIELDS
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -383,3 +386,38 @@ def test_sequential_benchmark_shows_its_decisions(tmp_path):
     assert d["identical"] == [["mine", "dfs"]]
     mine = d["table"][1]
     assert mine["cells"][1]["scores"] == d["table"][0]["cells"][1]["scores"]  # the baseline's
+
+
+def test_cartpole_verdict_names_its_return(tmp_path):
+    """A CartPole run's verdict line (page and report.md alike) names the family's metric,
+    the return, in its own unit, at the final test's returns; never an OOD percentage."""
+    from spark_jax.report.accounting import meta_group, read_meta
+    from spark_jax.report.tables import write_report
+
+    run = shutil.copytree(REPO / "results/families/data/cartpole_v1-mlp", tmp_path / "cp")
+    with RunDB.open(run / "run.db") as db:
+        meta, _ = read_meta(db)
+        acc = summarize(db, meta)
+    returns = [
+        meta_group(meta, f"final_test.programs.{e['program_id']}.evaluation.metrics.")[
+            "test_return"
+        ]
+        for e in (acc.best_candidate, acc.seed)
+    ]
+    scores = f"return {returns[0]:.1f} vs {returns[1]:.1f} ({returns[0] - returns[1]:+.1f})"
+    server = make_server(tmp_path, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        outcome = _json(server, "/api/run?path=cp")["outcome"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    line = outcome["verdict"][0]["text"]
+    assert scores in line and "OOD" not in line and "pp" not in line
+    assert "test part (cartpole test split)" in line
+    head = outcome["spread"][0]["table"]["head"]
+    assert head[2] == "selection score: return mean ± sample std (per seed)"
+    assert "OOD" not in " ".join(head)
+    report = write_report(run).report.read_text()
+    assert line in report.splitlines()

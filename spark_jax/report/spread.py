@@ -8,7 +8,9 @@ trained with the same seeds), Welch's t beyond; "beats" or "is worse than" only 
 p <= alpha (one test: no multiplicity correction). Under `fitness.source: ood_val` the
 verdict uses the official OOD test scores of the final programs (`run_meta['final_test']`),
 when they were recorded; on the selection scores themselves it warns that the best was
-chosen on them (the test is then optimistic).
+chosen on them (the test is then optimistic). Scores are shown as the run's task family names
+them (`METRICS`: CLRS's OOD accuracy and MNIST-1D's accuracy in percent, CartPole's return),
+and its parts by the family's own names.
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
+from spark_jax import families
 from spark_jax.report.accounting import RunAccounting, find_meta
 from spark_jax.search.final_test import recorded_train_seeds
 from spark_jax.stats import significance
 from spark_jax.util import markdown
 
-__all__ = ["NoiseView", "noise_view", "reported_ood", "spread_lines", "verdict_line"]
+__all__ = [
+    "METRICS",
+    "Metric",
+    "NoiseView",
+    "metric_for",
+    "noise_view",
+    "reported_ood",
+    "spread_lines",
+    "verdict_line",
+]
 
 # Quoted when one seed per program is all there is (smoke preset, dfs, triplet_gmpnn).
 SINGLE_SEED_NOTE = (
@@ -32,6 +44,65 @@ SINGLE_SEED_NOTE = (
     "18% and 29% OOD on dfs from two seeds). Set `fitness.seeds` to 2 or more to measure "
     "the spread."
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """A task family's score as the reports and pages name it. Stored scores are fractions
+    in [0, 1]; `scale` turns one into the shown value (CartPole stores its return / 500).
+
+    Attributes:
+      name: the pages' name ("OOD accuracy"); word: the reports' word in a sentence ("OOD").
+      unit: after a value ("%" or ""); diff_unit: after a difference ("pp" or "").
+    """
+
+    name: str
+    word: str
+    scale: float
+    unit: str
+    digits: int
+    diff_unit: str
+
+    def value(self, fraction: float) -> str:
+        """A stored score as shown: '23.83%', '489.0'."""
+        return f"{self.scale * fraction:.{self.digits}f}{self.unit}"
+
+    def amount(self, shown: float, sign: bool = False) -> str:
+        """A difference already in shown units: '+0.98 pp', '-12.5'."""
+        text = f"{shown:+.{self.digits}f}" if sign else f"{shown:.{self.digits}f}"
+        return f"{text} {self.diff_unit}" if self.diff_unit else text
+
+    @property
+    def column(self) -> str:
+        """A column's name: 'OOD (%)', 'return'."""
+        return f"{self.word} ({self.unit})" if self.unit else self.word
+
+
+# Each shipped family's score; a family not named here shows its stored score as it is.
+METRICS = {
+    "clrs": Metric("OOD accuracy", "OOD", 100.0, "%", 2, "pp"),
+    "classify": Metric("accuracy", "accuracy", 100.0, "%", 2, "pp"),
+    "cartpole": Metric("return", "return", 500.0, "", 1, ""),
+}
+_OTHER = Metric("score", "score", 1.0, "", 4, "")
+
+
+def metric_for(family: str | None) -> Metric:
+    """The score's name and unit for a run of `family` (None: a CLRS run)."""
+    return METRICS.get(family or "clrs", _OTHER)
+
+
+def _hosted_parts(family: str | None) -> tuple[bool, str | None, str | None]:
+    """(whether `family` runs through the family interface, its test part, its validation
+    part): (False, None, None) for a CLRS run (no family named, or CLRS's own plug-in, which
+    is not hosted); a family not installed here counts as hosted, its parts unnamed."""
+    if not family:
+        return False, None, None
+    try:
+        fam = families.get(family)
+    except ValueError:
+        return True, None, None
+    return bool(fam.hosted), fam.test_part, fam.val_part
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,13 +124,33 @@ class NoiseView:
     ood_val_seed: int | None
     final: Mapping[str, Mapping[str, Any]]
     final_seeds: tuple[int, ...] | None = None
+    family: str | None = None  # None: CLRS
+    metric: Metric = METRICS["clrs"]
+
+    @property
+    def hosted(self) -> bool:
+        """Whether the run's family is not CLRS (scores and parts by the family's names)."""
+        return _hosted_parts(self.family)[0]
 
     @property
     def selection_label(self) -> str:
-        """What the search's OOD scores were measured on."""
+        """What the search's scores were measured on."""
+        hosted, test_part, val_part = _hosted_parts(self.family)
+        if hosted:
+            if self.source == "ood_val":
+                return f"validation part (`ood_val`: {val_part or 'disjoint from the test part'})"
+            return f"test part (`ood_test`: {test_part or 'the benchmark'}, the paper's protocol)"
         if self.source == "ood_val":
             return f"OOD validation set (`ood_val`, sampler seed {self.ood_val_seed})"
         return "official OOD test set (`ood_test`, the paper's protocol)"
+
+    @property
+    def test_set(self) -> str:
+        """The set a run reports on: the official OOD test set, or the family's test part."""
+        hosted, test_part, _ = _hosted_parts(self.family)
+        if hosted:
+            return f"test part ({test_part})" if test_part else "test part"
+        return "official OOD test set"
 
     def describe(self) -> str:
         """One sentence: the fitness source and the seeds, for the report's header."""
@@ -71,7 +162,7 @@ class NoiseView:
         )
         if self.source == "ood_val":
             text += (
-                " The official OOD test set was scored only for the final programs (the seed "
+                f" The {self.test_set} was scored only for the final programs (the seed "
                 "and the best), after the search"
             )
             if self.final_seeds:
@@ -129,6 +220,8 @@ def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) ->
     """The fitness source and K from the run's flattened metadata (old runs: defaults)."""
     source = find_meta(meta, "fitness_source") or find_meta(meta, "fitness.source")
     k = find_meta(meta, "seeds_per_candidate") or find_meta(meta, "fitness.seeds") or 1
+    family = find_meta(meta, "family")
+    family = None if family is None else str(family)
     final = {
         pid: entry["evaluation"]
         for pid, entry in ((final_test or {}).get("programs") or {}).items()
@@ -141,6 +234,8 @@ def noise_view(meta: Mapping[str, Any], final_test: Mapping[str, Any] | None) ->
         ood_val_seed=find_meta(meta, "fitness.ood_val_seed"),
         final=final,
         final_seeds=recorded_train_seeds(final_test),
+        family=family,
+        metric=metric_for(family),
     )
 
 
@@ -153,13 +248,14 @@ def reported_ood(view: NoiseView, e: Mapping[str, Any]) -> float | None:
     return e["ood_score"]
 
 
-def _fmt_scores(scores: Sequence[float]) -> str:
+def _fmt_scores(scores: Sequence[float], metric: Metric) -> str:
     if not scores:
         return "—"
     mean, std = _mean_std(scores)
-    each = ", ".join(f"{100 * s:.2f}" for s in scores)
-    spread = "" if std is None else f" ± {100 * std:.2f}"
-    return f"{100 * mean:.2f}{spread} ({each})"
+    x, d = metric.scale, metric.digits
+    each = ", ".join(f"{x * s:.{d}f}" for s in scores)
+    spread = "" if std is None else f" ± {x * std:.{d}f}"
+    return f"{x * mean:.{d}f}{spread} ({each})"
 
 
 def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str]:
@@ -171,13 +267,17 @@ def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str
             continue
         selection = seed_scores(e)
         if view.source == "ood_test":
-            test = _fmt_scores(selection) + " (same set)"
+            test = _fmt_scores(selection, view.metric) + " (same set)"
         else:
             final = view.final.get(e["program_id"])
-            test = _fmt_scores(seed_scores(final)) if final else "not scored (yet)"
-        rows.append([name, f"`{e['program_id']}`", _fmt_scores(selection), test])
-    head = ["program", "id", "selection score: OOD (%) mean ± sample std (per seed)"]
-    head.append("official OOD test (%) mean ± sample std (per seed)")
+            test = _fmt_scores(seed_scores(final), view.metric) if final else "not scored (yet)"
+        rows.append([name, f"`{e['program_id']}`", _fmt_scores(selection, view.metric), test])
+    column = view.metric.column
+    head = ["program", "id", f"selection score: {column} mean ± sample std (per seed)"]
+    if view.hosted:
+        head.append(f"{view.test_set}: {column} mean ± sample std (per seed)")
+    else:
+        head.append("official OOD test (%) mean ± sample std (per seed)")
     return [f"## Seed spread ({protocol})", "", *markdown.table(head, rows)] + [
         "",
         "Sample std over the training seeds; one seed has no spread (—).",
@@ -201,21 +301,25 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
     if view.source == "ood_val":
         fb, fs = view.final.get(b["program_id"]), view.final.get(s["program_id"])
         if fb and fs:
-            on, b_rec, s_rec, selected_on_these = "official OOD test set", fb, fs, False
+            on, b_rec, s_rec, selected_on_these = view.test_set, fb, fs, False
         else:
             on += " (the official test scores of the final programs are not recorded)"
     b_scores, s_scores = seed_scores(b_rec), seed_scores(s_rec)
     b_mean, _ = _mean_std(b_scores)
     s_mean, _ = _mean_std(s_scores)
-    margin = 100 * (b_mean - s_mean)
+    metric = view.metric
+    margin = metric.scale * (b_mean - s_mean)
     k = len(s_scores) if len(s_scores) == len(b_scores) else f"{len(s_scores)}/{len(b_scores)}"
     head = (
         f"**Verdict ({protocol}; {on}; mean over {k} seed(s) per program):** the best evaluated "
         f"candidate (program `{b['program_id']}`, attempt index {b['proposal_attempt']})"
     )
-    scores = f"OOD {100 * b_mean:.2f}% vs {100 * s_mean:.2f}% ({margin:+.2f} pp)"
+    scores = (
+        f"{metric.word} {metric.value(b_mean)} vs {metric.value(s_mean)} "
+        f"({metric.amount(margin, sign=True)})"
+    )
     paired = seeds_of(b_rec) == seeds_of(s_rec) and len(seeds_of(b_rec)) == len(b_scores)
-    line = f"{head} {_verdict_text(b_scores, s_scores, paired, scores)}"
+    line = f"{head} {_verdict_text(b_scores, s_scores, paired, scores, metric)}"
     if selected_on_these and len(b_scores) > 1:
         line += (
             " These are the scores the search selected the best on, so the test is "
@@ -230,20 +334,37 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
     return line
 
 
+def _single_seed_note(metric: Metric) -> str:
+    """Why one seed per program tells nothing (CLRS's measured example; a family's own word)."""
+    if metric is METRICS["clrs"]:
+        return SINGLE_SEED_NOTE
+    return (
+        "One training seed per program cannot separate them: the same architecture's "
+        f"{metric.word} varies between initialisations. Set `fitness.seeds` to 2 or more to "
+        "measure the spread."
+    )
+
+
 def _verdict_text(
-    b_scores: Sequence[float], s_scores: Sequence[float], paired: bool, scores: str
+    b_scores: Sequence[float],
+    s_scores: Sequence[float],
+    paired: bool,
+    scores: str,
+    metric: Metric = METRICS["clrs"],
 ) -> str:
-    """'beats the seed: ...' / 'cannot tell ...' from the per-seed scores (fractions)."""
+    """'beats the seed: ...' / 'cannot tell ...' from the per-seed scores (fractions), tested
+    in the metric's shown units."""
     paired = paired and len(b_scores) == len(s_scores) > 1
+    x = metric.scale
     test = significance.task_test(
-        [100 * v for v in b_scores], [100 * v for v in s_scores], paired=paired
+        [x * v for v in b_scores], [x * v for v in s_scores], paired=paired
     )
     word = significance.verdicts([test])[0]
     direction = "scores above" if test.diff > 0 else "equals" if test.diff == 0 else "is below"
     if not test.tested:
         return (
             f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} (fewer than "
-            f"2 training seeds per program: no test). {SINGLE_SEED_NOTE}"
+            f"2 training seeds per program: no test). {_single_seed_note(metric)}"
         )
     how = f"{test.method}{' on the shared seeds' if paired else ''}, p = {test.p:.3g}"
     alpha = f"alpha = {significance.DEFAULT_ALPHA:g}"
@@ -254,7 +375,8 @@ def _verdict_text(
     mdd = significance.mdd([test])
     text = (
         f"{direction} the seed: {scores}. Verdict: {significance.CANNOT_TELL} ({how} > "
-        f"{alpha}; minimal detectable difference at these seeds and spread: {mdd:.2f} pp)."
+        f"{alpha}; minimal detectable difference at these seeds and spread: "
+        f"{metric.amount(mdd)})."
     )
     floor = significance.floor_note([test])
     return text + (f" {floor}" if floor else "")

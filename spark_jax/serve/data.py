@@ -16,6 +16,7 @@ import pathlib
 import threading
 from typing import Any, Mapping
 
+from spark_jax.report import spread
 from spark_jax.report.accounting import ENTANGLED_KINDS, find_meta, is_scored, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
 from spark_jax.serve import verdicts
@@ -42,20 +43,14 @@ CALL_FIELDS = (
 )
 _RECENT = 50
 
-# What each task family's score is, for the pages: the name, the factor from the stored score
-# (a fraction) to the shown value, the unit. CartPole stores its return / 500.
-METRICS = {
-    "clrs": {"name": "OOD accuracy", "scale": 100.0, "unit": "%", "digits": 2},
-    "classify": {"name": "accuracy", "scale": 100.0, "unit": "%", "digits": 2},
-    "cartpole": {"name": "return", "scale": 500.0, "unit": "", "digits": 1},
-}
-
 
 def metric_of(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's score as the pages name it (its family's entry of METRICS; CLRS when the run
-    names no family)."""
+    """The run's score as the pages name it: the name, the factor from the stored score (a
+    fraction) to the shown value, the unit and digits, from `report.spread.metric_for` (the
+    run report's own names; CLRS when the run names no family)."""
     fam = find_meta(meta, "family") or "clrs"
-    return {"family": fam, **METRICS.get(str(fam), METRICS["clrs"])}
+    m = spread.metric_for(str(fam))
+    return {"family": fam, "name": m.name, "scale": m.scale, "unit": m.unit, "digits": m.digits}
 
 
 def clean(value: Any) -> Any:
