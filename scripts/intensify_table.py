@@ -34,9 +34,10 @@ def _answer(found: intensification.DropComparison) -> str:
     w, i = found.mean(found.without, "drop"), found.mean(found.with_, "drop")
     hours = found.mean(found.without, "device_hours"), found.mean(found.with_, "device_hours")
     return (
-        f"`{found.verdict}` at {len(found.seeds)} search seeds: the reported best scored "
-        f"{w:+.2f} pp lower on test than at selection without intensification and {i:+.2f} pp "
-        f"with it (mean over seeds; {t.method or 'no test'}, p = {t.p:.3g}), at "
+        f"`{found.verdict}` at {len(found.seeds)} search seeds: the drop from the reported "
+        f"best's selection score to its test score on a fresh seed was {w:+.2f} pp without "
+        f"intensification and {i:+.2f} pp with it (mean over seeds; "
+        f"{t.method or 'no test'}, p = {t.p:.3g}), at "
         f"{hours[0]:.2f} and {hours[1]:.2f} device hours per search."
     )
 
