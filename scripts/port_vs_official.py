@@ -132,6 +132,21 @@ def _most_chaotic() -> str | None:
     return max(spread, key=spread.get) if spread else None
 
 
+def _same_function(path: Path) -> str:
+    """The answer's first sentence, from equivalence.json (or saying it is missing)."""
+    if not path.is_file():
+        return "The equal-function check did not run (no equivalence.json)"
+    eq = json.loads(path.read_text())
+    identical = sum(r["loss_official"] == r["loss_port"] for r in eq["tasks"])
+    grad = max(r["max_abs_grad_diff"] for r in eq["tasks"])
+    return (
+        f"Same function; training outcomes not shown equal. At equal parameters the two give "
+        f"bit-identical training losses on {identical} of {len(eq['tasks'])} tasks and "
+        f"gradients within {grad:.3g} of each other (table below: one training batch per "
+        "task, at one set of parameters given to both implementations)"
+    )
+
+
 def answer(results: Path) -> str:
     """The README's answer from benchmark.db and equivalence.json: the equal-function check,
     the per-task verdicts, the mean difference and where it comes from."""
@@ -141,16 +156,8 @@ def answer(results: Path) -> str:
     port = next(p for p in programs if p.label != baseline)
     cells = stats.cells_of_results(programs, results_)
     c = stats.compare_table(cells, [port.label], baseline, spec["tasks"])[0]
-    eq = json.loads((results / "equivalence.json").read_text())
-    identical = sum(r["loss_official"] == r["loss_port"] for r in eq["tasks"])
-    grad = max(r["max_abs_grad_diff"] for r in eq["tasks"])
     n = len(c.tasks)
-    same = (
-        f"Same function; training outcomes not shown equal. At equal parameters the two give "
-        f"bit-identical training losses on {identical} of {len(eq['tasks'])} tasks and "
-        f"gradients within {grad:.3g} of each other (table below: one training batch per "
-        "task, at one set of parameters given to both implementations)"
-    )
+    same = _same_function(results / "equivalence.json")
     init = (
         "Both draw their initial parameters from one distribution: "
         "`tests/test_init_distribution.py` initialises both whole models over many keys at "

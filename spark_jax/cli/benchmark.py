@@ -95,7 +95,8 @@ def _add_decision_args(p: argparse.ArgumentParser) -> None:
         metavar="PILOT",
         help="run nothing: from the stored benchmark PILOT (a short run of the same two "
         "programs, e.g. --seeds 3), forecast per task what the sequential mode (--max-seeds, "
-        "--seeds-per-round, --delta, --alpha) would decide and spend on that machine",
+        "--seeds-per-round, --delta, --alpha) would decide and spend on that machine "
+        "(default: none, run the benchmark)",
     )
     p.add_argument(
         "--effect",
