@@ -9,7 +9,10 @@ tiny search run here:
 - the charts are drawn (best-so-far curves, per-task bars with one dot per seed, one legend
   entry per method, a marker at the budget); no console error;
 - units and names: percent for accuracy, CartPole's return by its name, a comparison folder
-  without run databases says it keeps a report only, comparison members grouped on the index.
+  without run databases says it keeps a report only, comparison members grouped on the index;
+- the paper's figures beside ours: where the paper prints per-task OOD accuracy (Table 1, the
+  30-task appendix), the benchmark, comparison and run pages draw its bars apart from ours,
+  each labelled with its true source and protocol, at the CSV's values.
 
 Skipped, with the reason, when Playwright or /usr/bin/chromium (or $SPARK_JAX_CHROMIUM) is
 missing.
@@ -33,6 +36,7 @@ import serve_fixtures
 from spark_jax import compare
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.benchmark.tables import write_benchmark_report
+from spark_jax.report import reference
 from spark_jax.report.tables import write_report
 from spark_jax.serve import make_server, verdicts
 
@@ -334,3 +338,96 @@ def test_screenshots_at_both_widths(base, browser):
             assert p.errors == []
         finally:
             p.context.close()
+
+
+def _figure(page, selector: str) -> dict:
+    """A paper figure as drawn: our bars and the published bars (label, value, source,
+    protocol), the legend and the source line."""
+    return page.evaluate(
+        """sel => {
+          const box = document.querySelector(sel);
+          const bar = (r) => ({title: r.querySelector('title').textContent,
+            source: r.dataset.source || null, protocol: r.dataset.protocol || null});
+          return {
+            ours: [...box.querySelectorAll('rect.ours-bar')].map(bar),
+            published: [...box.querySelectorAll('rect.paper-bar')].map(bar),
+            legend: box.querySelector('.legend').innerText,
+            source: box.querySelector('p.source').innerText,
+          };
+        }""",
+        selector,
+    )
+
+
+def _table1(task: str) -> dict[str, float]:
+    """Table 1's OOD accuracy (%) per method for one task, from the shipped CSV."""
+    return {r.method: r.values[task] for r in reference.clrs_10task() if r.metric == "ood_acc"}
+
+
+def _expected_bars(kind: str, tasks: list[str]) -> list[tuple[str, str, str]]:
+    """(value as drawn, source, protocol) of each published bar, from the shipped CSVs."""
+    if kind == "family":  # CartPole: the appendix row of the non-CLRS benchmarks
+        row = next(
+            r
+            for r in reference.extra_benchmarks()
+            if r.benchmark == "cartpole_v1" and r.metric == "test_return"
+        )
+        source = "SPARK paper, appendix table of the non-CLRS benchmarks"
+        return [(f"{v:.2f} ·", source, "paper") for v in row.values.values() if v is not None]
+    out = []
+    for task in tasks:
+        table1 = _table1(task)
+        methods = ("CLRS", "OE", "Ours") if kind == "benchmark" else tuple(table1)
+        for m in methods:
+            cited = reference.source_of("10-task", m)
+            protocol = "paper" if m != "EP" else "EvoPrompting's own (no preset of ours)"
+            out.append((f"{table1[m]:.2f} % ·", cited.label(), protocol))
+    return out
+
+
+@pytest.mark.parametrize(
+    "kind, path, box",
+    [
+        ("benchmark", BENCH, "#c-bench-paper"),
+        ("compare", CMP, "#c-cmp-paper"),
+        ("run", RUN, "#c-run-paper"),
+        ("family", CARTPOLE, "#c-run-paper"),
+    ],
+)
+def test_the_papers_figures_are_drawn_beside_ours(base, narrow, kind, path, box):
+    """Table 1's per-task bars (the non-CLRS appendix row for CartPole) beside ours, never
+    among them: each published bar carries its true source and protocol and the CSV's value;
+    our bars are the page's own numbers."""
+    page_kind = "run" if kind == "family" else kind
+    narrow.open(_url(base, page_kind, path))
+    page = narrow.page
+    api = page.evaluate(
+        f"fetch(location.href.replace('/{page_kind}?', '/api/{page_kind}?')).then(r => r.json())"
+    )
+    data = (api["outcome"] if page_kind == "run" else api)["paper_figure"]
+    drawn = _figure(page, box)
+    expected = _expected_bars(kind, [g["label"] for g in data["groups"]])
+    assert len(drawn["published"]) == len(expected) > 0
+    for bar, (value, source, protocol) in zip(drawn["published"], expected):
+        assert bar["title"].startswith("published, not measured here: ")
+        assert value in bar["title"]
+        assert bar["source"] == source and bar["protocol"] == protocol
+    assert "published, protocol `paper`" in drawn["legend"]
+    assert "smoke protocol" in drawn["source"]
+    assert ("Table 1" if kind != "family" else "non-CLRS benchmarks") in drawn["source"]
+    # ours: the page's own numbers, in bars of their own
+    assert drawn["ours"] and all(b["title"].startswith("ours: ") for b in drawn["ours"])
+    assert all(b["source"] is None for b in drawn["ours"])
+    if kind == "benchmark":
+        means = [
+            f"{c['mean']:.2f} %" for ti in range(10) for c in (r["cells"][ti] for r in api["table"])
+        ]
+        assert len(drawn["ours"]) == len(means) == 20
+        assert all(m in b["title"] for m, b in zip(means, drawn["ours"]))
+    if kind == "compare":
+        spark = next(r for r in api["rows"] if r["name"] == "spark")
+        assert f"{spark['test_best_pct']['mean']:.2f} %" in drawn["ours"][0]["title"]
+    if kind == "family":  # the return, no percent sign
+        assert [b["title"].split(": ")[-1] for b in drawn["ours"]] == ["432.38", "500.00"]
+    assert narrow.overflow()[0] <= narrow.overflow()[1]
+    assert narrow.errors == []

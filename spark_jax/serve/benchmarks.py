@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from spark_jax.benchmark import stats
-from spark_jax.serve import verdicts
+from spark_jax.serve import paper, verdicts
 from spark_jax.serve.data import clean, listing
 from spark_jax.serve.reader import Root
 
@@ -121,7 +121,7 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         "device_hours": wall / 3600,
         "wall_hours": running / 3600,
         "machines": stats.machines_of_results(results),
-        "table": _benchmark_rows(programs, cells, tasks, evals),
+        "table": (table := _benchmark_rows(programs, cells, tasks, evals)),
         "baseline": base,
         "sequential": bool(spec.get("sequential")),
         "comparison": []
@@ -133,6 +133,8 @@ def benchmark_detail(root: Root, rel: str) -> dict[str, Any]:
         # report.md's 'Paired comparison' section, by its own code
         "verdicts": verdicts.benchmark_blocks(spec, programs, results, identity, cells, same),
         "reference": verdicts.reference_blocks("benchmark", spec),
+        # the paper's per-task bars beside ours (None where the paper has none of these tasks)
+        "paper_figure": paper.benchmark_figure(spec, table),
         "failures": failures,
     }
     return clean(payload)

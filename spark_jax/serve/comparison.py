@@ -20,7 +20,7 @@ from spark_jax.compare import tables
 from spark_jax.compare.methods import MethodError, resolve_methods
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan, run_dir_of
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
-from spark_jax.serve import verdicts
+from spark_jax.serve import paper, verdicts
 from spark_jax.serve.data import _stamp, clean, listing
 from spark_jax.serve.reader import RUN_DB, NotFound, OutsideRoot, Root, RunReader, run_status
 
@@ -184,6 +184,11 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
     )
     editors = sorted({f.editor for f in figures}) or ([str(planned)] if planned else [])
     seeds_acc = [r.acc for runs in grouped.values() for r in runs]
+    seed_test = _spread(
+        tables.spread([r.test_seed for runs in grouped.values() for r in runs], 100.0)
+    )
+    rows = [_row(r) for r in tables.method_rows(methods, grouped, used, plan.budget)]
+    task, preset = str(base.get("task", "dfs")), str(base.get("preset", "smoke"))
     payload = {
         "path": rel,
         "task": base.get("task", "dfs"),
@@ -200,18 +205,18 @@ def compare_detail(root: Root, rel: str, threshold: str | None = None) -> dict[s
         "runs_with_db": len(figures),
         "expected": len(members),
         "status": _status(members),
-        "rows": [_row(r) for r in tables.method_rows(methods, grouped, used, plan.budget)],
+        "rows": rows,
         # the seed program's own row, as report.md's last row of the methods table
         "seed_row": {
             "selection": _spread(tables.spread([tables.seed_ood(a) for a in seeds_acc], 100.0)),
-            "test": _spread(
-                tables.spread([r.test_seed for runs in grouped.values() for r in runs], 100.0)
-            ),
+            "test": seed_test,
         },
         # report.md's verdict sections, by its own code
         "verdicts": verdicts.compare_blocks(methods, grouped, plan.budget) if figures else None,
         "report_md": (root.resolve(rel) / "report.md").is_file(),
         "reference": verdicts.reference_blocks("compare", base),
+        # the paper's bars for the task beside each method's test score (none measured: none)
+        "paper_figure": paper.compare_figure(task, preset, rows, seed_test) if figures else None,
         "members": members,
         "charts": {k: _chart(methods, grouped, c, s) for k, (c, s) in _CHARTS.items()},
     }

@@ -22,6 +22,7 @@ from spark_jax.compare import tables as compare_tables
 from spark_jax.compare import verdicts as compare_verdicts
 from spark_jax.report import family, run_sections, selection, spread
 from spark_jax.report.accounting import RunAccounting
+from spark_jax.serve import paper
 
 __all__ = [
     "benchmark_blocks",
@@ -95,6 +96,14 @@ def run_blocks(
         "spread": blocks(spread.spread_lines(r.acc, r.view, r.protocol)[2:]),
         "family": blocks(family.family_lines(r.meta, r.acc.seed, r.acc.best_candidate)),
         "reference": blocks(run_sections.reference_section(r)),  # the paper's rows beside ours
+        # the same rows' OOD accuracy as bars beside the seed's and the best's test scores
+        "paper_figure": paper.family_run_figure(r.meta, r.pair)
+        if r.view.hosted
+        else paper.run_figure(
+            str(r.task) if r.task else None,
+            str(r.preset) if r.preset else None,
+            [(label, spread.reported_ood(r.view, e)) for label, e in r.pair if e],
+        ),
     }
 
 

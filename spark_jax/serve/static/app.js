@@ -232,6 +232,73 @@
     return el("div", { class: "chart bars-box", id: "c-bench-bars", "data-points": String(all.length) }, g, legend);
   }
 
+  // The paper's published bars beside ours (the server's `paper_figure`): one group per task,
+  // ours solid in the program's colour, the paper's hatched grey, each published bar labelled
+  // with its source and protocol; never one series with ours. Horizontal: fits 800 px.
+  function paperFigure(f, id) {
+    if (!f) return null;
+    const W = 640, labelW = 300, valueW = 56, rowH = 15, headH = 20, barW = W - labelW - valueW - 8;
+    const all = f.groups.flatMap((g) => g.ours.concat(g.published).map((b) => b.value));
+    const top = f.top || 100, pc = f.percent === false ? "" : " %";
+    const xmax = Math.min(top, Math.max(top / 10, Math.ceil((Math.max(0, ...all) * 1.05) / (top / 10)) * (top / 10)));
+    const step = xmax > 200 ? 100 : xmax > 50 ? 20 : 10;
+    const rows = f.groups.reduce((n, g) => n + g.ours.length + g.published.length, 0);
+    const H = 26 + f.groups.length * headH + rows * rowH;
+    const x = (v) => labelW + (barW * Math.max(0, v)) / xmax;
+    const colorOf = {};
+    f.groups.forEach((g) => g.ours.forEach((b) => {
+      if (!(b.name in colorOf)) colorOf[b.name] = COLORS[Object.keys(colorOf).length % COLORS.length];
+    }));
+    const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "bars paper-bars", role: "img",
+      "aria-label": `${f.unit}: ours beside the paper's published figures (${f.sources.join("; ")})` },
+    svg("defs", {}, svg("pattern", { id: id + "-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse",
+      patternTransform: "rotate(45)" }, svg("rect", { width: 5, height: 5, fill: "#e8e8e8" }),
+    svg("line", { x1: 0, y1: 0, x2: 0, y2: 5, stroke: "#777", "stroke-width": 2 }))));
+    for (let t = 0; t <= xmax; t += step) {
+      g.appendChild(svg("line", { x1: x(t), x2: x(t), y1: 14, y2: H, class: "gridline" }));
+      g.appendChild(svg("text", { x: x(t), y: 11, "text-anchor": "middle", class: "tick" }, String(t)));
+    }
+    let y = 18;
+    f.groups.forEach((grp) => {
+      g.appendChild(svg("text", { x: 2, y: y + 14, class: "group" }, grp.label));
+      y += headH;
+      grp.ours.forEach((b) => {
+        const color = colorOf[b.name];
+        g.appendChild(svg("text", { x: labelW - 6, y: y + 11, "text-anchor": "end", class: "tick" }, "ours · " + b.name));
+        g.appendChild(svg("rect", { x: labelW, y: y + 2, width: x(b.value) - labelW, height: rowH - 4, fill: color,
+          "fill-opacity": 0.55, stroke: color, class: "ours-bar" },
+        svg("title", {}, `ours: ${b.name}: ${num(b.value, 2)}${pc}` + (b.n ? ` (mean over ${b.n})` : ""))));
+        g.appendChild(svg("text", { x: x(b.value) + 4, y: y + 11, class: "tick" }, num(b.value, 2)));
+        y += rowH;
+      });
+      grp.published.forEach((b) => {
+        g.appendChild(svg("text", { x: labelW - 6, y: y + 11, "text-anchor": "end", class: "tick published" },
+          "published · " + b.name + (b.protocol === "paper" ? "" : " (its own protocol)")));
+        g.appendChild(svg("rect", { x: labelW, y: y + 2, width: x(b.value) - labelW, height: rowH - 4,
+          fill: `url(#${id}-hatch)`, stroke: "#555", class: "paper-bar", "data-source": b.source, "data-protocol": b.protocol },
+        svg("title", {}, `published, not measured here: ${b.name} ${num(b.value, 2)}${pc} · ${b.source} · ` +
+          `protocol ${b.protocol}` + (b.comparable ? " (this page's protocol)" : " (not this page's protocol)"))));
+        g.appendChild(svg("text", { x: x(b.value) + 4, y: y + 11, class: "tick" }, num(b.value, 2)));
+        y += rowH;
+      });
+    });
+    const others = f.groups.some((grp) => grp.published.some((b) => b.protocol !== "paper"));
+    return section("Beside the paper's published figures",
+      el("div", { class: "chart bars-box paper-figure", id, "data-published": String(f.groups.reduce(
+        (n, grp) => n + grp.published.length, 0)), "data-ours": String(f.groups.reduce((n, grp) => n + grp.ours.length, 0)) },
+      el("p", { class: "axis" }, f.title),
+      g,
+      el("div", { class: "legend" },
+        el("span", {}, el("span", { class: "swatch", style: "background:#1f77b4" }),
+          `ours (solid, one colour each): measured here, ${f.preset} protocol`),
+        el("span", {}, el("span", { class: "swatch hatch" }), "published, protocol `paper`" +
+          (others ? " unless the bar says its own" : "") + " (the paper's numbers, not measured here)")),
+      el("p", { class: "axis source" }, "Published bars: " + f.sources.join("; ") + ". " +
+        f.protocols.map((p) => p + ".").join(" ") + " Ours: this page's runs under the " + f.preset + " protocol; " +
+        (f.groups.some((grp) => grp.published.some((b) => b.comparable)) ? "some published rows share it."
+          : "no published row shares it: the paper's bars are targets, not comparable numbers."))));
+  }
+
   // ------------------------------------------------------------------ pages
   function renderIndex(d) {
     const grouped = new Set((d.comparisons || []).flatMap((c) => c.members || []));
@@ -263,7 +330,8 @@
   function renderRun(d) {
     const r = d.run, m = r.metric || METRIC_CLRS, set = setLabel(r.selection_set);
     if (!document.getElementById("c-best")) {
-      replace(app, el("div", { id: "summary" }), el("div", { id: "outcome" }), el("div", { id: "search" }),
+      replace(app, el("div", { id: "summary" }), el("div", { id: "outcome" }), el("div", { id: "run-paper" }),
+        el("div", { id: "search" }),
         section("Best so far", el("div", { class: "charts" }, chartBox("c-best"), chartBox("c-best-eval"))),
         section("Rates and factors", el("div", { class: "charts" }, chartBox("c-rates"), chartBox("c-factors"))),
         el("div", { id: "failures" }), el("div", { id: "archive" }), el("div", { id: "lineage" }),
@@ -271,6 +339,7 @@
     }
     const o = d.outcome || {};
     replace(document.getElementById("run-reference"), reference(o.reference));
+    replace(document.getElementById("run-paper"), paperFigure(o.paper_figure, "c-run-paper"));
     replace(document.getElementById("summary"), el("h1", {}, "Run ", r.path || "(root)"),
       el("p", {}, `${o.protocol || ""} · `, el("span", { class: "status " + r.status }, r.status)));
     replace(document.getElementById("outcome"), section(o.on_test ? "Final outcome on the test set (as report.md)"
@@ -425,6 +494,7 @@
         `device time ${num(d.device_hours, 2)} h; wall time ${num(d.wall_hours, 2)} h while jobs ran; ` +
         `measured on ${d.machines}. Scores: OOD accuracy (%) on the official OOD test set, trained on the seeds above.`),
       section("OOD accuracy (%) by task", taskBars(d)),
+      paperFigure(d.paper_figure, "c-bench-paper"),
       section("Per task: mean ± sample std over seeds (OOD accuracy, %)", wrap(table(head, rows, "grid bench-table")),
         el("p", { class: "axis" }, "One row per task; '…' not landed yet; failed seeds are counted apart, never as zeros.")),
       d.baseline ? section(`Paired comparison against ${d.baseline} (as report.md)`,
@@ -456,7 +526,8 @@
 
   function renderCompare(d) {
     if (!document.getElementById("c-cmp-best")) {
-      replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-test" }), el("div", { id: "cmp-table" }),
+      replace(app, el("div", { id: "cmp-summary" }), el("div", { id: "cmp-test" }), el("div", { id: "cmp-paper" }),
+        el("div", { id: "cmp-table" }),
         el("div", { id: "cmp-charts" }, section("Bands over search seeds (mean line, min–max band)",
           el("div", { class: "charts" }, chartBox("c-cmp-best"), chartBox("c-cmp-valid")))),
         el("div", { id: "cmp-members" }), el("div", { id: "cmp-methods" }));
@@ -490,6 +561,7 @@
       el("div", { class: "verdicts", id: "cmp-verdicts-first" }, blocksView(v.first, "verdict-table")),
       el("h3", {}, "Methods against the sampling controls (as report.md)"),
       el("div", { class: "verdicts", id: "cmp-verdicts-controls" }, blocksView(v.controls, "verdict-table"))));
+    replace(document.getElementById("cmp-paper"), reportOnly ? null : paperFigure(d.paper_figure, "c-cmp-paper"));
     const th = d.threshold === null ? "to threshold" : `evaluated to reach ${num(100 * d.threshold, 2)} %` +
       (d.threshold_default ? " (lowest method mean)" : "");
     const offline = d.offline;
