@@ -20,7 +20,15 @@ from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram, plan_jobs
 from spark_jax.evaluation import identity as identity_lib
 from spark_jax.stats import sequential
 
-__all__ = ["PairDecision", "check_identity", "decisions", "design_of", "identical", "next_jobs"]
+__all__ = [
+    "PairDecision",
+    "check_identity",
+    "decisions",
+    "design_of",
+    "fmt_interval",
+    "identical",
+    "next_jobs",
+]
 
 
 def _key(program: BenchmarkProgram, task: str) -> str:
@@ -182,6 +190,7 @@ def next_jobs(
 
 
 def fmt_interval(decision: sequential.Decision) -> str:
+    """A decision's interval as the reports print it ('—' before a look)."""
     if math.isnan(decision.low):
         return "—"
     return f"[{decision.low:+.2f}, {decision.high:+.2f}]"
