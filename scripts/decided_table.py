@@ -103,10 +103,11 @@ def _answer(spec, found, fixed_hours: float) -> str:
     return (
         f"{state}{len(done)} of {len(found)} tasks are decided ({named}); "
         f"{counts.get(sequential.CANNOT_TELL, 0)} `cannot tell` at the cap or out of reach. "
-        f"They used {seeds} seeds in all ({', '.join(f'{d.task} {d.seeds}' for d in found)}) "
-        f"and {hours:.2f} h of device time, beside the fixed 3-seed design's 0 decisions in "
-        f"{fixed_hours:.2f} h (`results/default-search`, whose seeds {spec['continued_from_fixed']} "
-        "are this run's first)."
+        f"Seeds per task: {', '.join(f'{d.task} {d.seeds}' for d in found)} ({seeds} in all); "
+        f"{hours:.2f} h of device time in all (job wall times; the identity probes not "
+        f"counted), the fixed 3-seed design's {fixed_hours:.2f} h included: it decided nothing "
+        f"(`results/default-search`, whose seeds {spec['continued_from_fixed']} are this "
+        "run's first)."
     )
 
 
