@@ -277,10 +277,12 @@ def main(out: pathlib.Path) -> None:
     if offline:
         label = "Offline rule-based analogues, not an LLM result."
     else:
-        label = f"Editor: an LLM, model `{llm.get('model')}` through the `{llm.get('kind')}` " + (
-            "backend (some methods offline: see each row)."
-            if any(r.offline for r in rows)
-            else "backend, the same for every method."
+        label = (
+            f"Editor: an LLM editor, model as the config names it `{llm.get('model')}`, through "
+            f"the `{llm.get('kind')}` backend, for every method"
+            + (" (some methods offline: see each row)." if any(r.offline for r in rows) else ".")
+            + " Which model or agent answered each call is the folder's own account, not this "
+            "config string."
         )
     if selection == "ood_test":
         chosen = (
