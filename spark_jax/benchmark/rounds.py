@@ -105,16 +105,8 @@ def _scores(results, key: str, task: str) -> dict[int, float | None]:
 
 def _pair(spec, design, program, base, task, results) -> PairDecision:
     mine, theirs = _scores(results, program.key, task), _scores(results, base.key, task)
-    prefix = 0
-    for seed in spec["seeds"]:
-        if seed not in mine or seed not in theirs:
-            break
-        prefix += 1
+    decision, prefix = sequential.decide_paired(mine, theirs, spec["seeds"], design)
     seeds = spec["seeds"][:prefix]
-    d = [mine[s] - theirs[s] for s in seeds if mine[s] is not None and theirs[s] is not None]
-    decision = sequential.decide(d, design)
-    if decision.verdict == sequential.PENDING and prefix >= len(spec["seeds"]):
-        decision = dataclasses.replace(decision, verdict=sequential.CANNOT_TELL)
     walls = [
         r.wall_seconds
         for r in results
@@ -150,9 +142,7 @@ def _next_seeds(spec, design, decision: PairDecision) -> tuple[int, ...]:
     """The seeds of the pair's next round (none when it is decided or at the cap)."""
     if decision.decision.verdict != sequential.PENDING:
         return ()
-    done = decision.seeds
-    upcoming = [n for n in design.looks if n > done]
-    return tuple(spec["seeds"][done : upcoming[0]]) if upcoming else ()
+    return tuple(spec["seeds"][i] for i in design.next_round(decision.seeds))
 
 
 def next_jobs(

@@ -317,10 +317,10 @@ def write_benchmark_report(db: BenchmarkDB, out: pathlib.Path) -> pathlib.Path:
     """Writes report.md, results.csv and the bar plot from what `db` holds; returns report.md."""
     spec, programs = db.spec(), db.programs()
     labels = {p.key: p.label for p in programs}
-    results = db.results()
-    cells, same = report_cells(spec, programs, results, db.identity())
+    results, identity = db.results(), db.identity()
+    cells, same = report_cells(spec, programs, results, identity)
     expected = len(programs) * len(spec["tasks"]) * len(spec["seeds"])
-    comparison = comparison_lines(spec, programs, results, db.identity(), cells, same)
+    comparison = comparison_lines(spec, programs, results, identity, cells, same)
     if spec.get("sequential"):
         landed = f"Jobs landed: {len(results)} (sequential: at most {expected} at the seed cap); "
     else:

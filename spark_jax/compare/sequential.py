@@ -50,15 +50,7 @@ def decisions(plan: runner.ComparePlan, grouped) -> tuple[MethodDecision, ...]:
     out = []
     for name in plan.methods[1:]:
         mine = _scores(grouped.get(name, []))
-        prefix = 0
-        for seed in plan.seeds:
-            if seed not in mine or seed not in first:
-                break
-            prefix += 1
-        d = [mine[s] - first[s] for s in plan.seeds[:prefix]]
-        decision = sequential.decide(d, design)
-        if decision.verdict == sequential.PENDING and prefix >= len(plan.seeds):
-            decision = dataclasses.replace(decision, verdict=sequential.CANNOT_TELL)
+        decision, prefix = sequential.decide_paired(mine, first, plan.seeds, design)
         out.append(MethodDecision(name, decision, prefix))
     return tuple(out)
 
@@ -71,8 +63,7 @@ def next_runs(out: pathlib.Path, plan: runner.ComparePlan) -> list[tuple[Method,
     for found in decisions(plan, by_method(collect(out, plan))):
         if found.decision.verdict != sequential.PENDING:
             continue
-        upcoming = [n for n in design.looks if n > found.seeds]
-        for seed in plan.seeds[found.seeds : upcoming[0]] if upcoming else ():
+        for seed in (plan.seeds[i] for i in design.next_round(found.seeds)):
             for name in (plan.methods[0], found.method):
                 if (methods[name], seed) not in due:
                     due.append((methods[name], seed))

@@ -187,21 +187,24 @@ def _loss_and_grad(model):
     )
 
 
-def _probe_task(a, b, task: str, cfg) -> IdentityReport:
+def _trainer(source: str, name: str, spec, batch, cfg):
+    """The whole CLRS model of a program, as the evaluation builds it."""
+    from spark_jax import program as program_lib
+    from spark_jax.evaluation import bridge
+    from spark_jax.evaluation.train import Trainer
+
+    program = program_lib.Program(source=source, name=name)
+    return Trainer(
+        spec, batch, bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts), cfg
+    )
+
+
+def _probe_task(a, b, task: str, cfg, cache: dict) -> IdentityReport:
     import jax
     import numpy as np
 
-    from spark_jax import program as program_lib
-    from spark_jax.evaluation import bridge, data
-    from spark_jax.evaluation.train import Trainer
-
-    spec, train = data.train_batches(task, cfg, DATA_SEED)
-    batches = [next(train) for _ in range(PROBE_BATCHES)]
-    trainers = []
-    for source, name in (a, b):
-        program = program_lib.Program(source=source, name=name)
-        factory = bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts)
-        trainers.append(Trainer(spec, batches[0], factory, cfg))
+    spec, batches = _batches(task, cfg, cache)
+    trainers = [_trainer(source, name, spec, batches[0], cfg) for source, name in (a, b)]
     grad_fns = [_loss_and_grad(t.model) for t in trainers]
     key = jax.random.PRNGKey(LOSS_KEY)
     extra = 0
@@ -248,15 +251,8 @@ def _fingerprint(source: str, name: str, task: str, cfg, cache: dict) -> str:
     import jax
     import numpy as np
 
-    from spark_jax import program as program_lib
-    from spark_jax.evaluation import bridge
-    from spark_jax.evaluation.train import Trainer
-
     spec, batches = _batches(task, cfg, cache)
-    program = program_lib.Program(source=source, name=name)
-    trainer = Trainer(
-        spec, batches[0], bridge.processor_factory(program, cfg.use_ln, cfg.nb_triplet_fts), cfg
-    )
+    trainer = _trainer(source, name, spec, batches[0], cfg)
     grad_fn = _loss_and_grad(trainer.model)
     key = jax.random.PRNGKey(LOSS_KEY)
     digest = hashlib.sha256()
@@ -311,7 +307,7 @@ def _handle(request: dict[str, Any], send, cache: dict) -> None:
         a, b = tuple(request["a"]), tuple(request["b"])
         for task in request["tasks"]:
             try:
-                report = _probe_task(a, b, task, cfg)
+                report = _probe_task(a, b, task, cfg, cache)
             except Exception as e:  # as above: a failed check trains both programs
                 report = IdentityReport(task, False, f"check failed: {type(e).__name__}: {e}"[:300])
             send({"type": "same", **report.to_dict()})

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -54,6 +54,7 @@ __all__ = [
     "Decision",
     "Design",
     "decide",
+    "decide_paired",
     "fixed_power",
     "simulate",
 ]
@@ -125,6 +126,11 @@ class Design:
         """Whether a comparison at (mean, sd) before the cap stops as out of reach."""
         h = self.cap_half_width(sd)
         return (np.abs(mean) < self.futility * h) & (h > self.delta * 0.999)
+
+    def next_round(self, done: int) -> range:
+        """Indices (into the planned seeds) of the round after `done` seeds: empty at the cap."""
+        upcoming = [n for n in self.looks if n > done]
+        return range(done, upcoming[0]) if upcoming else range(0)
 
     @property
     def spending_looks(self) -> tuple[int, ...]:
@@ -211,6 +217,27 @@ def decide(differences: Sequence[float], design: Design) -> Decision:
     return last
 
 
+def decide_paired(
+    mine: Mapping[int, float | None],
+    theirs: Mapping[int, float | None],
+    seeds: Sequence[int],
+    design: Design,
+) -> tuple[Decision, int]:
+    """(decision, seeds both sides have) of A - B from per-seed scores: the planned `seeds` in
+    order up to the first one missing on a side (a None score landed but failed: it counts as
+    a seed, gives no difference); pending with every planned seed in is `cannot tell`."""
+    prefix = 0
+    for seed in seeds:
+        if seed not in mine or seed not in theirs:
+            break
+        prefix += 1
+    pairs = [(mine[s], theirs[s]) for s in seeds[:prefix]]
+    decision = decide([a - b for a, b in pairs if a is not None and b is not None], design)
+    if decision.verdict == PENDING and prefix >= len(seeds):
+        decision = dataclasses.replace(decision, verdict=CANNOT_TELL)
+    return decision, prefix
+
+
 def simulate(
     true_diffs: np.ndarray, noise: np.ndarray, design: Design, rng: np.random.Generator, sims: int
 ) -> dict[str, np.ndarray]:
@@ -220,13 +247,8 @@ def simulate(
 
     Returns arrays of shape [sims, m]: 'verdict' (0 pending/cannot tell, 1 win, -1 loss,
     2 equivalent) and 'seeds' (the seeds each comparison used)."""
-    m = len(true_diffs)
-    assert noise.ndim == 2 and noise.shape[0] == m, noise.shape  # [m, pool]
-    cap = design.max_seeds
-    picks = rng.integers(0, noise.shape[1], size=(sims, m, cap))  # [S, m, cap]
-    d = true_diffs[None, :, None] + np.take_along_axis(
-        np.broadcast_to(noise[None], (sims, m, noise.shape[1])), picks, axis=2
-    )  # [S, m, cap]
+    m, cap = len(true_diffs), design.max_seeds
+    d = _draws(true_diffs, noise, cap, rng, sims)  # [S, m, cap]
     verdict = np.zeros((sims, m), dtype=int)
     seeds = np.full((sims, m), cap, dtype=int)
     open_ = np.ones((sims, m), dtype=bool)
@@ -251,6 +273,16 @@ def simulate(
     return {"verdict": verdict, "seeds": seeds}
 
 
+def _draws(true_diffs, noise, n: int, rng, sims: int) -> np.ndarray:
+    """[sims, m, n] per-seed differences: true_diff + noise drawn with replacement from each
+    comparison's row of `noise` [m, pool]."""
+    m = len(true_diffs)
+    assert noise.ndim == 2 and noise.shape[0] == m, noise.shape  # [m, pool]
+    picks = rng.integers(0, noise.shape[1], size=(sims, m, n))  # [S, m, n]
+    pool = np.broadcast_to(noise[None], (sims, m, noise.shape[1]))
+    return true_diffs[None, :, None] + np.take_along_axis(pool, picks, axis=2)
+
+
 def fixed_power(
     true_diffs: np.ndarray,
     noise: np.ndarray,
@@ -262,10 +294,7 @@ def fixed_power(
     """Per comparison, the share of `sims` fixed-n designs (a paired t test at alpha / m, one
     look, the same noise model as `simulate`) that claim the right sign: shape [m]."""
     m = len(true_diffs)
-    picks = rng.integers(0, noise.shape[1], size=(sims, m, n))
-    d = true_diffs[None, :, None] + np.take_along_axis(
-        np.broadcast_to(noise[None], (sims, m, noise.shape[1])), picks, axis=2
-    )
+    d = _draws(true_diffs, noise, n, rng, sims)  # [S, m, n]
     mean, se = d.mean(axis=2), d.std(axis=2, ddof=1) / math.sqrt(n)
     t_crit = float(scipy_stats.t.ppf(1.0 - alpha / m / 2.0, n - 1))
     right = np.sign(true_diffs)[None, :] * mean / np.where(se > 0, se, np.inf) > t_crit
