@@ -224,7 +224,7 @@ def _projection(checks: list[dict], workers: list[dict]) -> list[str]:
 
 def _bench_table(benches: list[dict]) -> list[str]:
     """`spark-jax bench --only-candidate`, one repeat per process: median and range over them."""
-    from spark_jax.bench.summary import candidate_table
+    from spark_jax.perf.summary import candidate_table
 
     done = [r for r in benches if r["rc"] == 0]
     if not done:

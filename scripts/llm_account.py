@@ -45,7 +45,7 @@ import yaml
 
 from spark_jax.compare.figures import best_at_budget, collect
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
-from spark_jax.operator.llm.channel import chars_per_s, read_brief
+from spark_jax.llm.channel import chars_per_s, read_brief
 from spark_jax.report import reliability
 from spark_jax.report.accounting import ENTANGLED_KINDS
 from spark_jax.search.rundb import RunDB
@@ -147,7 +147,7 @@ _CHANNEL_LABEL = re.compile(
 
 def _recorded_session(model: str, at: float) -> tuple[Session, float, bool] | None:
     """The session a call names itself (the queue channel's record in its model label:
-    spark_jax/operator/llm/channel.py): its answerer, brief, answer time and speed flag."""
+    spark_jax/llm/channel.py): its answerer, brief, answer time and speed flag."""
     found = _CHANNEL_LABEL.search(model or "")
     if not found:
         return None

@@ -8,7 +8,7 @@ rename; the id is unique: UTC time, pid and the prompt's hash), waits for
 `$SPARK_LLM_QUEUE/answers/<id>.md` (written by the agent that claimed the prompt by moving it
 to `claimed/<agent>/`; see scripts/llm_model_brief.md), prints it to stdout and exits 0.
 
-Per call it reports on one standard-error line (spark_jax/operator/llm/channel.py, read into
+Per call it reports on one standard-error line (spark_jax/llm/channel.py, read into
 the call's record by the command backend): the answerer (the `claimed/<agent>/` folder), the
 brief in force (`$SPARK_LLM_BRIEF`, required: its `Version:` line, sha256 and stated
 answer-speed bound), the wait before the claim and the time from claim to answer. An answer
@@ -29,7 +29,7 @@ import sys
 import time
 
 POLL_S = 0.1
-_CHANNEL = pathlib.Path(__file__).resolve().parents[1] / "spark_jax/operator/llm/channel.py"
+_CHANNEL = pathlib.Path(__file__).resolve().parents[1] / "spark_jax/llm/channel.py"
 
 
 def _channel_module():

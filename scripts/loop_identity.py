@@ -10,7 +10,7 @@ loop must leave them byte-identical.
 import json
 
 from spark_jax import program as program_lib
-from spark_jax.bench import candidate
+from spark_jax.perf import candidate
 from spark_jax.config import assets, protocol
 from spark_jax.evaluation import bridge, evaluate, seeds
 

@@ -4,7 +4,7 @@ batch, host<->device, and how much of the validation and test scoring is hint pa
     python scripts/profile_evaluation.py --task dfs --preset smoke \
         --label "contended 2-core CPU, shared with other jobs" --out results/bench/profile.md
 
-Prints a Markdown table (`spark_jax.bench.profile`); `--out` appends it to a file and
+Prints a Markdown table (`spark_jax.perf.profile`); `--out` appends it to a file and
 `--json` writes the raw figures beside it. Numbers on a shared machine are contended: read
 the proportions.
 """
@@ -15,7 +15,7 @@ import argparse
 import json
 import pathlib
 
-from spark_jax.bench import profile
+from spark_jax.perf import profile
 from spark_jax.config import assets, protocol
 
 

@@ -15,8 +15,8 @@ import json
 import pathlib
 import sys
 
-from spark_jax.bench import profile
-from spark_jax.bench.summary import TARGETS, candidate_table, meets
+from spark_jax.perf import profile
+from spark_jax.perf.summary import TARGETS, candidate_table, meets
 from spark_jax.util import markdown
 from spark_jax.util.files import replace_generated
 

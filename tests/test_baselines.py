@@ -22,9 +22,9 @@ from spark_jax.operator.baselines import openevolve_prompt as oe_prompt
 from spark_jax.operator.baselines.diffs import DiffError, apply_diff
 from spark_jax.operator.baselines.openevolve import parse_full_rewrite
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.operator.llm import OpenAIBackend
-from spark_jax.operator.llm.loopback import LoopbackServer, Reply
-from spark_jax.operator.llm.parsing import extract_program
+from spark_jax.llm import OpenAIBackend
+from spark_jax.llm.loopback import LoopbackServer, Reply
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import OfflineEditor
 from spark_jax.operator.signals import Outcome
 
@@ -445,7 +445,7 @@ def test_funsearch_completion_keeps_its_indentation_through_the_backend(seed, se
     """A model continuing `class Processor_v1` answers with the body, its first line indented;
     the backend's answer text keeps that indentation, so the body splices (the reliability
     run's first record lost it and parsed 0 of 15 FunSearch answers)."""
-    from spark_jax.operator.llm._text import split_reasoning
+    from spark_jax.llm._text import split_reasoning
 
     shown = fs.versioned(seed, 0)
     body = shown.split('"""', 2)[2].split("\n", 1)[1]  # after the docstring line

@@ -20,7 +20,7 @@ import math
 import pytest
 
 from spark_jax import cli
-from spark_jax.bench import pipeline
+from spark_jax.perf import pipeline
 from spark_jax.config import search as search_config
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spark_jax import program as program_lib
-from spark_jax.bench import candidate
+from spark_jax.perf import candidate
 
 
 def test_unseen_program_is_new_and_feasible(seed_paths, sandbox_worker, check_options):

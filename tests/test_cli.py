@@ -144,8 +144,11 @@ def test_commands_usage_errors(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
     assert cli.main(["report", str(tmp_path / "missing")]) == 2
     assert "does not exist" in _error_line(capsys)
-    assert cli.main(["bench", "--steps", "0"]) == 2
+    assert cli.main(["perf", "--steps", "0"]) == 2
     assert "--steps" in _error_line(capsys)
+    assert cli.main(["bench", "--steps", "0"]) == 2  # the old name runs `perf` and says so
+    err = capsys.readouterr().err
+    assert "old name of `spark-jax perf`" in err and "--steps" in err
     assert cli.main(["check", str(tmp_path / "nope.py")]) == 2
     assert "program file not found" in _error_line(capsys)
 

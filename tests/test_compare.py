@@ -16,7 +16,7 @@ import pytest
 from spark_jax import cli, compare
 from spark_jax.compare.runner import run_dir_of, run_status
 from spark_jax.config import search as search_config
-from spark_jax.operator.llm.loopback import LoopbackServer, Reply
+from spark_jax.llm.loopback import LoopbackServer, Reply
 from spark_jax.search.rundb import RunDB
 from spark_jax.util import labels
 

@@ -21,6 +21,7 @@ FLOORS = (
     "config",
     "program",
     "workers",
+    "llm",
     "feasibility",
     "operator",
     "evaluation",
@@ -30,7 +31,7 @@ FLOORS = (
     "benchmark",
     "compare",
     "serve",
-    "bench",
+    "perf",
     "cli",
 )
 MAX_LINES = 400

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from spark_jax.operator.llm.channel import read_brief
+from spark_jax.llm.channel import read_brief
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "llm_account.py"
@@ -158,7 +158,7 @@ def test_the_front_page_caption_says_what_the_account_says():
 def test_a_call_the_channel_recorded_names_its_answerer_and_keeps_the_channels_flag(tmp_path):
     """Later runs: the queue channel's record (the call's model label) names the answerer and
     the brief, and the account flags what the channel flagged, by the answer's own time."""
-    from spark_jax.operator.llm.channel import ChannelRecord
+    from spark_jax.llm.channel import ChannelRecord
 
     account = _account()
     folder = tmp_path / "results" / "llm-new"

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from spark_jax.operator import llm
-from spark_jax.operator.llm import (
+from spark_jax import llm
+from spark_jax.llm import (
     CommandBackend,
     LLMError,
     LLMHTTPError,
@@ -27,9 +27,9 @@ from spark_jax.operator.llm import (
     ReplayMissError,
     make_backend,
 )
-from spark_jax.operator.llm.base import CassetteError, LLMCommandError, LLMTimeoutError
-from spark_jax.operator.llm.loopback import Fault, LoopbackServer, Reply, http_date
-from spark_jax.operator.llm.openai import _parse_retry_after
+from spark_jax.llm.base import CassetteError, LLMCommandError, LLMTimeoutError
+from spark_jax.llm.loopback import Fault, LoopbackServer, Reply, http_date
+from spark_jax.llm.openai import _parse_retry_after
 
 
 class FakeSleep:

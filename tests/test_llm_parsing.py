@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from spark_jax.operator.llm._text import split_reasoning
-from spark_jax.operator.llm.parsing import extract_program, parse_factor, sanitize_directive
+from spark_jax.llm._text import split_reasoning
+from spark_jax.llm.parsing import extract_program, parse_factor, sanitize_directive
 
 
 def d(text: str) -> str:

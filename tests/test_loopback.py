@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from spark_jax.operator.llm.loopback import Fault, LoopbackServer, Reply
+from spark_jax.llm.loopback import Fault, LoopbackServer, Reply
 
 
 def test_models_and_default_reply():

@@ -20,7 +20,7 @@ from spark_jax.cli.main import build_parser
 from spark_jax.compare.methods import METHODS
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import PRESETS
-from spark_jax.operator.llm.loopback import LoopbackServer
+from spark_jax.llm.loopback import LoopbackServer
 from spark_jax.search.rundb import RunDB
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def test_valid_names_are_listed(monkeypatch):
     helps = {name: " ".join(p.format_help().split()) for name, p in _subparsers(parser)}
     for method in METHODS:
         assert method in helps["spark-jax compare"]
-    for command in ("spark-jax evaluate", "spark-jax bench", "spark-jax benchmark"):
+    for command in ("spark-jax evaluate", "spark-jax perf", "spark-jax benchmark"):
         assert all(p in helps[command] for p in PRESETS), command
         assert "dfs" in helps[command] and "floyd_warshall" in helps[command]
     assert "classify" in helps["spark-jax search"] and "cartpole" in helps["spark-jax search"]

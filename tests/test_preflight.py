@@ -11,7 +11,7 @@ import pytest
 
 from spark_jax import cli
 from spark_jax.config.sections import EditorConfig, OpenAILLMConfig
-from spark_jax.operator.llm.loopback import Fault, LoopbackServer, Reply
+from spark_jax.llm.loopback import Fault, LoopbackServer, Reply
 from spark_jax.search import loop, preflight
 from spark_jax.search.rundb import RunDB
 

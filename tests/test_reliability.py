@@ -22,8 +22,8 @@ import pytest
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
 from spark_jax.evaluation.record import Evaluation
-from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
-from spark_jax.operator.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
+from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
+from spark_jax.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
 from spark_jax.search.parent_pool import load_pool
 from spark_jax.search.schema import program_sha256
 from spark_jax.stats.proportions import fisher_exact, wilson
@@ -129,8 +129,8 @@ def test_queue_channel_records_answerer_brief_and_latency_and_flags_a_fast_answe
 ):
     """The channel's record per call, read back by the command backend; a fake answerer that
     writes a whole program at once is flagged, one that takes its time is not."""
-    from spark_jax.operator.llm import CommandBackend
-    from spark_jax.operator.llm.channel import ChannelRecord, read_brief
+    from spark_jax.llm import CommandBackend
+    from spark_jax.llm.channel import ChannelRecord, read_brief
 
     brief = read_brief(BRIEF)
     assert brief.version.startswith("3") and brief.bound_chars_per_s == 300

@@ -113,5 +113,5 @@ def test_cli_rejects_fewer_than_one_seed(seed_paths, capsys):
 
     assert cli.main(["evaluate", str(seed_paths["mpnn"]), "--preset", "tiny", "--seeds", "0"]) == 2
     assert "--seeds must be >= 1" in capsys.readouterr().err
-    assert cli.main(["bench", "--preset", "tiny", "--repeats", "0"]) == 2
+    assert cli.main(["perf", "--preset", "tiny", "--repeats", "0"]) == 2
     assert "--repeats" in capsys.readouterr().err

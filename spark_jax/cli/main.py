@@ -5,7 +5,7 @@
   evaluate  cli/evaluate.py   train and score one program
   check     cli/check.py      feasibility check, no training
   report    cli/report.py     (re)write a run's report
-  bench     cli/bench.py      performance ratios vs the official CLRS loop
+  perf      cli/perf.py       performance ratios vs the official CLRS loop (old name: bench)
   benchmark cli/benchmark.py  programs x tasks x seeds vs DeepMind's processors
   compare   cli/compare.py    search methods x search seeds under one budget
   serve     cli/serve.py      watch runs and benchmarks in the browser (read-only, live)
@@ -27,25 +27,28 @@ from typing import Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # tensorflow (imported by clrs) is noisy
 
-from spark_jax.cli import bench, benchmark, check, compare, config, evaluate, report, search, serve  # noqa: E402
+from spark_jax.cli import benchmark, check, compare, config, evaluate, perf, report, search, serve  # noqa: E402
 from spark_jax.cli.errors import EXIT_USAGE  # noqa: E402
 
-__all__ = ["COMMANDS", "TRAINING_COMMANDS", "HelpFormatter", "build_parser", "main"]
+__all__ = ["ALIASES", "COMMANDS", "TRAINING_COMMANDS", "HelpFormatter", "build_parser", "main"]
 
 COMMANDS: dict[str, ModuleType] = {
     "search": search,
     "evaluate": evaluate,
     "check": check,
     "report": report,
-    "bench": bench,
+    "perf": perf,
     "benchmark": benchmark,
     "compare": compare,
     "serve": serve,
     "config": config,
 }
 
+# Old command names kept working: each runs its new command and says so on stderr.
+ALIASES: dict[str, str] = {"bench": "perf"}
+
 # Commands that train with JAX: they say so when a GPU is present but JAX would use the CPU.
-TRAINING_COMMANDS = frozenset({"search", "evaluate", "bench", "benchmark", "compare"})
+TRAINING_COMMANDS = frozenset({"search", "evaluate", "perf", "benchmark", "compare"})
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -130,7 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for module in COMMANDS.values():
         module.add_parser(sub)
-    assert set(sub.choices) == set(COMMANDS), "a command module registered another name"
+    assert set(sub.choices) == set(COMMANDS) | set(ALIASES), (
+        "a command module registered another name"
+    )
     return parser
 
 
@@ -143,6 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     args.argv = argv  # what was asked, for run records
+    if args.command in ALIASES:
+        new = ALIASES[args.command]
+        print(
+            f"spark-jax {args.command}: the old name of `spark-jax {new}`; running that",
+            file=sys.stderr,
+        )
+        args.command = new
     if args.command in TRAINING_COMMANDS:
         from spark_jax.util import accelerator
 

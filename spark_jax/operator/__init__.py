@@ -5,8 +5,10 @@
   editors  the `Editor` boundary (three roles) and `LLMEditor`
   two_step SPARK's two-step edit in its prompts (submodules defined, not called yet)
   prompts  role prompt templates, read from the shipped `prompts/`
-  llm      LLM backends behind one async contract (openai, command, record/replay)
   offline  the rule-based editor (not an LLM): bandit router, rule director, libcst edits
+  baselines the other search methods' operators
 
-May import: `feasibility`, `program`, `config`, `util`.
+The LLM transport (backends, cassettes, parsing) is `spark_jax.llm`, a floor below.
+
+May import: `feasibility`, `llm`, `program`, `config`, `util`.
 """

@@ -1,7 +1,7 @@
 """The editor kinds, registered by name: `make_editor` builds the one a config names.
 
 'offline' plays the three roles by rules (`operator.offline`, with the task family's
-catalogue); 'llm' asks a backend (`operator.llm`), optionally recorded to or replayed from a
+catalogue); 'llm' asks a backend (`spark_jax.llm`), optionally recorded to or replayed from a
 cassette. `config.sections.EDITOR_KINDS` lists the same names (a test pins it).
 """
 
@@ -11,7 +11,7 @@ from typing import Callable, Mapping
 
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.operator.editors import Editor, LLMEditor
-from spark_jax.operator.llm import LLMBackend, RecordBackend, ReplayBackend, make_backend
+from spark_jax.llm import LLMBackend, RecordBackend, ReplayBackend, make_backend
 from spark_jax.operator.offline import OfflineEditor, family_catalogue
 
 __all__ = ["EDITORS", "make_editor"]

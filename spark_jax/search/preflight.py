@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 
 from spark_jax.config.sections import EditorConfig, OpenAILLMConfig
-from spark_jax.operator.llm import LLMError, LLMHTTPError, make_backend
+from spark_jax.llm import LLMError, LLMHTTPError, make_backend
 from spark_jax.search.stops import SearchUsageError
 
 __all__ = ["PREFLIGHT_PROMPT", "needs_preflight", "preflight"]

@@ -9,7 +9,7 @@ A feasible child equal to a pool program or to an earlier attempt's child is a d
 duplicate rule of `search.budget`), for every method. Up to `proposal_only.jobs` attempts are
 in flight; each is recorded in attempt order, so
 the database does not depend on `jobs` or on which answer came first. The LLM calls go to
-an attempt-keyed cassette (`operator.llm.attempt_cassette`), so a replay gives each attempt
+an attempt-keyed cassette (`llm.attempt_cassette`), so a replay gives each attempt
 its own answers. A killed run resumes at the first unrecorded attempt, and answers already
 in its cassette are not asked again.
 """
@@ -27,8 +27,8 @@ from typing import Callable
 from spark_jax.config.search import SearchConfig
 from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor, LLMEditor, ProgramView, StepContext
-from spark_jax.operator.llm import make_backend
-from spark_jax.operator.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
+from spark_jax.llm import make_backend
+from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.search import budget, family_setup, preflight, prompt_context, startup

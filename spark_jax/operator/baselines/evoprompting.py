@@ -33,7 +33,7 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
-from spark_jax.operator.llm.parsing import extract_program
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
 

@@ -47,7 +47,7 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
-from spark_jax.operator.llm.parsing import extract_program
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
 TEMPERATURE_INIT = 0.1  # ProgramsDatabaseConfig.cluster_sampling_temperature_init

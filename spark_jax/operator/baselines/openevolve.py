@@ -10,7 +10,7 @@ malformed delimiters or no block matching are failures); full mode as OpenEvolve
 `utils/code_utils.py: parse_full_rewrite` (`parse_full_rewrite` below, the same in v0.3.2 and
 0.4.0): the FIRST fenced block tagged with the program's language (python), else the first
 fenced block of any kind, else the whole answer. SPARK's own parser
-(`operator/llm/parsing.py: extract_program`) takes the largest block instead: an answer that
+(`llm/parsing.py: extract_program`) takes the largest block instead: an answer that
 quotes a one-line snippet before its program is a child for SPARK and, as in OpenEvolve, the
 snippet for this baseline (which then fails the checks). An answer that leaves the program
 unchanged (replacements equal to what they replace, a rewrite equal to the parent) is the

@@ -1,4 +1,4 @@
-"""The cost issue's targets for `spark-jax bench`'s per-candidate ratios, and the Markdown table
+"""The cost issue's targets for `spark-jax perf`'s per-candidate ratios, and the Markdown table
 of one or more bench reports (no heavy imports: the result scripts read them)."""
 
 from __future__ import annotations

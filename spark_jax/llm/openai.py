@@ -25,8 +25,8 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from spark_jax.operator.llm import _text
-from spark_jax.operator.llm.base import (
+from spark_jax.llm import _text
+from spark_jax.llm.base import (
     LLMBackend,
     LLMError,
     LLMHTTPError,

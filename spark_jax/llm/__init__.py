@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
-from spark_jax.operator.llm.base import (
+from spark_jax.llm.base import (
     CassetteError,
     LLMBackend,
     LLMCommandError,
@@ -26,9 +26,9 @@ from spark_jax.operator.llm.base import (
     LLMTimeoutError,
     ReplayMissError,
 )
-from spark_jax.operator.llm.cassette import RecordBackend, ReplayBackend
-from spark_jax.operator.llm.command import CommandBackend
-from spark_jax.operator.llm.openai import OpenAIBackend
+from spark_jax.llm.cassette import RecordBackend, ReplayBackend
+from spark_jax.llm.command import CommandBackend
+from spark_jax.llm.openai import OpenAIBackend
 
 __all__ = [
     "LLMBackend",

@@ -17,9 +17,9 @@ import shlex
 import signal
 import time
 
-from spark_jax.operator.llm import _text
-from spark_jax.operator.llm.base import LLMBackend, LLMCommandError, LLMResponse, LLMTimeoutError
-from spark_jax.operator.llm.channel import ChannelRecord
+from spark_jax.llm import _text
+from spark_jax.llm.base import LLMBackend, LLMCommandError, LLMResponse, LLMTimeoutError
+from spark_jax.llm.channel import ChannelRecord
 
 __all__ = ["CommandBackend"]
 

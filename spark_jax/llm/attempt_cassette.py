@@ -24,14 +24,14 @@ import json
 import os
 from typing import Any
 
-from spark_jax.operator.llm.base import (
+from spark_jax.llm.base import (
     CassetteError,
     LLMBackend,
     LLMError,
     LLMResponse,
     ReplayMissError,
 )
-from spark_jax.operator.llm.cassette import cassette_key
+from spark_jax.llm.cassette import cassette_key
 
 __all__ = ["ATTEMPT", "AttemptCassetteBackend"]
 

@@ -20,8 +20,8 @@ import logging
 import os
 from typing import Any
 
-from spark_jax.operator.llm import _text
-from spark_jax.operator.llm.base import CassetteError, LLMBackend, LLMResponse, ReplayMissError
+from spark_jax.llm import _text
+from spark_jax.llm.base import CassetteError, LLMBackend, LLMResponse, ReplayMissError
 
 __all__ = ["RecordBackend", "ReplayBackend", "cassette_key", "load_cassette"]
 

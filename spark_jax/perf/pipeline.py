@@ -1,4 +1,4 @@
-"""Pipeline figure of `spark-jax bench`: how busy the evaluator stays while an LLM proposes.
+"""Pipeline figure of `spark-jax perf`: how busy the evaluator stays while an LLM proposes.
 
 A real search runs with 2 evaluations in flight and one local worker, against the loopback
 OpenAI-compatible server (a real HTTP server on 127.0.0.1) that answers every role after
@@ -17,7 +17,7 @@ from typing import Any
 
 from spark_jax.config import assets
 from spark_jax.config import search as search_config
-from spark_jax.operator.llm.loopback import LoopbackServer, Reply
+from spark_jax.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
 from spark_jax.search import loop as search
 from spark_jax.search.preflight import PREFLIGHT_PROMPT

@@ -1,4 +1,4 @@
-"""`spark-jax bench`: performance ratios against the official CLRS implementation.
+"""`spark-jax perf`: performance ratios against the official CLRS implementation.
 
 All figures come from one process on the same batches:
   - official: DeepMind's Haiku `triplet_gmpnn` in `clrs.models.BaselineModel` (its own jitted
@@ -222,7 +222,7 @@ def run_bench(
         ),
     )
     if with_pipeline:
-        from spark_jax.bench.pipeline import bench_pipeline
+        from spark_jax.perf.pipeline import bench_pipeline
 
         report["pipeline"] = bench_pipeline(candidates=pipeline_candidates, seed=seed)
         ratios["pipeline_evaluator_busy_fraction"] = report["pipeline"]["busy_fraction"]
@@ -237,7 +237,7 @@ def run_bench(
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [
-        f"spark-jax bench: {report['task']} / {report['preset']} preset, "
+        f"spark-jax perf: {report['task']} / {report['preset']} preset, "
         f"{report['steps']} timed steps, backend {report['backend']}"
     ]
     for side in ("official", "ours", "control_haiku_in_our_trainer"):

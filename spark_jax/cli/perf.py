@@ -1,9 +1,10 @@
-"""`spark-jax bench [--task T] [--preset P] [--steps N] [--repeats R] [--seeds-k K] [--json]`:
+"""`spark-jax perf [--task T] [--preset P] [--steps N] [--repeats R] [--seeds-k K] [--json]`:
 performance ratios of our training loop, feasibility checker and search pipeline against the
 official CLRS loop, and the per-candidate cost broken down (init, compile, steps/s,
 evaluation, total; K seeds as one program, mapped and vmapped; an unseen program's
 feasibility check), each with a verdict against its target (the measurements live in
-`spark_jax.bench`).
+`spark_jax.perf`). The performance harness, not the program benchmark (`spark-jax
+benchmark`); `spark-jax bench`, its old name, still runs it and says so.
 
 Exit codes: 0 measured, 2 usage error.
 """
@@ -19,8 +20,12 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Adds the `bench` subcommand to `sub`."""
-    p = sub.add_parser("bench", help="performance ratios vs the official CLRS implementation")
+    """Adds the `perf` subcommand (alias: `bench`, its old name) to `sub`."""
+    p = sub.add_parser(
+        "perf",
+        aliases=["bench"],
+        help="performance ratios vs the official CLRS implementation (old name: bench)",
+    )
     p.add_argument("--task", default="dfs", help="CLRS algorithm, one of: {tasks}")
     p.add_argument("--preset", default="smoke", help="protocol preset, one of: {presets}")
     p.add_argument("--steps", type=int, default=100, help="timed training steps per side")
@@ -60,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs `bench`; returns the exit code."""
+    """Runs `perf`; returns the exit code."""
     from spark_jax.config import protocol, tasks
 
     try:
@@ -72,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--repeats, --seeds-k and --pipeline-candidates must be >= 1")
     except (protocol.ConfigError, tasks.TaskError, UsageError) as e:
         return fail(str(e))
-    from spark_jax.bench import candidate, training
+    from spark_jax.perf import candidate, training
 
     report, text = {}, []
     if not args.only_candidate:

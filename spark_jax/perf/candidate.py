@@ -1,4 +1,4 @@
-"""Per-candidate cost of `spark-jax bench`: one whole candidate, ours vs the official loop.
+"""Per-candidate cost of `spark-jax perf`: one whole candidate, ours vs the official loop.
 
 In one process, on identical batches (both sides draw from `make_task_data(task, cfg, seed)`):
   - official: DeepMind's `BaselineModel` with its Haiku `triplet_gmpnn`, trained as
@@ -31,7 +31,7 @@ import jax
 import numpy as np
 
 from spark_jax import program as program_lib
-from spark_jax.bench.summary import TARGETS, meets
+from spark_jax.perf.summary import TARGETS, meets
 from spark_jax.config import assets
 from spark_jax.config.evaluation import SEED_MODES
 from spark_jax.config.protocol import ProtocolConfig

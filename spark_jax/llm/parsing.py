@@ -10,7 +10,7 @@ import ast
 import re
 import textwrap
 
-from spark_jax.operator.llm._text import split_reasoning
+from spark_jax.llm._text import split_reasoning
 
 __all__ = ["FACTORS", "parse_factor", "extract_program", "sanitize_directive"]
 
