@@ -10,9 +10,9 @@ loop must leave them byte-identical.
 import json
 
 from spark_jax import program as program_lib
-from spark_jax.perf import candidate
 from spark_jax.config import assets, protocol
 from spark_jax.evaluation import bridge, evaluate, seeds
+from spark_jax.perf import candidate
 
 cfg = protocol.get_preset("tiny")
 prog = program_lib.read_program(assets.seed_program_path("mpnn"))

@@ -15,8 +15,8 @@ import argparse
 import json
 import pathlib
 
-from spark_jax.perf import profile
 from spark_jax.config import assets, protocol
+from spark_jax.perf import profile
 
 
 def main() -> None:

@@ -28,10 +28,10 @@ from pathlib import Path
 import jax
 
 from spark_jax import program as program_lib
-from spark_jax.perf.candidate import SEED_PROGRAM, unseen_program
 from spark_jax.config import protocol
 from spark_jax.feasibility import checker as feasibility
 from spark_jax.feasibility import sandbox, stage_checks
+from spark_jax.perf.candidate import SEED_PROGRAM, unseen_program
 from spark_jax.util import labels
 
 _COMPILED = re.compile(r"Finished XLA compilation of jit\((\w+)\) in ([0-9.eE-]+) sec")

@@ -13,11 +13,11 @@ import types
 import pytest
 
 from spark_jax.config.sections import OperatorConfig
+from spark_jax.llm import OpenAIBackend
+from spark_jax.llm.loopback import LoopbackServer
 from spark_jax.operator.baselines import BASELINES, CONTROLS, make_operator
 from spark_jax.operator.baselines import funsearch as fs
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import OpenAIBackend
-from spark_jax.llm.loopback import LoopbackServer
 
 VOCABULARY = ("factor-scoped", "Factor-scoped", "an OPERATOR edit", "an ACTION edit", "FACTOR:")
 TAGS = ("# SPARK:BEGIN OPERATOR", "# SPARK:END OPERATOR", "# SPARK:BEGIN ACTION")

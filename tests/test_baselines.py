@@ -15,6 +15,9 @@ import pytest
 
 from spark_jax.config.sections import OperatorConfig
 from spark_jax.feasibility import checker as feasibility
+from spark_jax.llm import OpenAIBackend
+from spark_jax.llm.loopback import LoopbackServer, Reply
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.baselines import OFFLINE_ANALOGUE, make_operator
 from spark_jax.operator.baselines import eoh as eoh_lib
 from spark_jax.operator.baselines import funsearch as fs
@@ -22,9 +25,6 @@ from spark_jax.operator.baselines import openevolve_prompt as oe_prompt
 from spark_jax.operator.baselines.diffs import DiffError, apply_diff
 from spark_jax.operator.baselines.openevolve import parse_full_rewrite
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import OpenAIBackend
-from spark_jax.llm.loopback import LoopbackServer, Reply
-from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import OfflineEditor
 from spark_jax.operator.signals import Outcome
 

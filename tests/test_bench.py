@@ -20,8 +20,8 @@ import math
 import pytest
 
 from spark_jax import cli
-from spark_jax.perf import pipeline
 from spark_jax.config import search as search_config
+from spark_jax.perf import pipeline
 
 
 def test_pipeline_config_is_a_loaded_config():

@@ -19,11 +19,11 @@ import pytest
 from spark_jax.compare import methods as methods_lib
 from spark_jax.compare import verdicts
 from spark_jax.config.sections import OperatorConfig, OperatorConfigError
+from spark_jax.llm import OpenAIBackend
+from spark_jax.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.baselines import controls, make_operator
 from spark_jax.operator.context_text import ParentOrigin
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import OpenAIBackend
-from spark_jax.llm.loopback import LoopbackServer, Reply
 from spark_jax.operator.signals import Outcome, SearchHistory
 
 LINE = "        ret = jax.nn.relu(self.o1(z) + self.o2(msgs))  # [B, N, H]"

@@ -13,8 +13,8 @@ import pytest
 
 from spark_jax import program as program_lib
 from spark_jax.feasibility import policy as safety
-from spark_jax.operator.editors import ProgramView, StepContext
 from spark_jax.llm.parsing import sanitize_directive
+from spark_jax.operator.editors import ProgramView, StepContext
 from spark_jax.operator.offline import (
     CATALOGUE,
     EDITOR_NAME,

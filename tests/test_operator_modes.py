@@ -9,10 +9,10 @@ import types
 import pytest
 
 from spark_jax.config.sections import MODES, OperatorConfig
-from spark_jax.operator.baselines import BASELINES, make_operator
-from spark_jax.operator.editors import LLMEditor
 from spark_jax.llm import OpenAIBackend
 from spark_jax.llm.loopback import Fault, LoopbackServer
+from spark_jax.operator.baselines import BASELINES, make_operator
+from spark_jax.operator.editors import LLMEditor
 
 
 def test_config_modes_are_the_operators_make_operator_builds():

@@ -13,9 +13,9 @@ import re
 import pytest
 
 from spark_jax.config import protocol as protocol_config
+from spark_jax.llm import LLMBackend, LLMResponse
 from spark_jax.operator import context_text
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import LLMBackend, LLMResponse
 from spark_jax.operator.prompts import claims_masking
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.search import prompt_context

@@ -10,11 +10,11 @@ import pathlib
 import pytest
 
 from spark_jax.feasibility import checker as feasibility
+from spark_jax.llm import OpenAIBackend, RecordBackend, ReplayBackend
+from spark_jax.llm.loopback import Fault, LoopbackServer, Reply
 from spark_jax.operator import context_text
 from spark_jax.operator.context_text import ParentOrigin
 from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
-from spark_jax.llm import OpenAIBackend, RecordBackend, ReplayBackend
-from spark_jax.llm.loopback import Fault, LoopbackServer, Reply
 from spark_jax.operator.prompts import PromptLibrary
 from spark_jax.operator.signals import Outcome, SearchHistory, StepSignals
 from spark_jax.operator.step import OperatorConfig, OperatorConfigError, SparkOperator

@@ -9,8 +9,8 @@ import pathlib
 
 import pytest
 
-from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.llm import LLMBackend, LLMResponse
+from spark_jax.operator.editors import LLMEditor, ProgramView, StepContext
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.two_step import submodule_note, unused_line
 from spark_jax.program.submodules import defined_submodules, unused_submodules

@@ -24,13 +24,7 @@ import json
 import os
 from typing import Any
 
-from spark_jax.llm.base import (
-    CassetteError,
-    LLMBackend,
-    LLMError,
-    LLMResponse,
-    ReplayMissError,
-)
+from spark_jax.llm.base import CassetteError, LLMBackend, LLMError, LLMResponse, ReplayMissError
 from spark_jax.llm.cassette import cassette_key
 
 __all__ = ["ATTEMPT", "AttemptCassetteBackend"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
-from spark_jax.operator.editors import Editor, LLMEditor
 from spark_jax.llm import LLMBackend, RecordBackend, ReplayBackend, make_backend
+from spark_jax.operator.editors import Editor, LLMEditor
 from spark_jax.operator.offline import OfflineEditor, family_catalogue
 
 __all__ = ["EDITORS", "make_editor"]

@@ -12,10 +12,10 @@ import dataclasses
 import hashlib
 from typing import Any, Mapping, Sequence
 
-from spark_jax.operator import context_text
-from spark_jax.operator.context_text import ClrsSplit, FamilySplit, ParentOrigin
 from spark_jax.llm import LLMBackend, LLMError, LLMResponse
 from spark_jax.llm.parsing import extract_program, parse_factor, sanitize_directive
+from spark_jax.operator import context_text
+from spark_jax.operator.context_text import ClrsSplit, FamilySplit, ParentOrigin
 from spark_jax.operator.prompts import PromptLibrary, masking_rule
 from spark_jax.operator.signals import Outcome, StepSignals
 from spark_jax.operator.two_step import submodule_note, unused_line

@@ -31,12 +31,12 @@ import jax
 import numpy as np
 
 from spark_jax import program as program_lib
-from spark_jax.perf.summary import TARGETS, meets
 from spark_jax.config import assets
 from spark_jax.config.evaluation import SEED_MODES
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, evaluate, seeds, training_loop
 from spark_jax.evaluation.train import CompileStats
+from spark_jax.perf.summary import TARGETS, meets
 
 SEED_PROGRAM = assets.seed_program_path("triplet_gmpnn")
 

@@ -25,10 +25,10 @@ import time
 from typing import Callable
 
 from spark_jax.config.search import SearchConfig
-from spark_jax.operator.baselines import make_operator
-from spark_jax.operator.editors import Editor, LLMEditor, ProgramView, StepContext
 from spark_jax.llm import make_backend
 from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
+from spark_jax.operator.baselines import make_operator
+from spark_jax.operator.editors import Editor, LLMEditor, ProgramView, StepContext
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
 from spark_jax.search import budget, family_setup, preflight, prompt_context, startup

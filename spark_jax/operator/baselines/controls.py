@@ -33,6 +33,7 @@ import re
 import textwrap
 from typing import Any
 
+from spark_jax.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
@@ -45,7 +46,6 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import ProgramView, StepContext, role_fields
-from spark_jax.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.offline import TransformNotApplicable
 from spark_jax.program import regions
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from spark_jax.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
@@ -45,7 +46,6 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
-from spark_jax.llm.parsing import extract_program, split_reasoning
 from spark_jax.operator.offline import TransformNotApplicable, get_transform
 
 ALL_STRATEGIES = ("e1", "e2", "m1", "m2", "m3")

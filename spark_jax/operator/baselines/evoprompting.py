@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
@@ -33,7 +34,6 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
-from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
 

@@ -36,6 +36,7 @@ import re
 import textwrap
 from typing import Any
 
+from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.baselines.common import (
     BaselineOperator,
     Child,
@@ -47,7 +48,6 @@ from spark_jax.operator.baselines.common import (
     tags_outcome,
 )
 from spark_jax.operator.editors import StepContext, role_fields
-from spark_jax.llm.parsing import extract_program
 from spark_jax.operator.offline import TransformNotApplicable
 
 TEMPERATURE_INIT = 0.1  # ProgramsDatabaseConfig.cluster_sampling_temperature_init
