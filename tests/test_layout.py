@@ -32,6 +32,7 @@ FLOORS = (
     "compare",
     "serve",
     "perf",
+    "results",
     "cli",
 )
 MAX_LINES = 400
