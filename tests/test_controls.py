@@ -288,9 +288,7 @@ def test_done_when_spark_against_the_controls(tmp_path):
 
 
 def test_first_verdicts_match_the_table_and_give_the_generated_answer(tmp_path):
-    import importlib.util
     import json
-    import pathlib
 
     import serve_fixtures  # tests/serve_fixtures.py: comparison directories without training
 
@@ -309,26 +307,32 @@ def test_first_verdicts_match_the_table_and_give_the_generated_answer(tmp_path):
     out = serve_fixtures.make_comparison(tmp_path / "cmp", members, names, seeds)
     plan = ComparePlan.from_dict(json.loads((out / PLAN_FILE).read_text()))
     methods = list(methods_lib.resolve_methods(list(plan.methods)))
-    grouped = by_method(collect(out, plan))
+    figures = collect(out, plan)
+    grouped = by_method(figures)
     found = verdicts.first_verdicts(methods, grouped, plan.budget)
     assert [(n, w) for n, w, _ in found] == [("openevolve", "loss"), ("eoh", "cannot tell")]
     rows = [x for x in verdicts.against_first(methods, grouped, plan.budget) if x[:3] == "| `"]
     assert [r.rsplit("|", 2)[1].strip() for r in rows] == ["loss", "cannot tell"]
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "compare_table.py"
-    spec = importlib.util.spec_from_file_location("compare_table", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     from spark_jax.compare import tables
+    from spark_jax.results import comparison, readme
 
     method_rows = tables.method_rows(methods, grouped, None, plan.budget)
-    answer = script._answer(methods, grouped, method_rows, plan.budget)
+    c = comparison.Comparison(out, plan, methods, figures, grouped, method_rows, meta={})
+    answer = comparison.answer(c)
     assert answer.startswith("After Holm over the 2 methods set against `spark` (8 search seeds")
     assert "`openevolve` is below `spark`; the statistics cannot tell for the other 1." in answer
-    readme = f"**Question.** Q?\n\n{script.ANSWER_MARK}\n**Answer.** old.\n\n## Protocol\n"
-    assert script._write_answer(readme, "new.") == readme.replace("old.", "new.")
-    by_hand = "**Answer.** typed.\n\n## Protocol\n"
-    assert script._write_answer(by_hand, "new.") == by_hand
+    # The README's block and the answer after the mark are rewritten; one typed by hand is not.
+    page = tmp_path / "README.md"
+    text = f"**Question.** Q?\n\n{comparison.ANSWER_MARK}\n**Answer.** old.\n\n"
+    page.write_text(text + "<!-- generated -->\nx\n<!-- end generated -->\n")
+    readme.rewrite(page, ["y"], comparison.ANSWER_MARK, "new.")
+    expect = text.replace("old.", "new.") + "<!-- generated -->\ny\n<!-- end generated -->\n"
+    assert page.read_text() == expect
+    by_hand = "**Answer.** typed.\n\n<!-- generated -->\nx\n<!-- end generated -->\n"
+    page.write_text(by_hand)
+    readme.rewrite(page, ["x"], comparison.ANSWER_MARK, "new.")
+    assert page.read_text() == by_hand
 
     # A rate's range names every method at its ends, as the table rounds them (ties included).
     def row(name, mean):
@@ -338,14 +342,14 @@ def test_first_verdicts_match_the_table_and_give_the_generated_answer(tmp_path):
 
     ranged = [row("spark", 0.0), row("openevolve", 0.001), row("eoh", 0.5), row("x", None)]
     expect = "ranges from 0.00 (`spark`, `openevolve`) to 0.50 (`eoh`)"
-    assert script._ranged(ranged, "rate") == expect
-    assert script._ranged(ranged[:2], "rate") == "is 0.00 for every method"
+    assert comparison.rate_range(ranged, "rate") == expect
+    assert comparison.rate_range(ranged[:2], "rate") == "is 0.00 for every method"
 
     # Searches that ended with the same best program are named together; unique ones are not.
     def ended(method, seed, best):
         return types.SimpleNamespace(method=method, seed=seed, best_program=best)
 
-    shared = script._shared_bests([ended("spark", 0, "ab" * 8), ended("eoh", 0, "ab" * 8),
-                                   ended("eoh", 1, "cd" * 8), ended("x", 2, "")])  # fmt: skip
+    shared = comparison.shared_bests([ended("spark", 0, "ab" * 8), ended("eoh", 0, "ab" * 8),
+                                      ended("eoh", 1, "cd" * 8), ended("x", 2, "")])  # fmt: skip
     assert shared.endswith(": `abababab` (`spark` 0, `eoh` 0).")
-    assert "different program" in script._shared_bests([ended("spark", 0, "ab" * 8)])
+    assert "different program" in comparison.shared_bests([ended("spark", 0, "ab" * 8)])
