@@ -85,11 +85,8 @@ def test_readme_results_table_is_generated_from_the_folders():
 
 
 def test_results_index_names_what_a_folder_lacks(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import results_index
-    finally:
-        sys.path.pop(0)
+    from spark_jax.results import index as results_index
+
     folder = tmp_path / "results" / "exp"
     folder.mkdir(parents=True)
     (folder / "README.md").write_text("# An experiment\n\n**Question.** Why?\n", encoding="utf-8")
