@@ -1,4 +1,4 @@
-"""scripts/compare_checkpoint.py carries an unfinished comparison from one machine to the next:
+"""`compare.checkpoint` (scripts/compare_checkpoint.py) carries an unfinished comparison from one machine to the next:
 what `save` commits, `restore` puts back so that `spark-jax compare` keeps the finished searches
 and resumes the others; `finish` records the parts. Run on a copy of a committed comparison
 (results/controls-offline/data): one search made part-done, one stopped before its seed trained."""
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from spark_jax.compare import checkpoint as compare_checkpoint
 from spark_jax.compare.runner import run_status
 from spark_jax.config import search as search_config
 from spark_jax.search import startup
@@ -28,10 +29,10 @@ PART_DONE = "openevolve/seed-1"
 UNSEEDED = "spark/seed-2"  # stopped while its seed program's first training was in flight
 
 
-def _checkpoint(*args: Path | str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=ROOT
-    )
+def _checkpoint(verb: str, *paths: Path) -> subprocess.CompletedProcess:
+    """The verb run through the library, with what the script prints on success."""
+    lines = compare_checkpoint.carry(verb, list(paths))
+    return subprocess.CompletedProcess(verb, 0, "".join(f"{line}\n" for line in lines), "")
 
 
 def _evaluations(db: Path) -> list[tuple]:
@@ -184,9 +185,8 @@ def test_restore_keeps_this_machines_own_copy_and_both_refuse_another_comparison
     plan = json.loads((work / "compare.json").read_text())
     (work / "compare.json").write_text(json.dumps({**plan, "seeds": [0]}))
     for verb, src, dest in (("restore", checkpoint, work), ("save", work, checkpoint)):
-        refused = _checkpoint(verb, src, dest)
-        assert refused.returncode == 1
-        assert refused.stderr.strip().endswith("(compare.json differs)")
+        with pytest.raises(compare_checkpoint.CheckpointError, match=r"\(compare.json differs\)$"):
+            _checkpoint(verb, src, dest)
 
 
 def test_a_run_directory_moved_aside_by_an_interrupted_copy_is_put_back(work, tmp_path):
@@ -241,6 +241,45 @@ def test_finish_of_a_run_in_one_part_records_no_parts(work, tmp_path):
 
 def test_bad_directories_get_one_line(tmp_path):
     for verb in ("save", "restore", "finish"):
-        done = _checkpoint(verb, tmp_path / "nothing", tmp_path / "out")
-        assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert done.stderr.startswith(f"compare_checkpoint {verb}: ")
+        with pytest.raises(compare_checkpoint.CheckpointError) as refused:
+            _checkpoint(verb, tmp_path / "nothing", tmp_path / "out")
+        assert len(str(refused.value).splitlines()) == 1, refused.value
+    with pytest.raises(compare_checkpoint.UsageError):
+        _checkpoint("begin", tmp_path / "a", tmp_path / "b")
+
+
+def test_the_script_keeps_its_command_line(tmp_path):
+    """scripts/results/*.sh run the script: the verb's lines on stdout, one line on a refusal,
+    the usage on a bad call."""
+
+    def script(*args):
+        cmd = [sys.executable, str(SCRIPT), *map(str, args)]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+
+    done = script("begin", tmp_path / "cmp")
+    assert done.returncode == 0 and done.stdout.startswith("begin: this part started "), done
+    refused = script("save", tmp_path / "nothing", tmp_path / "out")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("compare_checkpoint save: ")
+    usage = script("restore", tmp_path)
+    assert usage.returncode == 1 and "scripts/compare_checkpoint.py begin" in usage.stderr
+
+
+def test_export_copies_the_record_of_a_comparison(tmp_path):
+    """`compare.export` (scripts/compare_copy.py): the plan, report, plots, each search's
+    database and config, and the extra files; nothing from a directory that is no comparison."""
+    from spark_jax.compare import export
+
+    data = tmp_path / "data"
+    export.copy_comparison(SOURCE, data, [SOURCE / "run.json"])
+    runs = sorted(str(p.relative_to(SOURCE)) for p in SOURCE.glob("*/seed-*") if p.is_dir())
+    assert sorted(str(p.relative_to(data)) for p in data.glob("*/seed-*") if p.is_dir()) == runs
+    for run in runs:
+        assert _evaluations(data / run / "run.db") == _evaluations(SOURCE / run / "run.db")
+        assert (data / run / "config.yaml").read_bytes() == (
+            SOURCE / run / "config.yaml"
+        ).read_bytes()
+    assert (data / "run.json").is_file() and (data / "plots").is_dir()
+    with pytest.raises(export.NotAComparison, match="no compare.json"):
+        export.copy_comparison(tmp_path / "nothing", tmp_path / "out", [])
+    assert not (tmp_path / "out").exists()
