@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from spark_jax.util import markdown
 from spark_jax.util.files import replace_generated
@@ -64,3 +65,13 @@ def rewrite(
         raise SystemExit(f"{readme}: {e}") from None
     readme.write_text(text, encoding="utf-8")
     return text
+
+
+def seed_scores(results: Sequence, score: Callable[[Any], Any]) -> dict[tuple[str, str], dict]:
+    """(program key, task) -> {seed: score(evaluation)} of a benchmark's landed results
+    (`BenchmarkDB.results()`, failed jobs left out): the pairs a per-seed comparison reads."""
+    found: dict[tuple[str, str], dict] = {}
+    for r in results:
+        if r.ok and r.evaluation is not None:
+            found.setdefault((r.program_key, r.task), {})[r.seed] = score(r.evaluation)
+    return found
