@@ -1,30 +1,24 @@
-"""results/gpu/: the committed tables are the ones its script generates from its data; the
+"""results/gpu/: the committed tables are the ones spark_jax.results.gpu generates from its data; the
 projection's arithmetic; the note a GPU machine gets when JAX would train on its CPU."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from spark_jax.cli import main as run_cli
+from spark_jax.results import gpu as table
+from spark_jax.results.gpu_answer import ratio
+from spark_jax.results.gpu_tables import project_candidate
 from spark_jax.util import accelerator
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "gpu"
 
 
-def _gpu_table():
-    spec = importlib.util.spec_from_file_location("gpu_table", ROOT / "scripts" / "gpu_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_results_gpu_readme_is_generated_from_its_data():
-    table = _gpu_table()
     readme = (RESULTS / "README.md").read_text()
     generated = readme.split(table.START, 1)[1].split(table.END, 1)[0].strip()
     assert generated == table.render(table.load(RESULTS), RESULTS).strip()
@@ -37,7 +31,6 @@ def _answer(readme: str) -> str:
 
 
 def test_the_answer_is_generated_and_the_loop_question_gets_the_loop_figure():
-    table = _gpu_table()
     readme = (RESULTS / "README.md").read_text()
     assert table.ANSWER_MARK in readme
     rows = table.load(RESULTS)
@@ -45,7 +38,7 @@ def test_the_answer_is_generated_and_the_loop_question_gets_the_loop_figure():
     assert answer == table.answer(rows, RESULTS)
     # "Our evaluator vs DeepMind's loop" is answered by the loop-against-loop bench phase
     # (call4.jsonl), not by DeepMind's processor inside our evaluator.
-    median, low, high = table._ratio(
+    median, low, high = ratio(
         [r for r in rows if r["phase"] == "bench" and r["rc"] == 0], "total_wall_ours_over_official"
     )
     loop, processor = answer.split(". ")[0], answer.split("A processor comparison", 1)[1]
@@ -56,7 +49,6 @@ def test_the_answer_is_generated_and_the_loop_question_gets_the_loop_figure():
 
 
 def test_every_gpu_claim_says_which_install_it_ran_on():
-    table = _gpu_table()
     readme = (RESULTS / "README.md").read_text()
     [env] = [r for r in table.load(RESULTS) if r["phase"] == "env"]
     jax = f"JAX {env['versions']['jax']}"
@@ -89,7 +81,7 @@ def test_the_performance_doc_quotes_only_figures_of_results_gpu():
 
 
 def test_every_gpu_measurement_names_its_device():
-    rows = _gpu_table().load(RESULTS)
+    rows = table.load(RESULTS)
     [env] = [r for r in rows if r["phase"] == "env"]
     assert env["backend"] == "gpu" and "H100" in env["device_kind"]
     benches = [r for r in rows if r["phase"] == "bench"]
@@ -106,20 +98,19 @@ def test_every_gpu_measurement_names_its_device():
 
 
 def test_projection_adds_missing_steps_and_validations():
-    table = _gpu_table()
     run = dict(
         process_wall_s=100.0,
         evaluation=dict(steps=300, eval_seconds=0.8, loop_steps_per_second=10.0),
     )
     # 9,700 missing steps at 10 steps/s, 194 missing validations at 0.8 s / 8 scorings.
-    assert table.project_candidate(run, 10_000) == pytest.approx(100 + 970 + 194 * 0.1)
-    assert table.project_candidate(run, 300) == pytest.approx(100.0)
+    assert project_candidate(run, 10_000) == pytest.approx(100 + 970 + 194 * 0.1)
+    assert project_candidate(run, 300) == pytest.approx(100.0)
 
 
 def test_render_refuses_a_readme_without_markers(tmp_path, capsys):
     (tmp_path / "README.md").write_text("no markers\n")
     (tmp_path / "m.jsonl").write_text(json.dumps({"phase": "env"}) + "\n")
-    assert _gpu_table().main([str(tmp_path)]) == 2
+    assert table.main([str(tmp_path)]) == 2
     assert "markers" in capsys.readouterr().err
 
 
