@@ -75,3 +75,14 @@ def seed_scores(results: Sequence, score: Callable[[Any], Any]) -> dict[tuple[st
         if r.ok and r.evaluation is not None:
             found.setdefault((r.program_key, r.task), {})[r.seed] = score(r.evaluation)
     return found
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (figures go to files only), imported on first
+    use so that writing a README never needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
