@@ -22,6 +22,7 @@ import pytest
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
 from spark_jax.evaluation.record import Evaluation
+from spark_jax.llm import queue as llm_queue
 from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
 from spark_jax.search.parent_pool import load_pool
@@ -29,8 +30,7 @@ from spark_jax.search.schema import program_sha256
 from spark_jax.stats.proportions import fisher_exact, wilson
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-QUEUE_SCRIPT = ROOT / "scripts" / "llm_queue_model.py"
-FAKE_AGENT = ROOT / "scripts" / "llm_fake_queue_agent.py"
+QUEUE_SCRIPT = ROOT / "scripts" / "llm_queue_model.py"  # what the experiments' configs run
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -94,27 +94,22 @@ def _answer_when_asked(
 
 
 def _ask(queue, prompt, answer, seen, **kw):
+    """`llm.queue.ask` with an answerer on another thread: (answer, channel record)."""
     helper = threading.Thread(target=_answer_when_asked, args=(queue, answer, seen), kwargs=kw)
     helper.start()
-    env = dict(os.environ, SPARK_LLM_QUEUE=str(queue), SPARK_LLM_BRIEF=str(BRIEF))
-    out = subprocess.run(
-        [sys.executable, str(QUEUE_SCRIPT)],
-        input=prompt,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    helper.join()
-    return out
+    env = dict(SPARK_LLM_QUEUE=str(queue), SPARK_LLM_BRIEF=str(BRIEF))
+    queue_dir, timeout, brief = llm_queue.settings(env)
+    try:
+        return llm_queue.ask(queue_dir, prompt, timeout, brief)
+    finally:
+        helper.join()
 
 
-def test_queue_script_hands_the_prompt_over_and_prints_the_answer(tmp_path):
+def test_queue_hands_the_prompt_over_and_returns_the_answer(tmp_path):
     queue = tmp_path / "q"
     seen: list[str] = []
-    out = _ask(queue, "the prompt\nsays: FACTOR", "FACTOR: ACTION\n", seen, agent="m1")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == "FACTOR: ACTION\n"
+    text, _ = _ask(queue, "the prompt\nsays: FACTOR", "FACTOR: ACTION\n", seen, agent="m1")
+    assert text == "FACTOR: ACTION\n"
     assert seen == ["the prompt\nsays: FACTOR"]  # the prompt itself, nothing appended
     assert not list((queue / "pending").glob(".*"))  # no temporary file left
     # Nothing but the prompt reaches the answerer: the queue holds no other file for it.
@@ -136,12 +131,10 @@ def test_queue_channel_records_answerer_brief_and_latency_and_flags_a_fast_answe
     assert brief.version.startswith("3") and brief.bound_chars_per_s == 300
     program = "x = 1\n" * 200  # 1,200 characters
     fast = _ask(tmp_path / "q1", "p", program, [], agent="fast-fake")
-    slow = _ask(tmp_path / "q2", "p", "FACTOR: ACTION\n", [], agent="slow-fake", think_s=0.5)
-    records = {}
-    for name, out in (("fast", fast), ("slow", slow)):
-        assert out.returncode == 0, out.stderr
-        records[name] = ChannelRecord.from_stderr(out.stderr)
-    f, s = records["fast"], records["slow"]
+    # The claim is seen at the next poll (POLL_S): the answer time may fall short by that much.
+    slow = _ask(tmp_path / "q2", "p", "FACTOR: ACTION\n", [], agent="slow-fake", think_s=0.65)
+    (_, f), (_, s) = fast, slow
+    assert ChannelRecord.from_stderr(f"noise\n{f.line()}\n") == f  # how the backend reads it
     assert (f.answerer, s.answerer) == ("fast-fake", "slow-fake")
     assert f.brief_version == brief.version and f.brief_sha256 == brief.sha256
     assert f.chars == 1200 and f.fast and f.chars_per_s > 300
@@ -165,6 +158,7 @@ def test_queue_channel_records_answerer_brief_and_latency_and_flags_a_fast_answe
 
 
 def test_queue_script_times_out_with_one_line(tmp_path):
+    """The script's command line: one stderr line, exit 1, on a timeout or a bad setting."""
     env = dict(
         os.environ,
         SPARK_LLM_QUEUE=str(tmp_path / "q"),
@@ -190,6 +184,44 @@ def test_queue_script_times_out_with_one_line(tmp_path):
             [sys.executable, str(QUEUE_SCRIPT)], input="p", env=env, text=True, capture_output=True
         )
         assert out.returncode != 0 and says in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_the_fake_agent_claims_and_answers_in_the_format_asked(tmp_path):
+    """`llm.fake_agent` (scripts/llm_fake_queue_agent.py, dry runs only): a claim through
+    claimed/<agent>/, a canned answer per format, renamed into answers/; stops when idle."""
+    from spark_jax.llm import fake_agent
+
+    queue = tmp_path / "q"
+    (queue / "pending").mkdir(parents=True)
+    prompts = {"a": "say FACTOR: OPERATOR or ...", "b": "Do not write code blocks.", "c": "x"}
+    for name, text in prompts.items():
+        (queue / "pending" / f"{name}.md").write_text(text)
+    fake_agent.answer_queue(queue, "fake-7", "pass\n", stop_after=0.3)
+    assert sorted(p.name for p in (queue / "claimed" / "fake-7").iterdir()) == [
+        "a.md",
+        "b.md",
+        "c.md",
+    ]
+    answers = {p.stem: p.read_text() for p in (queue / "answers").iterdir()}
+    assert answers == {n: fake_agent.canned_answer(t, "pass\n") for n, t in prompts.items()}
+    assert answers["a"].endswith("FACTOR: OPERATOR\n") and "```" not in answers["b"]
+    assert answers["c"] == "```python\npass\n```\n"
+
+
+def test_the_pool_writer_gives_a_pool_the_reader_loads(tmp_path):
+    """`compare.pool` (scripts/llm_reliability_pool.py) on a committed search: the seed first,
+    then each program that evaluated ok with its lineage; `load_pool` reads it back."""
+    from spark_jax.compare import pool
+
+    run = ROOT / "results" / "controls-offline" / "data" / "spark" / "seed-0"
+    path, count = pool.write_pool(run, tmp_path / "parents")
+    data = json.loads(path.read_text())
+    names = [p["name"] for p in data["programs"]]
+    assert count == len(names) >= 2 and names[0] == "seed" and "parent" not in data["programs"][0]
+    assert all(p["parent"] in names[:i] for i, p in enumerate(data["programs"][1:], 1))
+    loaded = load_pool(path, data["task"])
+    assert [p.name for p in loaded.programs] == names
+    assert loaded.programs[0].source == (tmp_path / "parents" / "seed.py").read_text()
 
 
 # -- the attempt-keyed cassette ---------------------------------------------------------------
@@ -365,17 +397,20 @@ def test_a_child_equal_to_a_pool_program_or_an_earlier_child_is_a_duplicate(tmp_
     # The one duplicate rule (`search.budget`) in proposal-only mode, for every method: the
     # pool programs stand for what entered training; an earlier feasible child counts too.
     from spark_jax.operator.step import Proposal
-    from spark_jax.search.proposal_only import _Attempts
+    from spark_jax.search.parents import PoolSource
+    from spark_jax.search.pipeline import Pipeline
     from spark_jax.search.rundb import RunDB
 
     seed = (ROOT / "processors" / "triplet_gmpnn.py").read_text(encoding="utf-8")
     new = seed.replace("# SPARK:END ACTION", "# a new line\n    # SPARK:END ACTION", 1)
-    attempts = object.__new__(_Attempts)  # its pool part only: no editor, no sandbox
-    attempts.db = RunDB.create(tmp_path / "run.db")
-    pid = attempts.db.insert_program(seed)
-    attempts.candidates = [
+    source = object.__new__(PoolSource)  # its pool part only: no config, no pool file
+    source.db = RunDB.create(tmp_path / "run.db")
+    pid = source.db.insert_program(seed)
+    source.candidates = [
         dataclasses.make_dataclass("C", ["id", "source_sha"])(pid, program_sha256(seed))
     ]
+    attempts = object.__new__(Pipeline)  # its duplicate rule only: no editor, no sandbox
+    attempts.source, attempts.db = source, source.db
 
     def proposal(i, child, status="feasible"):
         fields = dict(mode="spark", factor="ACTION", factor_source="fixed", directive="")
