@@ -1,9 +1,8 @@
-"""scripts/port_vs_official.py: two benchmarks with disjoint seeds merge into one whose report
+"""spark_jax.results.port_vs_official: two benchmarks with disjoint seeds merge into one whose report
 is the report of all the seeds; parts that do not belong together are refused."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
 import pytest
@@ -12,16 +11,7 @@ import records  # noqa: E402 - tests/records.py: record builders
 from spark_jax import benchmark
 from spark_jax.benchmark.plan import plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _script():
-    path = ROOT / "scripts" / "port_vs_official.py"
-    spec = importlib.util.spec_from_file_location("port_vs_official", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from spark_jax.results import port_vs_official
 
 
 def _part(folder: pathlib.Path, programs, seeds, tasks=("dfs", "bfs")) -> pathlib.Path:
@@ -52,7 +42,7 @@ def test_merged_parts_report_every_seed(tmp_path, programs):
     out = tmp_path / "results"
     out.mkdir()
     (out / "README.md").write_text("# x\n\n<!-- generated -->\n<!-- end generated -->\n")
-    assert _script().main([str(out), "--merge", str(a), str(b)]) == 0
+    assert port_vs_official.main([str(out), "--merge", str(a), str(b)]) == 0
     with BenchmarkDB.open_readonly(out / benchmark.DB_NAME) as db:
         assert db.spec()["seeds"] == [0, 1, 2, 3, 4]
         assert len(db.results()) == 2 * 2 * 5
@@ -63,7 +53,7 @@ def test_merged_parts_report_every_seed(tmp_path, programs):
     assert "| a | 0, 1, 2 | 12 |" in readme and "| b | 3, 4 | 8 |" in readme
     assert "no equivalence.json" in readme
     # Regenerating from the merged database alone changes nothing.
-    assert _script().main([str(out)]) == 0
+    assert port_vs_official.main([str(out)]) == 0
     assert (out / "README.md").read_text() == readme
 
 
@@ -71,10 +61,9 @@ def test_parts_that_do_not_belong_together_are_refused(tmp_path, programs):
     a = _part(tmp_path / "a", programs, (0, 1))
     overlapping = _part(tmp_path / "b", programs, (1, 2))
     other_tasks = _part(tmp_path / "c", programs, (5,), tasks=("dfs",))
-    script = _script()
     with pytest.raises(SystemExit, match="seeds overlap"):
-        script.merge([a, overlapping], tmp_path / "m1.db")
+        port_vs_official.merge([a, overlapping], tmp_path / "m1.db")
     with pytest.raises(SystemExit, match="tasks differs"):
-        script.merge([a, other_tasks], tmp_path / "m2.db")
+        port_vs_official.merge([a, other_tasks], tmp_path / "m2.db")
     with pytest.raises(SystemExit, match="programs differ"):
-        script.merge([a, _part(tmp_path / "d", programs[:1], (7,))], tmp_path / "m3.db")
+        port_vs_official.merge([a, _part(tmp_path / "d", programs[:1], (7,))], tmp_path / "m3.db")
