@@ -1,6 +1,6 @@
 """What the file-queue channel of the command backend records per call, and the speed rule.
 
-The queue channel (`scripts/llm_queue_model.py`) hands an answerer the prompt text only (the
+The queue channel (`llm.queue`, run by `scripts/llm_queue_model.py`) hands an answerer the prompt text only (the
 bytes the command backend writes to its stdin, in `pending/<id>.md`) and waits for
 `answers/<id>.md`. Per call it reports, on one standard-error line that starts with `PREFIX`
 (JSON after it):
@@ -19,7 +19,7 @@ written faster than the bound (`chars / answer_s`) is flagged: an agent that wri
 token by token after reading the prompt does not reach it, one that builds the answer with
 tools (copying the parent with `sed`, a script) does.
 
-Standard library only: the queue script loads this file by path, outside the package.
+Standard library only.
 """
 
 from __future__ import annotations
