@@ -1,8 +1,8 @@
 """What the file-queue channel of the command backend records per call, and the speed rule.
 
-The queue channel (`llm.queue`, run by `scripts/llm_queue_model.py`) hands an answerer the prompt text only (the
-bytes the command backend writes to its stdin, in `pending/<id>.md`) and waits for
-`answers/<id>.md`. Per call it reports, on one standard-error line that starts with `PREFIX`
+The queue channel (`llm.queue`, run by `scripts/llm_queue_model.py`) hands an answerer the
+prompt text only (the bytes the command backend writes to its stdin, in `pending/<id>.md`) and
+waits for `answers/<id>.md`. Per call it reports, on one standard-error line that starts with `PREFIX`
 (JSON after it):
 
   answerer        the agent that claimed the prompt (`claimed/<agent>/<id>.md`)
