@@ -1,4 +1,4 @@
-"""Writes docs/configuration.md from the config schema (spark_jax.config.docs).
+"""Writes docs/configuration.md from the config schema (`spark_jax.config.docs`).
 
 python scripts/config_docs.py            # write the file
 python scripts/config_docs.py --check    # exit 1 if the file differs from the schema
@@ -10,7 +10,7 @@ import argparse
 import pathlib
 import sys
 
-from spark_jax.config.docs import render_configuration
+from spark_jax.config import docs
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
@@ -19,14 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)
-    text = render_configuration()
     if args.check:
-        if not OUT.is_file() or OUT.read_text(encoding="utf-8") != text:
+        if not docs.is_current(OUT):
             print(f"{OUT}: differs from the config schema; run scripts/config_docs.py")
             return 1
         return 0
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
+    docs.write_configuration(OUT)
     print(f"wrote {OUT}")
     return 0
 

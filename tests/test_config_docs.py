@@ -75,3 +75,12 @@ def test_grouped_and_continued_entries_are_parsed():
     parsed = docs.attribute_docs(sections.ExecutorConfig)
     assert parsed["address"] == parsed["num_cpus_per_job"]
     assert parsed["in_flight"].endswith("(1 = the paper's strictly sequential loop).")
+
+
+def test_write_then_check(tmp_path):
+    path = tmp_path / "docs" / "configuration.md"
+    assert not docs.is_current(path)
+    docs.write_configuration(path)
+    assert docs.is_current(path) and path.read_text() == docs.render_configuration()
+    path.write_text(path.read_text() + "edited\n")
+    assert not docs.is_current(path)

@@ -4,14 +4,16 @@ Every key of a search config is a field of one of the frozen records in `config.
 `config.sections`, `config.evaluation`, `config.llm`, `config.protocol` and
 `config.proposal_only`; its type and default come from the dataclass, its meaning from the
 record's docstring (`Attributes:` entries, one per field or per comma-separated group). A field with no entry is an
-error, so a new key cannot ship undocumented. `scripts/config_docs.py` writes the file;
-`tests/test_config_docs.py` fails when the file and this rendering differ.
+error, so a new key cannot ship undocumented. `scripts/config_docs.py` writes the file
+(`write_configuration`) or checks it (`is_current`); `tests/test_config_docs.py` fails when the
+file and this rendering differ.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import pathlib
 import re
 from typing import Any, Iterable
 
@@ -21,7 +23,7 @@ from spark_jax.config.llm import LLM_CONFIGS
 from spark_jax.config.proposal_only import ProposalOnlyConfig
 from spark_jax.util import markdown
 
-__all__ = ["attribute_docs", "render_configuration"]
+__all__ = ["attribute_docs", "is_current", "render_configuration", "write_configuration"]
 
 # Sections whose `seed` field is derived from the top-level seed: not a YAML key.
 _DERIVED = {"seed"}
@@ -209,3 +211,14 @@ def render_configuration() -> str:
         *_protocol_block(),
     ]
     return "\n".join(lines) + "\n"
+
+
+def is_current(path: pathlib.Path) -> bool:
+    """Whether `path` exists and holds exactly the rendering of the schema."""
+    return path.is_file() and path.read_text(encoding="utf-8") == render_configuration()
+
+
+def write_configuration(path: pathlib.Path) -> None:
+    """Writes the rendering of the schema to `path` (docs/configuration.md)."""
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(render_configuration(), encoding="utf-8")
