@@ -7,6 +7,10 @@
 # (tiny preset, offline rule-based editor: NOT an LLM; JAX on whatever device is present), copies
 # the small text outputs to OUT/before/<name>/ and OUT/after/<name>/ (no .db, no XLA caches),
 # then runs scripts/trust_rules_table.py OUT (figures.csv and the README's generated table).
+# The probes that are no `spark-jax` command (the scripted budget scenario, the baseline
+# prompts' vocabulary, the comparison's run summary) are spark_jax.results.trust_rules_probes
+# for the HEAD side; the BEFORE side runs the stand-alone helpers written against its API,
+# taken from git history (HELPERS, the last commit that kept them in results/trust-rules).
 # Environment: PYTHON (default: python3; must have spark-jax's dependencies installed).
 # CPU cost on a 2-core VM: roughly 30 to 60 minutes per side (the compares dominate).
 set -euo pipefail
@@ -15,7 +19,8 @@ REPO=$(git rev-parse --show-toplevel)
 OUT=$(realpath -m "${1:-$REPO/results/trust-rules}")
 BEFORE=${2:-6648d88}
 PY=${PYTHON:-python3}
-HERE_RESULTS="$REPO/results/trust-rules"   # helper scripts and configs live here
+HERE_RESULTS="$REPO/results/trust-rules"   # the configs live here
+HELPERS=1167aea   # results/trust-rules/{dup_demo,vocab}.py for the BEFORE tree's API
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/trust-rules.XXXXXX")
 WT_BEFORE="$WORK/tree-before"
 WT_AFTER="$WORK/tree-after"
@@ -90,16 +95,26 @@ for side in before after; do
         --max-attempts 5 --out "$tmp/budget" 2>&1 | tee "$tmp/budget.log"
     keep "$tmp/budget" "$dst/budget" report.md compare.json
     cp "$tmp/budget.log" "$dst/budget/log.txt"
-    "$PY" "$HERE_RESULTS/run_summary.py" "$tmp/budget" >"$dst/budget/summary.txt"
+    (cd "$REPO" && "$PY" -m spark_jax.results.trust_rules_probes run-summary "$tmp/budget") \
+        >"$dst/budget/summary.txt"
 
-    # Scripted duplicate / NaN / best-at-budget scenario (no training, no LLM).
-    mkdir -p "$dst/dup-demo"
-    (cd "$tree" && PYTHONPATH="$tree" "$PY" "$HERE_RESULTS/dup_demo.py" "$tree") \
-        >"$dst/dup-demo/output.txt" 2>&1
-
-    # Baseline prompts: SPARK vocabulary (a loopback OpenAI-compatible server; no LLM).
-    mkdir -p "$dst/vocab"
-    (cd "$tree" && PYTHONPATH="$tree" "$PY" "$HERE_RESULTS/vocab.py") >"$dst/vocab/output.txt" 2>&1
+    # Scripted duplicate / NaN / best-at-budget scenario (no training, no LLM), and the
+    # baseline prompts' SPARK vocabulary (a loopback OpenAI-compatible server; no LLM).
+    mkdir -p "$dst/dup-demo" "$dst/vocab"
+    if [ "$side" = before ]; then
+        git -C "$REPO" show "$HELPERS:results/trust-rules/dup_demo.py" >"$WORK/dup_demo.py"
+        git -C "$REPO" show "$HELPERS:results/trust-rules/vocab.py" >"$WORK/vocab.py"
+        (cd "$tree" && PYTHONPATH="$tree" "$PY" "$WORK/dup_demo.py" "$tree") \
+            >"$dst/dup-demo/output.txt" 2>&1
+        (cd "$tree" && PYTHONPATH="$tree" "$PY" "$WORK/vocab.py") >"$dst/vocab/output.txt" 2>&1
+    else
+        for probe in scripted-budget vocabulary; do
+            name=dup-demo
+            [ "$probe" = vocabulary ] && name=vocab
+            (cd "$tree" && PYTHONPATH="$tree" "$PY" -m spark_jax.results.trust_rules_probes \
+                "$probe" "$tree") >"$dst/$name/output.txt" 2>&1
+        done
+    fi
 done
 
 # The four baselines under the offline editor (after only: the reference for what offline

@@ -1,26 +1,20 @@
 """results/trust-rules: the README's generated table and figures.csv are what
-scripts/trust_rules_table.py renders from the committed outputs; the scripts it names exist."""
+spark_jax.results.trust_rules (scripts/trust_rules_table.py) renders from the committed outputs;
+the probes give today's code's figures, the ones the "after" outputs hold; the scripts and
+files it names exist, and the folder holds no code."""
 
 import csv
-import importlib.util
 import pathlib
 import re
+
+from spark_jax.results import trust_rules as table
+from spark_jax.results import trust_rules_probes as probes
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "trust-rules"
 
 
-def _table_module():
-    spec = importlib.util.spec_from_file_location(
-        "trust_rules_table", ROOT / "scripts" / "trust_rules_table.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_readme_generated_section_matches_the_data():
-    table = _table_module()
     readme = (OUT / "README.md").read_text(encoding="utf-8")
     assert readme.count(table.BEGIN) == 1 and readme.count(table.END) == 1
     assert table.generated_section(readme) == table.render(table.extract(OUT), OUT)
@@ -30,7 +24,6 @@ def test_the_answer_is_built_from_the_figures():
     # Every before -> after the answer quotes is a row of figures.csv (the answer is written
     # by the script: tests/test_results_answers.py), and a rule whose figure did not move is
     # named as not measured, not claimed.
-    table = _table_module()
     rows = table.extract(OUT)
     answer = table.answer(rows, OUT)
     readme = (OUT / "README.md").read_text(encoding="utf-8")
@@ -44,21 +37,19 @@ def test_the_answer_is_built_from_the_figures():
 
 
 def test_figures_csv_matches_the_data():
-    table = _table_module()
     with (OUT / "figures.csv").open(encoding="utf-8", newline="") as f:
         committed = list(csv.DictReader(f))
     assert committed == table.extract(OUT)
 
 
 def test_every_cited_source_file_is_committed_and_small():
-    table = _table_module()
     for row in table.extract(OUT):
         for key in ("source_before", "source_after"):
             path = OUT / row[key]
             assert path.is_file(), path
     for path in OUT.rglob("*"):
         if path.is_file():
-            assert path.suffix not in {".db", ".png"}, path
+            assert path.suffix not in {".db", ".png", ".py"}, path
             assert path.stat().st_size < 100_000, path
 
 
@@ -75,3 +66,16 @@ def test_readme_labels_protocol_machine_and_editor():
     readme = (OUT / "README.md").read_text(encoding="utf-8")
     for words in ("`tiny`", "2-core", "no GPU", "NOT an LLM", "6648d88", "6418962"):
         assert words in readme, words
+
+
+def _figure_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("FIGURE ")]
+
+
+def test_the_probes_give_the_after_outputs_figures():
+    # The scripted scenario (tests/test_budget_rules.py's executor and operator) and the
+    # baseline prompts' vocabulary, run on today's code, print what after/ holds.
+    after = (OUT / "after" / "dup-demo" / "output.txt").read_text(encoding="utf-8")
+    assert probes.scripted_budget() == _figure_lines(after)
+    vocab = (OUT / "after" / "vocab" / "output.txt").read_text(encoding="utf-8").splitlines()
+    assert probes.vocabulary() == vocab
