@@ -115,3 +115,35 @@ def test_each_folder_has_its_script_and_reads_as_finished(folder):
     assert script.is_file(), f"{folder.name}: no scripts/results/{folder.name}.sh"
     done = subprocess.run(["bash", str(script), "--done"], cwd=ROOT, timeout=60)
     assert done.returncode == 0, f"{folder.name}: {script.name} --done says unfinished"
+
+
+def test_intensify_writes_its_table_and_answer_into_the_folder_template(tmp_path, monkeypatch):
+    # results/intensify has no data yet: its README template (scripts/results/intensify.sh)
+    # gets one row per search of either arm and the paired test's answer, from the arms' runs.
+    from spark_jax.compare import intensification
+    from spark_jax.results import intensify
+
+    shell = (ROOT / "scripts" / "results" / "intensify.sh").read_text(encoding="utf-8")
+    template = shell.split("<<'MD'\n", 1)[1].split("\nMD\n", 1)[0] + "\n"
+    out = tmp_path / "intensify"
+    out.mkdir()
+    (out / "README.md").write_text(template, encoding="utf-8")
+
+    def runs(arm: Path):
+        shrink = 1.0 if arm.name == "with" else 0.0  # the intensified arm's drop is 1 pp less
+        return tuple(
+            intensification.ArmRun(s, 60.0 + s, 55.0 + s + shrink + 0.1 * s, 0.5, 4, 2 * s)
+            for s in range(3)
+        )
+
+    monkeypatch.setattr(intensification, "arm_runs", runs)
+    assert intensify.main([str(out)]) == 0
+    text = (out / "README.md").read_text(encoding="utf-8")
+    assert "| without | 0 | 60.00 | 55.00 | +5.00 | 4 | 0 | 0.50 |" in text
+    assert "| with | 2 | 62.00 | 58.20 | +3.80 | 4 | 4 | 0.50 |" in text
+    answer = text.split(intensify.ANSWER_MARK + "\n", 1)[1].split("\n\n", 1)[0]
+    assert answer.startswith("**Answer.** `") and "at 3 search seeds" in answer
+    assert "+4.90 pp without intensification and +3.90 pp with it" in answer
+    assert text.split("<!-- generated -->")[0] == template.split("<!-- generated -->")[0].replace(
+        "**Answer.** (written by the script)", answer
+    )
