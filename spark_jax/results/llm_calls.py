@@ -100,6 +100,16 @@ def load_answerers(folder: pathlib.Path) -> tuple[str, list[Session]]:
     return kind, sessions
 
 
+def query(path: pathlib.Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """The rows of one query on a stored run database, opened read-only and immutable (a
+    committed record: no side files are written beside it)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
 def run_dbs(folder: pathlib.Path) -> list[tuple[str, int, pathlib.Path]]:
     """(method, search seed, run.db) of every recorded search of the folder."""
     found = sorted(folder.glob("record/*/*/seed-*/run.db")) + sorted(
@@ -136,12 +146,11 @@ def read_calls(folder: pathlib.Path, sessions: list[Session], bound: float) -> l
     wall time."""
     calls = []
     for method, seed, path in run_dbs(folder):
-        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        rows = con.execute(
+        rows = query(
+            path,
             "SELECT attempt, role, response, latency_s, created_at, model FROM llm_calls "
-            "WHERE is_llm = 1 ORDER BY attempt, id"
-        ).fetchall()
-        con.close()
+            "WHERE is_llm = 1 ORDER BY attempt, id",
+        )
         for attempt, role, response, latency, at, model in rows:
             chars, flags = len(response or ""), []
             recorded = _recorded_session(model, at)
@@ -257,9 +266,8 @@ def label_problems(label: str, folder: pathlib.Path) -> list[str]:
 
 
 def recorded_models(folder: pathlib.Path) -> set[str]:
+    """Every model label the folder's LLM calls record."""
     out = set()
     for _, _, path in run_dbs(folder):
-        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        out |= {m for (m,) in con.execute("SELECT DISTINCT model FROM llm_calls") if m}
-        con.close()
+        out |= {m for (m,) in query(path, "SELECT DISTINCT model FROM llm_calls") if m}
     return out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sqlite3
 import statistics
 from typing import Any
 
@@ -26,6 +25,7 @@ from spark_jax.results.llm_calls import (
     Session,
     agent_names,
     flagged,
+    query,
     ranges,
     run_dbs,
     versions,
@@ -38,24 +38,21 @@ from spark_jax.util import markdown
 def _window_best(path: pathlib.Path, budget: int, drop: set[int]) -> float | None:
     """Best at budget B (the seed counts: the first B - 1 candidates evaluated after it, in
     storage order), over the candidates whose attempt is not in `drop`."""
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    rows = con.execute(
+    rows = query(
+        path,
         "SELECT proposal_attempt, status, ood_score FROM evaluations "
-        "WHERE proposal_attempt IS NOT NULL ORDER BY id"
-    ).fetchall()
-    con.close()
+        "WHERE proposal_attempt IS NOT NULL ORDER BY id",
+    )
     window = rows[: max(budget - 1, 0)]
     scores = [s for a, st, s in window if a not in drop and st == "ok" and s is not None and s == s]
     return max(scores) if scores else None
 
 
 def _best_attempt(path: pathlib.Path, program_id: str) -> int | None:
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    row = con.execute(
-        "SELECT MIN(proposal_attempt) FROM evaluations WHERE program_id = ?", (program_id,)
-    ).fetchone()
-    con.close()
-    return row[0] if row else None
+    rows = query(
+        path, "SELECT MIN(proposal_attempt) FROM evaluations WHERE program_id = ?", (program_id,)
+    )
+    return rows[0][0] if rows else None
 
 
 def mean_std(values: list[float | None], scale: float = 100.0) -> str:
