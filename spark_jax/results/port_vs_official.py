@@ -233,26 +233,30 @@ def answer(results: Path) -> str:
     return ". ".join(sentences) + "."
 
 
-def render(results: Path) -> str:
+def render(results: Path) -> list[str]:
+    """Writes the benchmark's report.md, results.csv and plot from benchmark.db, and returns
+    the README's generated block: the report's paired comparison (computed from the database
+    by the report's own code, not read back from report.md), the merged parts, and the
+    equal-function check."""
     with BenchmarkDB.open_readonly(results / "benchmark.db") as db:
-        report = tables.write_benchmark_report(db, results)
+        tables.write_benchmark_report(db, results)
+        spec, programs, found, identity = db.spec(), db.programs(), db.results(), db.identity()
         parts = db.meta().get("parts") or []
-    comparison = tables.comparison_section(report).strip()
-    return "\n".join(
-        [
-            "### Paired comparison (from `report.md`)",
-            "",
-            comparison.split("\n", 1)[1].strip(),
-            "",
-            "### The runs merged here",
-            "",
-            *_parts_table(parts),
-            "",
-            "### Equal parameters, equal function (`equivalence.json`)",
-            "",
-            *_equivalence_table(results / "equivalence.json"),
-        ]
-    )
+    cells, same = tables.report_cells(spec, programs, found, identity)
+    comparison = tables.comparison_lines(spec, programs, found, identity, cells, same)
+    return [
+        "### Paired comparison (from `report.md`)",
+        "",
+        "\n".join(comparison).strip(),
+        "",
+        "### The runs merged here",
+        "",
+        *_parts_table(parts),
+        "",
+        "### Equal parameters, equal function (`equivalence.json`)",
+        "",
+        *_equivalence_table(results / "equivalence.json"),
+    ]
 
 
 def write(results: Path, merge_parts: Sequence[Path] = ()) -> int:
@@ -268,7 +272,7 @@ def write(results: Path, merge_parts: Sequence[Path] = ()) -> int:
     if readme.BEGIN not in text or readme.END not in text:
         print(f"{page}: missing the {readme.BEGIN} / {readme.END} markers", file=sys.stderr)
         return 2
-    readme.rewrite(page, [render(results)], ANSWER_MARK, answer(results))
+    readme.rewrite(page, render(results), ANSWER_MARK, answer(results))
     print(f"wrote {page}")
     return 0
 
