@@ -4,7 +4,7 @@ the same figures? results/same-seed-machines.
 `run` trains our port (`processors/triplet_gmpnn.py`) on dfs at the `smoke` preset with
 seeds 0, 1 and 2, each one `spark-jax evaluate` in its own process, at this checkout's commit
 or at a given commit (a temporary git worktree, the same environment), and writes
-OUT/data/<commit>.json with this machine's label, CPU model and figures. `table` sets each
+OUT/data/<commit>.json with this machine's label, CPU model and figures. `write` sets each
 against the earlier machine's record of the same trainings: the `alone` runs of
 `results/bench/seed-modes-dfs-smoke.json` (written by `scripts/seed_modes.py` on another VM
 of the same kind, each seed trained alone), and writes OUT/runs.csv and the README's block
@@ -197,7 +197,7 @@ def _machines(here: list[dict]) -> str:
     )  # fmt: skip
 
 
-def table(out: pathlib.Path) -> list[str]:
+def write(out: pathlib.Path) -> list[str]:
     """OUT/runs.csv and the README's generated block and answer, from OUT/data and EARLIER;
     returns the block."""
     earlier_meta, earlier = _earlier()
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.run:
         print(run(args.out, args.commit))
         return 0
-    print("\n".join(table(args.out)))
+    print("\n".join(write(args.out)))
     return 0
 
 
