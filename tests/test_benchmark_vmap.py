@@ -98,6 +98,7 @@ def test_seeds_that_fall_back_to_one_after_another_are_recorded_so(monkeypatch):
     """A K-seed program that does not fit in memory trains its seeds one after another; the
     record then says 'sequential', not the mode that was asked for."""
     from spark_jax.evaluation import evaluate
+    from spark_jax.evaluation.training_options import TrainingOptions
 
     def too_big(*args, **kwargs):
         raise seeds.SeedsDoNotFit("2 seeds as one program need more memory than there is")
@@ -109,6 +110,7 @@ def test_seeds_that_fall_back_to_one_after_another_are_recorded_so(monkeypatch):
     monkeypatch.setattr(seeds, "train_and_score_seeds", too_big)
     monkeypatch.setattr(evaluate, "train_and_score", alone)
     for asked in ("map", "vmap"):
-        metrics, first = evaluate._train(None, "dfs", None, 3, 2, None, None, None, asked)
+        options = TrainingOptions(seeds=2, seed_mode=asked)
+        metrics, first = evaluate._train(None, "dfs", None, 3, options)
         assert metrics["seed_mode"] == evaluate.SEQUENTIAL and first == 3
         assert metrics["seeds"] == (3, 4) and metrics["seed_scores"] == (0.4, 0.5)

@@ -21,6 +21,8 @@ from spark_jax.evaluation import bridge, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
+from spark_jax.evaluation.training_options import TrainingOptions
+from spark_jax.evaluation.training_options import seed_tuple as seed_tuple  # callers' old name
 from spark_jax.program import macs
 from spark_jax.util import labels
 
@@ -110,17 +112,6 @@ def _train_loop(trainer, task_data, first_host, n_first, batches, cfg, seed, pro
     return metrics, trainer
 
 
-def seed_tuple(seed: int, seeds: int | tuple[int, ...] | None) -> tuple[int, ...]:
-    """The seeds to train: `(seed,)`, `seed .. seed+K-1` for an int K, or the tuple given."""
-    if seeds is None:
-        return (seed,)
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds}")
-        return tuple(range(seed, seed + seeds))
-    return tuple(int(s) for s in seeds)
-
-
 def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
     """One record's metrics from per-seed ones: means, per-seed scores, shared timings."""
     first = per_seed[0]
@@ -146,32 +137,34 @@ def merge_seed_metrics(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
 SEQUENTIAL = "sequential"
 
 
-def _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mode):
-    """(metrics, first seed): one seed's run, or K seeds as one program run in `seed_mode`
-    (merged; one seed after another when the K-seed program would not fit in memory); the
-    metrics say where they were measured."""
-    seed_list = seed_tuple(seed, seeds)
+def _train(
+    factory: Callable, task: str, cfg: ProtocolConfig, seed: int, options: TrainingOptions
+) -> tuple[dict[str, Any], int]:
+    """(metrics, first seed): one seed's run, or K seeds as one program run in
+    `options.seed_mode` (merged; one seed after another when the K-seed program would not fit
+    in memory); the metrics say where they were measured."""
+    seed_list, devices, progress = options.seed_list(seed), options.devices, options.progress
     if len(seed_list) == 1:
-        metrics, _ = train_and_score(
-            factory, task, cfg, seed_list[0], devices=devices, progress=progress, cascade=cascade
-        )
-    else:
-        if cascade is not None:
-            raise ValueError("a cascade cannot be combined with several seeds")
-        from spark_jax.evaluation import seeds as seeds_lib
+        one = dict(devices=devices, progress=progress, cascade=options.cascade)
+        metrics, _ = train_and_score(factory, task, cfg, seed_list[0], **one)
+        return dict(metrics, machine=labels.measured_on()), seed_list[0]
+    if options.cascade is not None:
+        raise ValueError("a cascade cannot be combined with several seeds")
+    from spark_jax.evaluation import seeds as seeds_lib
 
-        try:
-            per_seed = seeds_lib.train_and_score_seeds(
-                factory, task, cfg, seed_list, devices=devices, progress=progress, mode=seed_mode
-            )
-        except seeds_lib.SeedsDoNotFit as e:  # memory says so: one seed after another
-            print(f"note: {e}; training them one after another", file=sys.stderr)
-            per_seed = [
-                dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
-                for s in seed_list
-            ]
-            seed_mode = SEQUENTIAL  # the record says how the seeds ran, not what was asked
-        metrics = dict(merge_seed_metrics(per_seed), seed_mode=seed_mode)
+    seed_mode = options.seed_mode
+    try:
+        per_seed = seeds_lib.train_and_score_seeds(
+            factory, task, cfg, seed_list, devices=devices, progress=progress, mode=seed_mode
+        )
+    except seeds_lib.SeedsDoNotFit as e:  # memory says so: one seed after another
+        print(f"note: {e}; training them one after another", file=sys.stderr)
+        per_seed = [
+            dict(train_and_score(factory, task, cfg, s, devices=devices)[0], seed=s)
+            for s in seed_list
+        ]
+        seed_mode = SEQUENTIAL  # the record says how the seeds ran, not what was asked
+    metrics = dict(merge_seed_metrics(per_seed), seed_mode=seed_mode)
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 
@@ -202,13 +195,17 @@ def evaluate_program(
     seeds: int | tuple[int, ...] | None = None,
     seed_mode: str = DEFAULT_SEED_MODE,
 ) -> Evaluation:
-    """Trains `program`'s processor on `task` under `cfg` and scores it (`cascade`:
-    (threshold, fraction) of a first training stage, see `train_and_score`).
+    """Trains `program`'s processor on `task` under `cfg` and scores it; the keyword options
+    are one `TrainingOptions` record's (`cascade`: (threshold, fraction) of a first training
+    stage, see `train_and_score`).
 
     `seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all as one
     program (`seeds.train_and_score_seeds`, its seed axis run as `seed_mode` says); the
     record then carries per-seed scores.
     """
+    options = TrainingOptions(
+        seeds=seeds, seed_mode=seed_mode, cascade=cascade, devices=devices, progress=progress
+    )
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
@@ -217,7 +214,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, cascade, seed_mode)
+    metrics, seed = _train(factory, task, cfg, seed, options)
     return Evaluation(
         task=task,
         preset=cfg.name,
@@ -246,10 +243,11 @@ def evaluate_official(
     Same data, seeds, trainer and scoring as `evaluate_program`: the reference row for a port
     or a searched program.
     """
+    options = TrainingOptions(seeds=seeds, seed_mode=seed_mode, devices=devices, progress=progress)
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, seeds, devices, progress, None, seed_mode)
+    metrics, seed = _train(factory, task, cfg, seed, options)
     return Evaluation(
         task=task,
         preset=cfg.name,

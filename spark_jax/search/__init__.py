@@ -6,6 +6,8 @@
   queries    the database's read side (records back as stored, report row views)
   schema     the database schema, its errors, value encoding, the credential guard
   loop       `run_search`: propose, check, evaluate with bounded overlap, persist, resume
+  pipeline   propose -> check -> record, one for the search and the proposal-only mode
+  parents    where an attempt's parents come from: the archive, or a fixed pool
   budget     the budget and duplicate rules, one for every method (the paper's)
 
 May import: `evaluation`, `operator`, `feasibility`, `program`, `config`, `util`.

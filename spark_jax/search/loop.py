@@ -24,30 +24,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import pathlib
-import threading
-import time
 from typing import Any, Callable
 
 from spark_jax.config.search import SearchConfig
 from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.operator.baselines import make_operator
-from spark_jax.operator.editors import Editor, ProgramView, StepContext
+from spark_jax.operator.editors import Editor
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import (
-    best_program,
-    budget,
-    family_setup,
-    final_test,
-    prompt_context,
-    proposal_only,
-    startup,
-)
+from spark_jax.search import best_program, budget, final_test, pipeline, proposal_only, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.function_duplicates import FunctionIndex
 from spark_jax.search.intensify import Intensifier
 from spark_jax.search.outcome import Progress, SearchResult
+from spark_jax.search.parents import ArchiveSource
 from spark_jax.search.rundb import RunDB, program_sha256
 from spark_jax.search.startup import CONFIG_NAME, DB_NAME
 from spark_jax.search.stops import EditorFailing, FailureStreak, SearchError, SearchUsageError
@@ -80,20 +71,24 @@ class _Run:
         self.cfg, self.run_dir, self.db = cfg, run_dir, db
         self.editor, self.executor, self.checker = editor, executor, checker
         self.on_progress = on_progress or (lambda p: None)
-        self.archive = IslandArchive(cfg.archive)
+        self.source = ArchiveSource(cfg, db)
+        self.pipeline = pipeline.Pipeline(cfg, db, self.source)
         self.history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
         self.operator = make_operator(editor, checker, cfg.operator, self.history)
         cascade = cfg.cascade
         self._cascade = (cascade.threshold, cascade.fraction) if cascade.active else None
         self.streak = FailureStreak(cfg.editor.max_consecutive_failures, editor.is_llm)
-        self.family_fields = family_setup.job_fields(cfg)  # {} for CLRS
-        self.functions = FunctionIndex.for_run(cfg, db, self.family_fields)
+        self.functions = FunctionIndex.for_run(cfg, db, self.pipeline.family_fields)
         self.intensifier = Intensifier(cfg, db, executor, self._job)
-        self.contract = family_setup.contract(cfg)
         # attempt -> (future, proposal, child program id, job)
         self.in_flight: dict[int, tuple[asyncio.Future, Proposal, str, EvalJob]] = {}
 
     # -- state ------------------------------------------------------------------------------
+    @property
+    def archive(self) -> IslandArchive:
+        """The island archive (the parent source's; a resume replaces it)."""
+        return self.source.archive
+
     def state(self) -> dict[str, Any]:
         return dict(
             archive=self.archive.to_state(),
@@ -103,7 +98,7 @@ class _Run:
         )
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.archive = IslandArchive.from_state(state["archive"])
+        self.source.archive = IslandArchive.from_state(state["archive"])
         self.history = SearchHistory.from_state(state["history"])
         self.operator.history = self.history
         self.operator.load_rng_state(state["operator_rng"])
@@ -135,7 +130,7 @@ class _Run:
             memory_mb=self.cfg.executor.memory_mb,
             cascade=self._cascade,
             seeds=self.cfg.fitness.seeds,
-            **self.family_fields,
+            **self.pipeline.family_fields,
         )
 
     def _add(
@@ -232,46 +227,13 @@ class _Run:
         self.progress("evaluated" if result.ok else f"evaluation failed: {result.error_type}")
 
     # -- proposals --------------------------------------------------------------------------
-    def context(self, island: int) -> StepContext:
-        parent, top, diverse = self.archive.sample(island)
-
-        def view(c: Candidate) -> ProgramView:
-            return ProgramView(
-                c.id,
-                self.db.program_source(c.id),
-                dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs),
-                parent_id=c.parent_id,
-            )
-
-        split, family = prompt_context.task_split(self.cfg.protocol), None
-        if self.family_fields:
-            split = prompt_context.family_split(self.db.get_meta("data") or {})
-            family = self.cfg.family
-        return StepContext(
-            task=self.cfg.target,
-            parent=view(parent),
-            top=tuple(view(c) for c in top),
-            diverse=tuple(view(c) for c in diverse),
-            outcomes=self.history.recent_outcomes(),
-            router_signals=self.history.signals("ACTION"),
-            island=island,
-            origin=prompt_context.origin(parent, self.archive.best(), island),
-            split=split,
-            io_task=self.cfg.task,
-            family=family,
-            signals=self.history.signals(""),
-            macs_nodes=self.cfg.protocol.macs_nodes,
-            fitness_seeds=self.cfg.fitness.seeds,
-            contract=self.contract,
-        )
-
     async def propose(self, attempt: int) -> None:
-        island = self.archive.next_island()
-        ctx = self.context(island)
-        self.progress(f"proposing attempt {attempt} (island {island})")
-        proposal = self.unless_duplicate(await self.operator.step(ctx, attempt))
+        ctx = self.pipeline.context(attempt, self.history, self.history.signals("ACTION"))
+        self.progress(f"proposing attempt {attempt} (island {ctx.island})")
+        proposal = self.pipeline.unless_duplicate(await self.operator.step(ctx, attempt))
         proposal, fingerprint = await self.functions.check(proposal)
-        with self.db.transaction():
+
+        def state(child_id: str | None) -> None:
             # Algorithm 1: the feasibility verdict (PASS included) enters the window now.
             self.history.record(
                 Outcome(
@@ -285,9 +247,10 @@ class _Run:
             )
             if not proposal.feasible:
                 self.editor.observe(proposal.factor, False)
-            child_id = self.db.record_proposal(proposal)
             self.functions.remember(fingerprint, child_id)
             self.db.save_archive_snapshot(attempt, self.state())
+
+        child_id = self.pipeline.record(proposal, state)
         if proposal.feasible:
             self.submit(proposal, child_id)
         self.progress(
@@ -297,14 +260,6 @@ class _Run:
         # A duplicate is a program, not an editor failure: it does not extend the streak.
         streak_status = "duplicate" if budget.is_duplicate(proposal) else proposal.status
         self.streak.note(streak_status, proposal.reason or "", str(self.run_dir))
-
-    def unless_duplicate(self, proposal: Proposal) -> Proposal:
-        """The duplicate rule (`search.budget`): a child that entered training before is
-        recorded as a duplicate, not trained again."""
-        twin = None
-        if proposal.child_source is not None:
-            twin = self.db.entered_training(proposal.child_source)
-        return proposal if twin is None else budget.as_duplicate(proposal, twin)
 
     async def loop(self) -> None:
         cfg = self.cfg
@@ -342,26 +297,6 @@ def _write_outputs(run: _Run) -> SearchResult:
         best_path=str(best_path),
         best_candidate_ood=candidate,
     )
-
-
-def _sandbox_checker(cfg: SearchConfig):
-    """The default check (a sandboxed feasibility check at the protocol's sizes, or the
-    family's shapes) and its sandbox worker, warming up in the background."""
-    from spark_jax.feasibility import checker as feasibility
-    from spark_jax.feasibility.sandbox import SandboxWorker
-
-    options = family_setup.check_options(cfg)  # CLRS sizes, or the family's shapes
-    worker = SandboxWorker()
-    # Warm the sandbox (JAX import + warm-up at these sizes) while the seed trains, so the
-    # first proposal does not leave the evaluator idle.
-    threading.Thread(target=worker.start, args=(options.to_dict(),), daemon=True).start()
-
-    def checker(child, parent, factor):
-        return feasibility.check_program(
-            child, parent_source=parent, factor=factor, options=options, worker=worker
-        )
-
-    return checker, worker
 
 
 async def _search(run: _Run) -> SearchResult:
@@ -405,33 +340,29 @@ def run_search(
         return proposal_only.run_proposal_search(
             cfg, run_dir, resume=resume, command=command, on_progress=on_progress, checker=checker
         )
-    run_dir = pathlib.Path(run_dir)
-    editor = startup.start_editor(
-        cfg, run_dir, resume
-    )  # everything checked before anything is written
-    data = family_setup.check_family(cfg)  # the family's fixed split and seeds
-    lock, db = startup.open_run(cfg, run_dir, resume, command, data)
-    own_executor = executor is None
-    own_worker = None
-    if checker is None:
-        checker, own_worker = _sandbox_checker(cfg)
-    interrupted = False
-    try:
-        executor = executor if executor is not None else make_executor(cfg.executor, run_dir)
-        run = _Run(cfg, run_dir, db, editor, executor, checker, on_progress)
-        result = asyncio.run(_search(run))
-        db.set_meta("finished_at", time.time())
-        return result
-    except BaseException as e:
-        interrupted = not isinstance(e, Exception)  # KeyboardInterrupt (SIGINT or SIGTERM)
-        startup.record_stop(db, e)
-        raise
-    finally:
-        if own_executor and executor is not None:
-            # On an interrupt the in-flight evaluation is abandoned (its worker killed), not
-            # awaited: its proposal stays recorded and a resume evaluates it again.
-            executor.shutdown(wait=not interrupted)
-        if own_worker is not None:
-            own_worker.close()
-        db.close()
-        lock.release()
+
+    def drive(run_dir: pathlib.Path, db: RunDB, editor: Editor, checker) -> SearchResult:
+        own = executor is None
+        ex = make_executor(cfg.executor, run_dir) if own else executor
+        interrupted = False
+        try:
+            return asyncio.run(_search(_Run(cfg, run_dir, db, editor, ex, checker, on_progress)))
+        except BaseException as e:
+            interrupted = not isinstance(e, Exception)  # KeyboardInterrupt (SIGINT or SIGTERM)
+            raise
+        finally:
+            if own:
+                # On an interrupt the in-flight evaluation is abandoned (its worker killed), not
+                # awaited: its proposal stays recorded and a resume evaluates it again.
+                ex.shutdown(wait=not interrupted)
+
+    return pipeline.run(
+        cfg,
+        run_dir,
+        resume=resume,
+        command=command,
+        checker=checker,
+        start_editor=startup.start_editor,
+        drive=drive,
+        warm_in_background=True,  # while the seed trains
+    )

@@ -21,21 +21,20 @@ import dataclasses
 import hashlib
 import pathlib
 import threading
-import time
 from typing import Callable
 
 from spark_jax.config.search import SearchConfig
 from spark_jax.llm import make_backend
 from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.operator.baselines import make_operator
-from spark_jax.operator.editors import Editor, LLMEditor, ProgramView, StepContext
+from spark_jax.operator.editors import Editor, LLMEditor
 from spark_jax.operator.signals import SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.search import budget, family_setup, preflight, prompt_context, startup
-from spark_jax.search.archive import Candidate
+from spark_jax.search import pipeline, preflight, startup
 from spark_jax.search.outcome import Progress, SearchResult
-from spark_jax.search.parent_pool import ParentPool, load_pool
-from spark_jax.search.rundb import RunDB, program_sha256
+from spark_jax.search.parent_pool import load_pool
+from spark_jax.search.parents import PoolSource
+from spark_jax.search.rundb import RunDB
 from spark_jax.search.stops import SearchUsageError
 
 __all__ = ["run_proposal_search", "run_proposals", "start_editor"]
@@ -61,99 +60,37 @@ def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Edit
     return LLMEditor(backend, directive_max_chars=cfg.operator.directive_max_chars)
 
 
+def _one_at_a_time(checker):
+    """`checker` behind a lock: one feasibility sandbox, so checks run one at a time."""
+    lock = threading.Lock()
+
+    def locked_checker(child, parent, factor):
+        with lock:
+            return checker(child, parent, factor)
+
+    return locked_checker
+
+
 class _Attempts:
-    """The pool, its programs' ids in the run database, and one attempt's context."""
+    """The attempts of a proposal-only run: each proposes from the pool through a fresh
+    operator that has seen the pool programs only, and an empty search history."""
 
     def __init__(self, cfg: SearchConfig, db: RunDB, editor: Editor, checker):
-        self.cfg, self.db, self.editor = cfg, db, editor
-        self.pool: ParentPool = load_pool(cfg.proposal_only.pool, cfg.target)
-        self.ids = [db.insert_program(p.source) for p in self.pool.programs]
-        lock = threading.Lock()  # one feasibility sandbox: checks run one at a time
-
-        def locked_checker(child, parent, factor):
-            with lock:
-                return checker(child, parent, factor)
-
-        self.checker = locked_checker
-        self.parent_ids = [
-            None if (j := self.pool.parent_of(i)) is None else self.ids[j]
-            for i in range(len(self.ids))
-        ]
-        self.candidates = [
-            Candidate(
-                id=pid,
-                source_sha=program_sha256(p.source),
-                ood_acc=p.score,
-                macs=p.evaluation.macs,
-                val_score=p.evaluation.val_score,
-                island=0,
-                parent_id=parent_id,
-                iteration=p.attempt or 0,
-            )
-            for pid, parent_id, p in zip(self.ids, self.parent_ids, self.pool.programs)
-        ]
-        self.best = max(self.candidates, key=lambda c: c.ood_acc)
-
-    def meta(self) -> dict:
-        data = pathlib.Path(self.pool.path).read_bytes()
-        return dict(
-            pool=self.pool.path,
-            pool_sha256=hashlib.sha256(data).hexdigest(),
-            jobs=self.cfg.proposal_only.jobs,
-            rule="attempt i proposes from pool program i mod n",
-            programs=[
-                dict(name=p.name, id=pid, score=p.score)
-                for pid, p in zip(self.ids, self.pool.programs)
-            ],
-        )
-
-    def view(self, i: int) -> ProgramView:
-        c = self.candidates[i]
-        metrics = dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs)
-        return ProgramView(c.id, self.pool.programs[i].source, metrics, self.parent_ids[i])
-
-    def context(self, attempt: int, history: SearchHistory) -> StepContext:
-        cfg, index = self.cfg, self.pool.parent_index(attempt)
-        return StepContext(
-            task=cfg.target,
-            parent=self.view(index),
-            top=tuple(self.view(i) for i in self.pool.inspirations(index)),
-            diverse=(),
-            outcomes=history.recent_outcomes(),
-            router_signals=None,  # the route prompt says "no proposals yet"
-            island=0,
-            origin=prompt_context.origin(self.candidates[index], self.best, 0),
-            split=prompt_context.task_split(cfg.protocol),
-            io_task=cfg.task,
-            signals=history.signals(""),
-            macs_nodes=cfg.protocol.macs_nodes,
-            fitness_seeds=cfg.fitness.seeds,
-        )
-
-    def unless_duplicate(self, proposal: Proposal) -> Proposal:
-        """The duplicate rule every method shares (`search.budget`), with the pool standing for
-        the programs that entered training: a child equal (normalized source) to a pool program
-        or to an earlier attempt's feasible child is a duplicate, not a valid new candidate."""
-        if proposal.child_source is None or proposal.status != "feasible":
-            return proposal
-        sha = program_sha256(proposal.child_source)
-        twin = next((c.id for c in self.candidates if c.source_sha == sha), None)
-        twin = twin or self.db.entered_training(proposal.child_source)
-        return proposal if twin is None else budget.as_duplicate(proposal, twin)
+        self.cfg, self.editor, self.checker = cfg, editor, _one_at_a_time(checker)
+        self.source = PoolSource(cfg, db)
+        self.pipeline = pipeline.Pipeline(cfg, db, self.source)
 
     async def propose(self, attempt: int) -> Proposal:
         cfg = self.cfg
         history = SearchHistory(cfg.operator.stagnation_window, cfg.operator.failure_window)
-        history.seed(self.candidates[0].ood_acc)
+        history.seed(self.source.candidates[0].ood_acc)
         digest = hashlib.sha256(f"{cfg.operator.seed}:{attempt}".encode()).hexdigest()
         op_cfg = dataclasses.replace(cfg.operator, seed=int(digest[:12], 16))
         operator = make_operator(self.editor, self.checker, op_cfg, history)
-        for i, p in enumerate(self.pool.programs):  # each with its lineage, as in a search
-            j = self.pool.parent_of(i)
-            parent = None if j is None else self.view(j)
-            operator.observe_pool(self.ids[i], p.source, p.evaluation, parent, p.description)
+        self.source.observe_into(operator)  # each with its lineage, as in a search
         ATTEMPT.set(attempt)  # this task's own context: its calls are keyed by it
-        return await operator.step(self.context(attempt, history), attempt)
+        # router_signals None: the route prompt says "no proposals yet"
+        return await operator.step(self.pipeline.context(attempt, history, None), attempt)
 
 
 async def run_proposals(cfg: SearchConfig, db: RunDB, editor: Editor, checker, progress) -> None:
@@ -163,7 +100,7 @@ async def run_proposals(cfg: SearchConfig, db: RunDB, editor: Editor, checker, p
         raise SearchUsageError("a proposal-only search needs max_attempts (its budget)")
     attempts = _Attempts(cfg, db, editor, checker)
     if db.get_meta("proposal_only") is None:
-        db.set_meta("proposal_only", attempts.meta())
+        db.set_meta("proposal_only", attempts.source.meta())
     first = db.next_attempt_index()
     tasks: dict[int, asyncio.Task] = {}
     try:
@@ -171,29 +108,48 @@ async def run_proposals(cfg: SearchConfig, db: RunDB, editor: Editor, checker, p
             while len(tasks) < cfg.proposal_only.jobs and attempt + len(tasks) < cfg.max_attempts:
                 i = attempt + len(tasks)
                 tasks[i] = asyncio.create_task(attempts.propose(i))
-            proposal = attempts.unless_duplicate(await tasks.pop(attempt))
-            db.record_proposal(proposal)
+            proposal = attempts.pipeline.unless_duplicate(await tasks.pop(attempt))
+            attempts.pipeline.record(proposal)
             progress(attempt, proposal)
     finally:
         for task in tasks.values():
             task.cancel()
 
 
-def _sandbox_checker(cfg: SearchConfig):
-    """The sandboxed feasibility check at the protocol's sizes (as a normal search's)."""
-    from spark_jax.feasibility import checker as feasibility
-    from spark_jax.feasibility.sandbox import SandboxWorker
+def _progress(on_progress: Callable[[Progress], None] | None):
+    """The run's progress callback: (attempt, proposal) -> `on_progress(Progress)`."""
+    statuses: list[str] = []
 
-    options = family_setup.check_options(cfg)
-    worker = SandboxWorker()
-    worker.start(options.to_dict())
+    def progress(attempt: int, proposal: Proposal) -> None:
+        statuses.append(proposal.status)
+        if on_progress is not None:
+            on_progress(
+                Progress(
+                    attempt=attempt + 1,
+                    evaluated=0,
+                    valid_rate=statuses.count("feasible") / len(statuses),
+                    best_ood=None,
+                    stage=f"attempt {attempt}: {proposal.status} (proposal-only)",
+                )
+            )
 
-    def check(child, parent, factor):
-        return feasibility.check_program(
-            child, parent_source=parent, factor=factor, options=options, worker=worker
-        )
+    return progress
 
-    return check, worker
+
+def _result(cfg: SearchConfig, run_dir: pathlib.Path, db: RunDB) -> SearchResult:
+    """A proposal-only run's result: nothing trained, the best pool program."""
+    pool = load_pool(cfg.proposal_only.pool, cfg.target)
+    scores = [p.score for p in pool.programs]
+    best = pool.programs[scores.index(max(scores))]
+    return SearchResult(
+        run_dir=str(run_dir),
+        attempts=db.attempt_count(),
+        evaluated=0,
+        seed_ood=scores[0],
+        best_ood=max(scores),
+        best_program_id=db.program_id(best.source) or "",
+        best_path="(proposal-only: nothing trained; the best pool program)",
+    )
 
 
 def run_proposal_search(
@@ -206,53 +162,24 @@ def run_proposal_search(
     checker=None,
 ) -> SearchResult:
     """`run_search` for a proposal-only config: no executor, no training."""
-    run_dir = pathlib.Path(run_dir)
-    editor = start_editor(cfg, run_dir, resume)
-    data = family_setup.check_family(cfg)
-    lock, db = startup.open_run(cfg, run_dir, resume, command, data)
-    worker = None
-    try:
-        if checker is None:
-            checker, worker = _sandbox_checker(cfg)
-        statuses: list[str] = []
 
-        def progress(attempt: int, proposal: Proposal) -> None:
-            statuses.append(proposal.status)
-            if on_progress is not None:
-                on_progress(
-                    Progress(
-                        attempt=attempt + 1,
-                        evaluated=0,
-                        valid_rate=statuses.count("feasible") / len(statuses),
-                        best_ood=None,
-                        stage=f"attempt {attempt}: {proposal.status} (proposal-only)",
-                    )
-                )
-
+    def drive(run_dir: pathlib.Path, db: RunDB, editor: Editor, checker) -> SearchResult:
         async def main() -> None:
             try:
-                await run_proposals(cfg, db, editor, checker, progress)
+                await run_proposals(cfg, db, editor, checker, _progress(on_progress))
             finally:
                 await editor.aclose()
 
         asyncio.run(main())
-        db.set_meta("finished_at", time.time())
-        pool = load_pool(cfg.proposal_only.pool, cfg.target)
-        scores = [p.score for p in pool.programs]
-        return SearchResult(
-            run_dir=str(run_dir),
-            attempts=db.attempt_count(),
-            evaluated=0,
-            seed_ood=scores[0],
-            best_ood=max(scores),
-            best_program_id=db.program_id(pool.programs[scores.index(max(scores))].source) or "",
-            best_path="(proposal-only: nothing trained; the best pool program)",
-        )
-    except BaseException as e:
-        startup.record_stop(db, e)
-        raise
-    finally:
-        if worker is not None:
-            worker.close()
-        db.close()
-        lock.release()
+        return _result(cfg, run_dir, db)
+
+    return pipeline.run(
+        cfg,
+        run_dir,
+        resume=resume,
+        command=command,
+        checker=checker,
+        start_editor=start_editor,
+        drive=drive,
+        warm_in_background=False,
+    )
