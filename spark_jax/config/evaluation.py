@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from spark_jax.config import registry
 from spark_jax.config.checks import check_number as _check_number
 from spark_jax.config.protocol import ConfigError, ProtocolConfig
 
@@ -26,9 +27,10 @@ __all__ = [
 EXECUTOR_KINDS = ("local", "ray")
 DUPLICATE_RULES = ("source", "function")
 FITNESS_SOURCES = ("ood_test", "ood_val")
-# How K seeds trained as one program run the seed axis (`evaluation.seeds`): 'map' (each
-# seed's arithmetic a one-seed run's; the default) or 'vmap' (batched).
-SEED_MODES = ("map", "vmap")
+# How K seeds trained as one program run the seed axis (`evaluation.seeds`): the shipped seed
+# modes of `config.registry`, 'map' (each seed's arithmetic a one-seed run's; the default) and
+# 'vmap' (batched).
+SEED_MODES = registry.shipped_names("seed")
 DEFAULT_SEED_MODE = SEED_MODES[0]
 
 

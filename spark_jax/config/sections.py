@@ -14,6 +14,7 @@ import dataclasses
 import numbers
 from typing import Any, Mapping
 
+from spark_jax.config import registry
 from spark_jax.config.checks import check_number as _check_number
 from spark_jax.config.evaluation import (
     EXECUTOR_KINDS,
@@ -55,12 +56,10 @@ __all__ = [
 ]
 
 FACTOR_CHOICES = ("asr", "random", "OPERATOR", "ACTION")
-# The last five are the baselines (spark_jax.operator.baselines), holistic operators.
-MODES = (
-    *("spark", "rewrite", "openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh"),
-    *("sample", "sample-regions", "sequential", "sequential-regions"),  # the controls
-)
-EDITOR_KINDS = ("offline", "llm")
+# The shipped operator modes and editor kinds (`config.registry`, where each is registered
+# once; a plug-in on $SPARK_JAX_METHODS adds more, which validation accepts).
+MODES = registry.shipped_names("mode")
+EDITOR_KINDS = registry.shipped_names("editor kind")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,8 +241,9 @@ class OperatorConfig:
     sequential_window: int = 8
 
     def __post_init__(self):
-        if self.mode not in MODES:
-            raise OperatorConfigError(f"operator.mode: must be one of {MODES} (got {self.mode!r})")
+        modes = registry.mode_names()
+        if self.mode not in modes:
+            raise OperatorConfigError(f"operator.mode: must be one of {modes} (got {self.mode!r})")
         if self.factor_choice not in FACTOR_CHOICES:
             raise OperatorConfigError(
                 f"operator.factor_choice: must be one of {FACTOR_CHOICES} "
@@ -308,8 +308,9 @@ class EditorConfig:
     preflight: bool = True
 
     def __post_init__(self) -> None:
-        if self.kind not in EDITOR_KINDS:
-            raise ConfigError(f"kind: must be one of {EDITOR_KINDS} (got {self.kind!r})")
+        kinds = registry.editor_kind_names()
+        if self.kind not in kinds:
+            raise ConfigError(f"kind: must be one of {kinds} (got {self.kind!r})")
         for key in ("record", "replay"):
             value = getattr(self, key)
             if value is not None and (not isinstance(value, str) or not value):

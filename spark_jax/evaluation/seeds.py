@@ -31,7 +31,8 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES
+from spark_jax.config import registry
+from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES  # noqa: F401 - re-exported
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import compiling, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
@@ -121,13 +122,9 @@ def stack_feedback(feedbacks: Sequence[Feedback]) -> Feedback:
     )
 
 
-def _mapped(fn):
+def map_over_seeds(fn):
     """`fn` over the leading (seed) axis of every argument, one seed after another."""
     return lambda *args: jax.lax.map(lambda xs: fn(*xs), args)
-
-
-_OVER_SEEDS = {"map": _mapped, "vmap": jax.vmap}
-assert tuple(_OVER_SEEDS) == SEED_MODES
 
 
 def _take(tree, k: int):
@@ -143,7 +140,7 @@ class SeedStack:
         self.trainer, self.k = trainer, k
         self.device = trainer.devices[0]
         self._sharding = SingleDeviceSharding(self.device)
-        over = _OVER_SEEDS[mode]
+        over = registry.seed_mode(mode).load()
         self._step_fn = jax.jit(over(trainer._train_step), donate_argnums=(0, 1))
         self._predict_fn = jax.jit(over(trainer._predict))
         self._init_fn = jax.jit(over(trainer._init))
@@ -275,8 +272,9 @@ class SeedStack:
 
 
 def check_mode(mode: str) -> None:
-    if mode not in SEED_MODES:
-        raise ValueError(f"unknown seed mode {mode!r}; expected one of {', '.join(SEED_MODES)}")
+    if mode not in registry.seed_mode_names():
+        known = ", ".join(registry.seed_mode_names())
+        raise ValueError(f"unknown seed mode {mode!r}; expected one of {known}")
 
 
 def _stacked_sets(sets: Sequence[Sequence[Feedback]]) -> tuple[Feedback, ...]:

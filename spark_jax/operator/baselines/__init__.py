@@ -15,20 +15,17 @@ Every baseline is given the task description every method shares (`prompts/task.
 SPARK's region contract, and its children are checked without a factor (tag lines only).
 Each states its scale parameters against its original's defaults (`scale_note()`).
 
-`make_operator` picks the operator an `operator.mode` names (SPARK's own for 'spark' and
-'rewrite'; an unknown mode is a ValueError naming the known ones). Without an LLM editor each runs its offline analogue: NOT an LLM.
+`make_operator` builds the operator an `operator.mode` names, from its entry in
+`config.registry` (SPARK's own for 'spark' and 'rewrite'; an unknown mode is a ValueError
+naming the known ones); a new method registers its operator there, not here. Without an LLM
+editor each baseline runs its offline analogue: NOT an LLM.
 """
 
 from __future__ import annotations
 
-from spark_jax.config.sections import MODES
+from spark_jax.config import registry
 from spark_jax.operator.baselines.common import OFFLINE_ANALOGUE, OFFLINE_NOTE, BaselineOperator
-from spark_jax.operator.baselines.controls import CONTROLS, ControlOperator
-from spark_jax.operator.baselines.eoh import EoHOperator
-from spark_jax.operator.baselines.evoprompting import EvoPromptingOperator
-from spark_jax.operator.baselines.funsearch import FunSearchOperator
-from spark_jax.operator.baselines.openevolve import OpenEvolveOperator
-from spark_jax.operator.step import SparkOperator
+from spark_jax.operator.baselines.controls import CONTROLS
 
 __all__ = [
     "BASELINES",
@@ -36,28 +33,28 @@ __all__ = [
     "OFFLINE_ANALOGUE",
     "OFFLINE_NOTE",
     "BaselineOperator",
+    "baselines",
     "make_operator",
 ]
 
-# The registry of operator modes: mode -> its operator class and fixed keyword arguments. Its
-# names are `config.sections.MODES` (what config validation and the CLI accept), checked below.
-_OPERATORS = {
-    "spark": (SparkOperator, {}),
-    "rewrite": (SparkOperator, {}),  # SPARK's unscoped-rewrite ablation
-    "openevolve": (OpenEvolveOperator, {}),
-    "openevolve-full": (OpenEvolveOperator, {"full": True}),
-    "evoprompting": (EvoPromptingOperator, {}),
-    "funsearch": (FunSearchOperator, {}),
-    "eoh": (EoHOperator, {}),
-    **{mode: (ControlOperator, {"mode": mode}) for mode in CONTROLS},
-}
-assert tuple(_OPERATORS) == MODES, "operator registry and config.sections.MODES differ"
-BASELINES = tuple(mode for mode, (cls, _) in _OPERATORS.items() if cls is not SparkOperator)
+
+def baselines() -> tuple[str, ...]:
+    """The operator modes that are baselines (holistic operators of their own, not SPARK's
+    step, which runs 'spark' and 'rewrite'): the shipped ones and every plug-in's."""
+    spark = registry.mode("spark").operator_class
+    return tuple(m for m in registry.mode_names() if registry.mode(m).operator_class != spark)
+
+
+def __getattr__(name: str):
+    if name == "BASELINES":  # read when asked, so that it names the plug-ins' too
+        return baselines()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_operator(editor, checker, config, history=None):
     """The operator of `config.mode`: a baseline, or SPARK's step (its ablations included)."""
-    if config.mode not in _OPERATORS:
-        raise ValueError(f"unknown operator mode {config.mode!r}; known: {', '.join(MODES)}")
-    cls, fixed = _OPERATORS[config.mode]
-    return cls(editor, checker, config, history, **fixed)
+    known = registry.mode_names()
+    if config.mode not in known:
+        raise ValueError(f"unknown operator mode {config.mode!r}; known: {', '.join(known)}")
+    spec = registry.mode(config.mode)
+    return spec.load()(editor, checker, config, history, **spec.options)
