@@ -4,16 +4,14 @@ batch, host<->device, and how much of the validation and test scoring is hint pa
     python scripts/profile_evaluation.py --task dfs --preset smoke \
         --label "contended 2-core CPU, shared with other jobs" --out results/bench/profile.md
 
-Prints a Markdown table (`spark_jax.perf.profile`); `--out` appends it to a file and
-`--json` writes the raw figures beside it. Numbers on a shared machine are contended: read
+Prints a Markdown table (`spark_jax.perf.profile.profile_to_files`); `--out` appends it to a
+file and `--json` writes the raw figures beside it. Numbers on a shared machine are contended: read
 the proportions.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import pathlib
 
 from spark_jax.config import assets, protocol
 from spark_jax.perf import profile
@@ -33,24 +31,18 @@ def main() -> None:
     p.add_argument("--out", help="append the table to this Markdown file")
     p.add_argument("--json", help="write the raw figures to this JSON file")
     args = p.parse_args()
-    report = profile.profile_evaluation(
+    text = profile.profile_to_files(
         args.program,
         args.task,
         protocol.get_preset(args.preset),
         args.seed,
         args.steps,
         buckets=not args.no_buckets,
+        label=args.label,
+        out=args.out,
+        json_path=args.json,
     )
-    report["label"] = args.label
-    text = profile.format_profile(report, args.label)
     print(text)
-    if args.out:
-        out = pathlib.Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a", encoding="utf-8") as f:
-            f.write(text + "\n\n")
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -10,12 +10,15 @@ the batches of that shape) (train_steps steps, one validation every
 eval_every steps and at step 0, one test pass); sampling, which a real run overlaps on its
 prefetch thread, is listed apart. For each fixed set it also states how much of the scored
 work is padding: every sample runs as many processor steps as its batch's hint length.
-`scripts/profile_evaluation.py` prints the table.
+`profile_to_files` also appends the table to a Markdown file and writes the raw figures as
+JSON; `scripts/profile_evaluation.py` runs it and prints the table.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import pathlib
 import statistics
 import time
 from typing import Any, Sequence
@@ -30,7 +33,7 @@ from spark_jax.evaluation import bridge, data
 from spark_jax.evaluation.train import Trainer
 from spark_jax.util import markdown
 
-__all__ = ["Part", "format_profile", "padding_figures", "profile_evaluation"]
+__all__ = ["Part", "format_profile", "padding_figures", "profile_evaluation", "profile_to_files"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,3 +247,30 @@ def format_profile(report: dict[str, Any], label: str = "") -> str:
     head += ["padded steps", "needed", "padding"]
     lines += [""] + markdown.table(head, sets, "lrrllrrr")
     return markdown.document([lines])
+
+
+def profile_to_files(
+    program: str,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int,
+    steps: int,
+    buckets: bool,
+    label: str = "",
+    out: str | pathlib.Path | None = None,
+    json_path: str | pathlib.Path | None = None,
+) -> str:
+    """Profiles one evaluation (`profile_evaluation`, the report labelled with `label`);
+    appends the table to `out` and writes the raw figures to `json_path` (each when given);
+    returns the table."""
+    report = profile_evaluation(program, task, cfg, seed, steps, buckets=buckets)
+    report["label"] = label
+    text = format_profile(report, label)
+    if out:
+        out = pathlib.Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8") as f:
+            f.write(text + "\n\n")
+    if json_path:
+        pathlib.Path(json_path).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return text
