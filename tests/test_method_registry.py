@@ -198,3 +198,18 @@ def test_editor_kinds_and_seed_modes_come_from_plugins_too(tmp_path):
         "['offline', 'llm', 'seeded'] ('map', 'vmap', 'vmap2') vmap",
         "OfflineEditor",
     ]
+
+
+def test_the_papers_row_names_are_the_registered_methods():
+    from spark_jax.report import reference
+
+    rows = {r.method for r in reference.clrs_10task()}
+    rows |= {r.variant for r in reference.dfs_ablation()}
+    rows |= {k for r in reference.extra_benchmarks() for k in r.values}
+    ours = {row: m.name for m in registry.methods().values() for row in m.paper_rows}
+    assert {r for r in rows if not r.startswith("CLRS") and r != "Base"} == set(ours)
+    assert ours["OE"] == "openevolve" and ours["ASR only"] == "asr-sar"
+    assert reference.source_of("10-task", "EP").author == reference.EVOPROMPTING
+    assert reference.source_of("10-task", "OE").author == reference.SPARK_PAPER
+    quoted = {m.quoted_from for m in registry.methods().values() if m.quoted_from}
+    assert quoted == {reference.EVOPROMPTING} and quoted <= set(reference.PROTOCOLS)

@@ -127,6 +127,10 @@ class MethodSpec:
         comparison's cap applies).
       aliases: the paper's other names for the same setting.
       control: one of the sampling controls (Gideoni, Risi, Gal 2026).
+      paper_rows: the names the paper's tables give it (rows of `reference/*.csv`: 'OE',
+        'Ours', 'ASR only', ...); empty when the paper reports none.
+      quoted_from: who measured those rows when the SPARK paper quotes them from elsewhere
+        (EvoPrompting's own paper); None: the SPARK paper's own measurement.
     """
 
     name: str
@@ -137,12 +141,15 @@ class MethodSpec:
     max_attempts: int | None = None
     aliases: tuple[str, ...] = ()
     control: bool = False
+    paper_rows: tuple[str, ...] = ()
+    quoted_from: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.runs, OperatorSpec):
             raise RegistryError(f"method {self.name!r}: `runs` must be an OperatorSpec")
         object.__setattr__(self, "settings", types.MappingProxyType(dict(self.settings)))
         object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "paper_rows", tuple(self.paper_rows))
 
     @property
     def operator(self) -> Mapping[str, Any]:
@@ -189,7 +196,7 @@ class _Table(Generic[T]):
     """Name -> entry in registration order; a name is registered once."""
 
     def __init__(self, what: str):
-        self.what, self.entries, self.shipped = what, {}, ()
+        self.what, self.entries = what, {}
 
     def add(self, name: str, entry: T) -> T:
         if not isinstance(name, str) or not name or name != name.strip() or "," in name:
@@ -209,18 +216,21 @@ _METHODS: _Table[MethodSpec] = _Table("method")
 _MODES: _Table[OperatorSpec] = _Table("operator mode")
 _EDITOR_KINDS: _Table[EditorKindSpec] = _Table("editor kind")
 _SEED_MODES: _Table[SeedModeSpec] = _Table("seed mode")
-_TABLES = {"method": _METHODS, "mode": _MODES, "editor kind": _EDITOR_KINDS, "seed": _SEED_MODES}
+# kind -> the shipped module's tuple of that kind's entries, and the attribute naming each.
+_SHIPPED_TUPLES = {
+    "method": ("METHODS", "name"),
+    "mode": ("OPERATORS", "mode"),
+    "editor kind": ("EDITOR_KINDS", "name"),
+    "seed": ("SEED_MODES", "name"),
+}
 _loaded: set[str] = set()  # plug-in entries imported, and SHIPPED once it is
 
 
 def _shipped() -> None:
-    """Registers the shipped entries (once), remembering their names."""
-    if SHIPPED in _loaded:
-        return
-    _loaded.add(SHIPPED)
-    importlib.import_module(SHIPPED)
-    for table in _TABLES.values():
-        table.shipped = tuple(table.entries)
+    """Registers the shipped entries (once)."""
+    if SHIPPED not in _loaded:
+        _loaded.add(SHIPPED)
+        importlib.import_module(SHIPPED)
 
 
 def _import_plugin(entry: str) -> None:
@@ -352,4 +362,5 @@ def shipped_names(kind: str) -> tuple[str, ...]:
     """The shipped names of `kind` ('method', 'mode', 'editor kind' or 'seed'), without any
     plug-in's: what the docs list and what module constants such as `MODES` hold."""
     _shipped()
-    return _TABLES[kind].shipped
+    attr, key = _SHIPPED_TUPLES[kind]
+    return tuple(getattr(entry, key) for entry in getattr(sys.modules[SHIPPED], attr))

@@ -121,9 +121,9 @@ def _scoped(name, paper_name, description, factor_choice, use_rc, **more) -> Met
     return MethodSpec(name, paper_name, description, SPARK, settings, **more)
 
 
-def _own(name: str, paper_name: str, description: str, control: bool = False) -> MethodSpec:
+def _own(name: str, paper_name: str, description: str, **more) -> MethodSpec:
     """A method that is an operator mode of its own (a baseline or a control)."""
-    return MethodSpec(name, paper_name, description, _BY_MODE[name], control=control)
+    return MethodSpec(name, paper_name, description, _BY_MODE[name], **more)
 
 
 METHODS = (
@@ -134,6 +134,7 @@ METHODS = (
         "asr",
         True,
         aliases=("full-spark",),
+        paper_rows=("Ours", "SPARK", "Full SPARK"),
     ),
     MethodSpec(
         "global-rewrite",
@@ -141,6 +142,7 @@ METHODS = (
         "unconstrained rewriting of both regions at once (holistic editing)",
         REWRITE,
         {"use_rc": False},
+        paper_rows=("Global Rewrite",),
     ),
     _scoped(
         "random-scope-sar",
@@ -148,6 +150,7 @@ METHODS = (
         "the region mechanism with a random scope, no directive",
         "random",
         False,
+        paper_rows=("Random-Scope SAR",),
     ),
     _scoped(
         "fixed-op-sar",
@@ -155,6 +158,7 @@ METHODS = (
         "always edits the OPERATOR region, no directive",
         "OPERATOR",
         False,
+        paper_rows=("Fixed-OP SAR",),
     ),
     _scoped(
         "fixed-act-sar",
@@ -162,6 +166,7 @@ METHODS = (
         "always edits the ACTION region, no directive",
         "ACTION",
         False,
+        paper_rows=("Fixed-ACT SAR",),
     ),
     _scoped(
         "random-rc-sar",
@@ -170,6 +175,7 @@ METHODS = (
         "random",
         True,
         aliases=("rc-sar-only",),
+        paper_rows=("RC+SAR only", "Random RC+SAR"),
     ),
     _scoped(
         "asr-sar",
@@ -178,14 +184,22 @@ METHODS = (
         "asr",
         False,
         aliases=("asr-only",),
+        paper_rows=("ASR only", "ASR+SAR"),
     ),
     _scoped(
-        "ours-1it", "Ours-1it", "a single SPARK step from the seed", "asr", True, max_attempts=1
+        "ours-1it",
+        "Ours-1it",
+        "a single SPARK step from the seed",
+        "asr",
+        True,
+        max_attempts=1,
+        paper_rows=("Ours-1it",),
     ),
     _own(
         "openevolve",
         "OpenEvolve",
         "holistic SEARCH/REPLACE diffs with OpenEvolve's inspirations (its default)",
+        paper_rows=("OE",),
     ),
     _own(
         "openevolve-full",
@@ -196,13 +210,21 @@ METHODS = (
         "evoprompting",
         "EvoPrompting",
         "few-shot crossover/mutation prompts in generations (API variant: no soft prompt)",
+        paper_rows=("EP",),
+        quoted_from="Chen et al. 2023 (EvoPrompting)",  # the SPARK paper quotes its EP rows
     ),
     _own(
         "funsearch",
         "FunSearch",
         "best-shot prompting with sorted `_vN` versions, islands with resets",
+        paper_rows=("FS",),
     ),
-    _own("eoh", "EoH", "thought + code with strategies E1, E2, M1, M2, M3 over a small population"),
+    _own(
+        "eoh",
+        "EoH",
+        "thought + code with strategies E1, E2, M1, M2, M3 over a small population",
+        paper_rows=("EoH",),
+    ),
     _own(
         "sample",
         "IID sampling control (full rewrite)",

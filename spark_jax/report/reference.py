@@ -22,7 +22,7 @@ import functools
 import types
 from typing import Mapping, Sequence
 
-from spark_jax.config import assets
+from spark_jax.config import assets, registry
 from spark_jax.util import markdown
 
 __all__ = [
@@ -120,7 +120,7 @@ class Source:
 
 SPARK_PAPER = "SPARK paper"
 IBARZ = "Ibarz et al. 2022"
-EVOPROMPTING = "Chen et al. 2023 (EvoPrompting)"
+EVOPROMPTING = "Chen et al. 2023 (EvoPrompting)"  # a method's `quoted_from` (config.registry)
 # Who measured what, under which protocol: one line per author, for a table's legend.
 PROTOCOLS: Mapping[str, str] = types.MappingProxyType(
     {
@@ -140,9 +140,16 @@ def source_of(table: str, method: str) -> Source:
     where = TABLES[table]
     if method.startswith("CLRS"):
         return Source(IBARZ, where, PROTOCOLS[IBARZ], frozenset({PAPER_PROTOCOL}))
-    if method == "EP":
-        return Source(EVOPROMPTING, where, PROTOCOLS[EVOPROMPTING])
+    author = _quoted_rows().get(method)
+    if author is not None:
+        return Source(author, where, PROTOCOLS[author])
     return Source(SPARK_PAPER, where, PROTOCOLS[SPARK_PAPER], frozenset({PAPER_PROTOCOL}))
+
+
+def _quoted_rows() -> dict[str, str]:
+    """Row -> who measured it, for rows quoted from a method's own paper (`config.registry`)."""
+    methods = [m for m in registry.methods().values() if m.quoted_from]
+    return {row: m.quoted_from for m in methods for row in m.paper_rows}
 
 
 def legend_lines() -> list[str]:
