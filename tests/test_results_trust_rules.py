@@ -79,3 +79,24 @@ def test_the_probes_give_the_after_outputs_figures():
     assert probes.scripted_budget() == _figure_lines(after)
     vocab = (OUT / "after" / "vocab" / "output.txt").read_text(encoding="utf-8").splitlines()
     assert probes.vocabulary() == vocab
+
+
+def test_the_run_summary_reads_what_the_run_database_holds(tmp_path):
+    # A copy of a committed comparison's run (the summary opens it read-only; a copy keeps
+    # results/ free of sqlite's side files).
+    from spark_jax.search.rundb import RunDB
+
+    source = ROOT / "results" / "compare-offline" / "data" / "spark" / "seed-0" / "run.db"
+    copy = tmp_path / "spark" / "seed-0" / "run.db"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(source.read_bytes())
+    [line] = probes.run_summary(tmp_path)
+    with RunDB.open(copy) as db:
+        proposals, evaluations = db.proposals(), db.evaluations()
+    candidates = [e for e in evaluations if e["proposal_attempt"] is not None]
+    assert line.startswith(f"spark/seed-0: attempts={len(proposals)} ")
+    assert f" evaluated(entered training)={len(candidates)} " in line
+    figures = dict(re.findall(r"(\w+(?:\([^)]*\))?)=(\{[^}]*\}|\S+)", line.split(": ", 1)[1]))
+    assert int(figures["attempts"]) == len(proposals)
+    best = max(e["ood_score"] for e in candidates if e["status"] == "ok")
+    assert figures["best_candidate"] == f"{best:.4f}"
