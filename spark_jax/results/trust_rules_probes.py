@@ -119,21 +119,21 @@ def scripted_budget(tree: pathlib.Path = REPO) -> list[str]:
     a = test._variant("a")
     children = [a, a.replace("# a\n", "# a   \r\n"), test.SEED]
     children += [test._variant(n) for n in "bcd"]
-    tmp = pathlib.Path(tempfile.mkdtemp())
-    _, executor, db = test._run(tmp, children, patch, budget=4, max_attempts=10)
-    with db:
-        acc = summarize(db)
-        dups = sum(p.failure_type == "duplicate" for p in db.proposals())
+    with tempfile.TemporaryDirectory() as tmp:
+        _, executor, db = test._run(pathlib.Path(tmp), children, patch, budget=4, max_attempts=10)
+        with db:
+            acc = summarize(db)
+            dups = sum(p.failure_type == "duplicate" for p in db.proposals())
     lines = [
         f"FIGURE dup_recorded={dups}",
         f"FIGURE a_trainings={executor.trained.count('a')}",
         f"FIGURE best_candidate={acc.best_at_budget}",
         f"FIGURE seed_score={test.SCORES['seed']}",
     ]
-    tmp = pathlib.Path(tempfile.mkdtemp())
     nan = [test._variant(n) for n in "bcd"]
-    result, executor, db = test._run(tmp, nan, patch, budget=3, max_attempts=10)
-    db.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        result, executor, db = test._run(pathlib.Path(tmp), nan, patch, budget=3, max_attempts=10)
+        db.close()
     lines.append(f"FIGURE nan_attempts={result.attempts}")
     trained = len(set(executor.trained) - {"seed"})
     lines.append(f"FIGURE nan_distinct_candidates_trained={trained}")
