@@ -5,14 +5,19 @@
         python3 scripts/llm_queue_model.py < PROMPT
 
 Prints the answer; exits 1 with one line on stderr when a setting is missing or no answer came
-in time. What it does: `spark_jax.llm.queue`.
+in time. What it does: `spark_jax.llm.queue`. The `python3` that the experiments' configs name
+must import spark_jax (the virtual environment on PATH, or the package installed).
 """
 
 from __future__ import annotations
 
 import sys
 
-from spark_jax.llm import queue
+try:
+    from spark_jax.llm import queue
+except ImportError as e:  # one line for the call's record, not a traceback
+    sys.exit(f"llm_queue_model: {sys.executable} cannot import spark_jax ({e}): put the "
+             "environment that has it on PATH")  # fmt: skip
 
 
 def main() -> int:
