@@ -18,14 +18,14 @@ import pathlib
 import random
 import time
 
-from spark_jax.families.cartpole import checks as cartpole_check
-from spark_jax.families.cartpole import ppo as cartpole_ppo
-from spark_jax.families.cartpole.transforms import POLICY_TRANSFORMS
 from spark_jax.feasibility.stage_checks import CheckFailure
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
+from spark_jax.plugins.cartpole import checks as cartpole_check
+from spark_jax.plugins.cartpole import ppo as cartpole_ppo
+from spark_jax.plugins.cartpole.transforms import POLICY_TRANSFORMS
 from spark_jax.program import source as program_source
 
-SEED = pathlib.Path(__file__).resolve().parents[1] / "spark_jax/families/cartpole/seeds/mlp.py"
+SEED = pathlib.Path(__file__).resolve().parents[1] / "spark_jax/plugins/cartpole/seeds/mlp.py"
 
 
 def _score(source: str, name: str, cfg: cartpole_ppo.PPOConfig, part: str = "val"):

@@ -10,12 +10,12 @@ import types
 
 import pytest
 
-from spark_jax.families import cartpole as cartpole_family
-from spark_jax.families.cartpole import checks as cartpole_check
-from spark_jax.families.cartpole import ppo as cartpole_ppo
-from spark_jax.families.cartpole.transforms import POLICY_TRANSFORMS
 from spark_jax.feasibility.stage_checks import CheckFailure
 from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
+from spark_jax.plugins import cartpole as cartpole_family
+from spark_jax.plugins.cartpole import checks as cartpole_check
+from spark_jax.plugins.cartpole import ppo as cartpole_ppo
+from spark_jax.plugins.cartpole.transforms import POLICY_TRANSFORMS
 from spark_jax.program import locality, regions
 from spark_jax.program import source as program_source
 

@@ -4,8 +4,8 @@ deterministic, and cached datasets without a cache fail with a one-line error na
 import pytest
 
 from spark_jax import families
-from spark_jax.families import classify as classify_family
-from spark_jax.families.classify import data as classify_data
+from spark_jax.plugins import classify as classify_family
+from spark_jax.plugins.classify import data as classify_data
 
 FAMILY = classify_family.FAMILY
 

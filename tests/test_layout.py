@@ -1,8 +1,8 @@
 """The package's floor plan, checked on the source: one subpackage per stage, lower floors
 never import higher ones (not even lazily inside a function), no private name crosses a
-subpackage boundary, and no module grows past ~400 non-blank lines. A task family's plug-in
-folder (`spark_jax/families/<name>/`) is its own floor, 'plugins', above evaluation: the
-registry (`spark_jax/families/__init__.py`, at the bottom) imports it by name on first use."""
+subpackage boundary, and no module grows past ~400 non-blank lines. The task families' plug-in
+folders (`spark_jax/plugins/<name>/`) stand above evaluation: the registry
+(`spark_jax/families`, near the bottom) imports them by name on first use."""
 
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ FLOORS = (
     "cli",
 )
 MAX_LINES = 400
-PLUGINS = "plugins"  # The floor of spark_jax/families/<name>/ (a family's plug-in folder).
 # Seed programs (a plug-in's seeds/ folder) are candidate programs, not the package's modules.
 MODULES = sorted(
     p for p in PACKAGE.rglob("*.py") if "assets" not in p.parts and "seeds" not in p.parts
@@ -45,8 +44,6 @@ MODULES = sorted(
 
 def _floor(module: pathlib.Path) -> str | None:
     rel = module.relative_to(PACKAGE).parts
-    if len(rel) > 2 and rel[0] == "families":
-        return PLUGINS
     return rel[0] if len(rel) > 1 else None  # None: spark_jax/__init__.py (lazy public API)
 
 
@@ -66,8 +63,6 @@ def _target_floor(name: str, names: tuple[str, ...]) -> list[tuple[str, str]]:
     parts = name.split(".")
     if parts[0] != "spark_jax":
         return []
-    if len(parts) > 2 and parts[1] == "families":
-        return [(PLUGINS, name)]
     if len(parts) > 1:
         return [(parts[1], name)]
     return [(n, f"spark_jax.{n}") for n in names if n in FLOORS]
@@ -75,7 +70,7 @@ def _target_floor(name: str, names: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def test_every_subpackage_is_a_known_floor():
     found = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert found == set(FLOORS) - {PLUGINS}, found ^ (set(FLOORS) - {PLUGINS})
+    assert found == set(FLOORS), found ^ set(FLOORS)
     loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
     assert loose == [], f"modules outside a stage subpackage: {loose}"
 
@@ -179,11 +174,8 @@ def _file_graph() -> dict[str, set[str]]:
 
 
 def _group(module: str) -> str:
-    """The floor a module stands on: its spark_jax subpackage (a family plug-in: 'plugins'),
-    or 'scripts'."""
+    """The floor a module stands on: its spark_jax subpackage, or 'scripts'."""
     parts = module.split(".")
-    if parts[0] == "spark_jax" and len(parts) > 2 and parts[1] == "families":
-        return PLUGINS
     return parts[1] if parts[0] == "spark_jax" and len(parts) > 1 else parts[0]
 
 
@@ -283,12 +275,13 @@ def test_no_function_over_sixty_lines():
 
 def test_no_branch_on_a_family_name_outside_the_family_plugins():
     """Behaviour that depends on the task family asks the family (`spark_jax.families`): no
-    module outside spark_jax/families/ compares a family with a name."""
+    module outside the registry (spark_jax/families/) and the plug-ins (spark_jax/plugins/)
+    compares a family with a name."""
     branch = re.compile(r"family[\w\"'\]\)]*\s*[=!]=\s*[\"']|[\"']\s*[=!]=\s*\w*family\b")
     bad = [
         f"{module.relative_to(PACKAGE).as_posix()}:{n}: {line.strip()}"
         for module in MODULES
-        if module.relative_to(PACKAGE).parts[0] != "families"
+        if module.relative_to(PACKAGE).parts[0] not in ("families", "plugins")
         for n, line in enumerate(module.read_text(encoding="utf-8").splitlines(), 1)
         if branch.search(line)
     ]

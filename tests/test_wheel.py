@@ -94,7 +94,7 @@ def _shipped(kind: str) -> list[str]:
 def _family_data() -> list[str]:
     """Each task family plug-in's seed programs and contract (paths under spark_jax/)."""
     root = ROOT / "spark_jax"
-    files = [*root.glob("families/*/seeds/*.py"), *root.glob("families/*/*.md")]
+    files = [*root.glob("plugins/*/seeds/*.py"), *root.glob("plugins/*/*.md")]
     assert files, "no task family plug-in ships seeds"
     return sorted(p.relative_to(root).as_posix() for p in files)
 

@@ -45,12 +45,13 @@ the sandbox check and the offline editor what they need, as plain data and funct
   (optional): benchmark -> the seed programs the paper reports on it (the family table of
   `scripts/families_smoke.py`; a benchmark not named there uses `default_seed`).
 
-**A family is one plug-in folder**, `spark_jax/families/<name>/`: a package whose module
+**A family is one plug-in folder**, `spark_jax/plugins/<name>/`: a package whose module
 defines `FAMILY`, with its seed programs in `seeds/` and its contract beside them. `PLUGINS`
 below is the registry (one line per shipped family); `$SPARK_JAX_FAMILIES` names more plug-in
 folders (os.pathsep-separated; the folder's name is the family's). A family is imported the
-first time it is asked for by name, so this module imports nothing of `spark_jax` and every
-floor can name the boundary; the plug-ins themselves sit above evaluation.
+first time it is asked for by name, so this package (the contract and the registry) imports
+nothing of `spark_jax` and every floor can name the boundary; the plug-ins themselves
+(`spark_jax.plugins`) stand above evaluation.
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ __all__ = [
 
 # The registry: family name -> the module that defines its `FAMILY` (imported on first use).
 PLUGINS = {
-    "cartpole": "spark_jax.families.cartpole",
-    "classify": "spark_jax.families.classify",
-    "clrs": "spark_jax.families.clrs",
+    "cartpole": "spark_jax.plugins.cartpole",
+    "classify": "spark_jax.plugins.classify",
+    "clrs": "spark_jax.plugins.clrs",
 }
 PATH_VARIABLE = "SPARK_JAX_FAMILIES"  # More plug-in folders, os.pathsep-separated.
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.families.cartpole import ppo as cartpole_ppo
+from spark_jax.plugins.cartpole import ppo as cartpole_ppo
 
 __all__ = [
     "BENCHMARK",
@@ -155,8 +155,8 @@ class CartPoleFamily:
 
     def check(self, source: str, benchmark: str, preset: str) -> str | None:
         """In-process semantic check (the search runs it in the sandbox instead)."""
-        from spark_jax.families.cartpole import checks as cartpole_check
         from spark_jax.feasibility.stage_checks import CheckFailure
+        from spark_jax.plugins.cartpole import checks as cartpole_check
 
         self._benchmark(benchmark)
         try:
@@ -199,17 +199,17 @@ class CartPoleFamily:
         return (int(spec["hidden"]),)
 
     def example_width(self, spec: dict[str, Any]) -> int:
-        from spark_jax.families.cartpole import checks
+        from spark_jax.plugins.cartpole import checks
 
         return checks.OBS_SIZE
 
     def check_semantic(self, model: Any, spec: dict[str, Any], batch: int, info: dict) -> None:
-        from spark_jax.families.cartpole import checks
+        from spark_jax.plugins.cartpole import checks
 
         checks.check_policy_semantic(model, batch, info)
 
     def offline_transforms(self) -> tuple:
-        from spark_jax.families.cartpole.transforms import POLICY_TRANSFORMS
+        from spark_jax.plugins.cartpole.transforms import POLICY_TRANSFORMS
 
         return POLICY_TRANSFORMS
 

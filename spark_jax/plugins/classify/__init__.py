@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.families.classify import data as classify_data
+from spark_jax.plugins.classify import data as classify_data
 
 __all__ = ["FACTORY", "FAMILY", "ClassifyFamily", "TrainPreset", "check_program", "evaluate"]
 
@@ -181,12 +181,12 @@ class ClassifyFamily:
         return int(spec["features"])
 
     def check_semantic(self, model: Any, spec: dict[str, Any], batch: int, info: dict) -> None:
-        from spark_jax.families.classify import checks
+        from spark_jax.plugins.classify import checks
 
         checks.check_classifier(model, spec, batch, info)
 
     def offline_transforms(self) -> tuple:
-        from spark_jax.families.classify.transforms import CLASSIFIER_TRANSFORMS
+        from spark_jax.plugins.classify.transforms import CLASSIFIER_TRANSFORMS
 
         return CLASSIFIER_TRANSFORMS
 
