@@ -8,6 +8,11 @@
   verdicts every method against the first, and SPARK and OpenEvolve against each control
            (stats.significance: cannot tell, Holm)
   plots    the band plots (best-so-far vs evaluated, valid rate vs attempt)
+  checkpoint, checkpoint_parts
+           an unfinished comparison carried from one machine to the next, and its parts
+           (scripts/compare_checkpoint.py)
+  export   a comparison's record copied into a results folder (scripts/compare_copy.py)
+  pool     a proposal-only comparison's parent pool from a search (llm_reliability_pool.py)
 
 May import: `benchmark`, `report`, `search` and everything below them.
 """
