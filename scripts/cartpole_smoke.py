@@ -1,11 +1,6 @@
-"""CartPole-v1 at a preset: the seed policy, then a short offline-catalogue hill climb.
-
-Not the SPARK search loop (no archive islands, no LLM): each round picks a factor at random,
-applies one untried policy transform (`transforms_policy`) to the best program so far, runs
-the semantic check and trains/scores the child; a child replaces the best when its validation
-return (the `val_seed` episodes) is higher. The test episodes (`eval_seed`) are scored only for
-the seed and the final best, after the climb. Prints one row per candidate and the seed/best
-rows shaped like the paper's table, validation and test returns labelled.
+"""CartPole-v1 at a preset: the seed policy, then a short offline-catalogue hill climb
+(`spark_jax.perf.cartpole_climb`; not the SPARK search loop). Prints one row per candidate and
+the seed/best rows shaped like the paper's table, validation and test returns labelled.
 
     python scripts/cartpole_smoke.py --preset smoke --budget 6
 """
@@ -13,82 +8,18 @@ rows shaped like the paper's table, validation and test returns labelled.
 from __future__ import annotations
 
 import argparse
-import json
-import pathlib
-import random
-import time
 
-from spark_jax.feasibility.stage_checks import CheckFailure
-from spark_jax.operator.offline.roles import CatalogueEditor, NoApplicableTransform
-from spark_jax.plugins.cartpole import checks as cartpole_check
-from spark_jax.plugins.cartpole import ppo as cartpole_ppo
-from spark_jax.plugins.cartpole.transforms import POLICY_TRANSFORMS
-from spark_jax.program import source as program_source
-
-SEED = pathlib.Path(__file__).resolve().parents[1] / "spark_jax/plugins/cartpole/seeds/mlp.py"
-
-
-def _score(source: str, name: str, cfg: cartpole_ppo.PPOConfig, part: str = "val"):
-    module = program_source.load_module(program_source.Program(source, name), "make_policy")
-    policy = module.make_policy(cfg.hidden)
-    cartpole_check.check_policy_semantic(policy, 4, {})
-    return cartpole_ppo.train_and_score(policy, cfg, part)
-
-
-def _row(label: str, s) -> dict:
-    return dict(
-        cand=label,
-        val_return=round(s.val_return, 2),
-        train_return=round(s.train_return, 2),
-        train_s=round(s.train_seconds, 2),
-        macs_k=round(s.macs / 1000, 3),
-        params=s.params,
-    )
+from spark_jax.perf.cartpole_climb import climb
+from spark_jax.plugins.cartpole.ppo import PRESETS
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preset", default="smoke", choices=sorted(cartpole_ppo.PRESETS))
+    ap.add_argument("--preset", default="smoke", choices=sorted(PRESETS))
     ap.add_argument("--budget", type=int, default=6, help="candidates after the seed")
     ap.add_argument("--seed", type=int, default=0, help="the editor's seed")
     args = ap.parse_args()
-    cfg = cartpole_ppo.preset(args.preset)
-    start = time.perf_counter()
-    best_src = SEED.read_text()
-    seed_score = best = _score(best_src, "seed", cfg)
-    print(json.dumps(_row("seed", seed_score)), flush=True)
-    editor, rng = CatalogueEditor(args.seed, POLICY_TRANSFORMS), random.Random(args.seed)
-    trains = [seed_score.train_seconds]
-    for i in range(args.budget):
-        factor = rng.choice(("OPERATOR", "ACTION"))
-        try:
-            edit = editor.edit(best_src, factor, rng=rng)
-        except NoApplicableTransform:
-            print(json.dumps(dict(cand=i + 1, factor=factor, skipped="no applicable transform")))
-            continue
-        try:
-            s = _score(edit.source, f"c{i + 1}", cfg)
-        except CheckFailure as e:
-            print(json.dumps(dict(cand=i + 1, transform=edit.transform, infeasible=e.reason)))
-            continue
-        trains.append(s.train_seconds)
-        print(json.dumps(dict(_row(i + 1, s), transform=edit.transform)), flush=True)
-        if s.val_return > best.val_return:
-            best, best_src = s, edit.source
-    wall_h = (time.perf_counter() - start) / 3600
-    # The test episodes, for the final programs only (same training: same parameters).
-    tested = {"seed": _score(SEED.read_text(), "seed", cfg, "test")}
-    tested["best"] = _score(best_src, "best", cfg, "test")
-    print(f"preset={args.preset} candidates={len(trains)} wall_h={wall_h:.4f}")
-    print("| row | Cand. | Wall-h | Train(s) | MACs(K) | Val Ret. | Test Ret. | Train Ret. |")
-    for label, s, n, w in (("seed", seed_score, 1, None), ("best", best, len(trains), wall_h)):
-        mean_train = sum(trains) / len(trains) if label == "best" else s.train_seconds
-        print(
-            f"| {label} | {n} | {'--' if w is None else f'{w:.3f}'} | {mean_train:.2f} | "
-            f"{s.macs / 1000:.3f} | {s.val_return:.2f} | {tested[label].test_return:.2f} | "
-            f"{s.train_return:.2f} |"
-        )
-    print("best program:\n" + best_src)
+    climb(args.preset, args.budget, args.seed)
 
 
 if __name__ == "__main__":
