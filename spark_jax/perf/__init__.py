@@ -17,4 +17,5 @@ gpu_runs             timed `spark-jax` processes and an nvidia-smi sampler
 port_equivalence     our port against DeepMind's model at equal parameters
 chaos                a training run under 1e-7 perturbations of its initial parameters
 families_smoke       the five non-CLRS benchmarks at a preset (scripts/families_smoke.py)
+cartpole_climb       CartPole's seed policy and a short offline hill climb (cartpole_smoke.py)
 """
