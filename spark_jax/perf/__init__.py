@@ -12,7 +12,7 @@ identity             scores unchanged by the cost work: smoke_identity, stack_di
                      loop_identity.py)
 seed_modes           K seeds alone, mapped and vmapped (scripts/seed_modes.py)
 workers              one local worker against two on a CPU (scripts/bench_workers.py)
-gpu_measure          the accelerator phases of results/gpu (scripts/gpu_measure.py), on
+gpu_measure          the accelerator phases of results/gpu (scripts/gpu_measure.py)
 gpu_runs             timed `spark-jax` processes and an nvidia-smi sampler
 port_equivalence     our port against DeepMind's model at equal parameters
 chaos                a training run under 1e-7 perturbations of its initial parameters
