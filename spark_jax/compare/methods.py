@@ -69,25 +69,9 @@ ALIASES: Mapping[str, str] = _Live(_aliases)
 DEFAULT_METHODS = ("spark", "global-rewrite", "sample", "sequential")
 
 
-class _Names(Sequence[str]):
-    """A read-only sequence of names read from the registry when asked."""
-
-    def __init__(self, names):
-        self._names = names
-
-    def __getitem__(self, index):
-        return self._names()[index]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __repr__(self) -> str:
-        return repr(self._names())
-
-
 # The controls (Gideoni, Risi, Gal 2026): sampling the same model from the seed, with no
 # search machinery; every comparison needs them to say what the machinery adds.
-CONTROL_METHODS: Sequence[str] = _Names(
+CONTROL_METHODS: Sequence[str] = registry.LiveNames(
     lambda: tuple(m.name for m in registry.methods().values() if m.control)
 )
 

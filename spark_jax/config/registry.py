@@ -17,9 +17,10 @@ one file**: a Python file (or an importable module) that calls `register(MethodS
 (os.pathsep-separated; like `$SPARK_JAX_FAMILIES` for task families). Its operator class may
 live in the same file: a file is imported as a module whose `__name__` the dotted path can use
 (`f"{__name__}:MyOperator"`). Plug-ins are imported the first time a name is looked up, so
-this module imports nothing of `spark_jax` at import time and every floor can name it. A bad
-registration (a name taken, a malformed or unloadable class path, a plug-in that does not
-import) raises `RegistryError`, a ValueError with a one-line message naming the problem.
+this module imports no stage code (only `config.protocol`'s error) and config can validate
+names with it. A bad registration (a name taken, a malformed or unloadable class path, a
+plug-in that does not import) raises `RegistryError`, a ConfigError (ValueError) with a
+one-line message naming the problem.
 """
 
 from __future__ import annotations
@@ -32,17 +33,21 @@ import pathlib
 import re
 import sys
 import types
-from typing import Any, Generic, Mapping, TypeVar
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+
+from spark_jax.config.protocol import ConfigError
 
 __all__ = [
     "PATH_VARIABLE",
     "EditorKindSpec",
+    "LiveNames",
     "MethodSpec",
     "OperatorSpec",
     "RegistryError",
     "SeedModeSpec",
     "editor_kind",
     "editor_kind_names",
+    "is_known",
     "load_object",
     "method",
     "method_names",
@@ -63,8 +68,9 @@ SHIPPED = "spark_jax.config.shipped_methods"  # The module that registers the sh
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
 
 
-class RegistryError(ValueError):
-    """A bad registration or an unknown name; the message is one line naming the problem."""
+class RegistryError(ConfigError):
+    """A bad registration or an unknown name; the message is one line naming the problem (a
+    ConfigError, so that a command reports it as it reports a bad config value)."""
 
 
 def load_object(path: str, what: str) -> Any:
@@ -187,6 +193,30 @@ class SeedModeSpec:
 
     def load(self) -> Any:
         return load_object(self.over_seeds, f"seed mode {self.name!r}")
+
+
+class LiveNames(Sequence[str]):
+    """A read-only sequence of names read from the registry each time it is used, so that a
+    module constant built from it (`BASELINES`, `CONTROL_METHODS`) names the plug-ins' too and
+    importing it imports no plug-in."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]):
+        self._names = names
+
+    def __getitem__(self, index):
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(self._names())
 
 
 T = TypeVar("T")
@@ -356,6 +386,21 @@ def seed_mode(name: str) -> SeedModeSpec:
 def seed_mode_names() -> tuple[str, ...]:
     _plugins()
     return tuple(_SEED_MODES.entries)
+
+
+def is_known(kind: str, name: str) -> bool:
+    """Whether `name` is a registered name of `kind` ('method', 'mode', 'editor kind' or
+    'seed'). A shipped name is answered without importing any plug-in, so that validating a
+    config's defaults (at import time too) never imports one."""
+    if name in shipped_names(kind):
+        return True
+    _plugins()
+    return (
+        name
+        in {"method": _METHODS, "mode": _MODES, "editor kind": _EDITOR_KINDS}.get(
+            kind, _SEED_MODES
+        ).entries
+    )
 
 
 def shipped_names(kind: str) -> tuple[str, ...]:

@@ -241,8 +241,8 @@ class OperatorConfig:
     sequential_window: int = 8
 
     def __post_init__(self):
-        modes = registry.mode_names()
-        if self.mode not in modes:
+        if not registry.is_known("mode", self.mode):
+            modes = registry.mode_names()
             raise OperatorConfigError(f"operator.mode: must be one of {modes} (got {self.mode!r})")
         if self.factor_choice not in FACTOR_CHOICES:
             raise OperatorConfigError(
@@ -308,8 +308,8 @@ class EditorConfig:
     preflight: bool = True
 
     def __post_init__(self) -> None:
-        kinds = registry.editor_kind_names()
-        if self.kind not in kinds:
+        if not registry.is_known("editor kind", self.kind):
+            kinds = registry.editor_kind_names()
             raise ConfigError(f"kind: must be one of {kinds} (got {self.kind!r})")
         for key in ("record", "replay"):
             value = getattr(self, key)

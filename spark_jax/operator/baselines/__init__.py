@@ -45,10 +45,7 @@ def baselines() -> tuple[str, ...]:
     return tuple(m for m in registry.mode_names() if registry.mode(m).operator_class != spark)
 
 
-def __getattr__(name: str):
-    if name == "BASELINES":  # read when asked, so that it names the plug-ins' too
-        return baselines()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+BASELINES = registry.LiveNames(baselines)  # read when used: names the plug-ins' too
 
 
 def make_operator(editor, checker, config, history=None):
