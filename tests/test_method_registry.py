@@ -213,3 +213,9 @@ def test_the_papers_row_names_are_the_registered_methods():
     assert reference.source_of("10-task", "OE").author == reference.SPARK_PAPER
     quoted = {m.quoted_from for m in registry.methods().values() if m.quoted_from}
     assert quoted == {reference.EVOPROMPTING} and quoted <= set(reference.PROTOCOLS)
+
+
+def test_the_same_entry_registered_again_is_no_error():
+    spark = registry.method("spark")
+    assert registry.register(spark) is spark and registry.register_mode(spark.runs) is spark.runs
+    assert registry.method_names().count("spark") == 1

@@ -312,6 +312,8 @@ def register(spec: MethodSpec) -> MethodSpec:
     """Adds a search method (and the operator mode it runs, when new); RegistryError if its
     name or an alias is taken, or its mode is registered with another operator."""
     _shipped()
+    if _METHODS.entries.get(spec.name) == spec:  # the same entry again (a plug-in re-imported)
+        return spec
     taken = set(_METHODS.entries) | {a for m in _METHODS.entries.values() for a in m.aliases}
     for alias in spec.aliases:
         if alias in taken or alias == spec.name:
