@@ -15,7 +15,6 @@ class _Toy:
     factory: str = "make_classifier"
     presets: tuple = ("tiny", "smoke")
     default_seed: str = "mlp"
-    hosted: bool = True
     test_part: str = "toy test split"
     val_part: str = "a validation split"
 
@@ -34,6 +33,9 @@ class _Toy:
     def data_record(self, benchmark, preset):
         return {"split_seed": 0}
 
+    def sandbox_spec(self, benchmark, preset):
+        return {"features": 4}
+
 
 def test_register_and_get_round_trip():
     toy = families.register(_Toy())
@@ -46,7 +48,7 @@ def test_a_family_lacking_a_member_of_the_interface_is_not_a_task_family():
     toy = _Toy()
     members = {n: getattr(toy, n) for n in dir(toy) if not n.startswith("_")}
     assert isinstance(types.SimpleNamespace(**members), families.TaskFamily)
-    del members["hosted"]  # e.g. a plug-in written before `hosted` existed
+    del members["sandbox_spec"]  # e.g. a plug-in written before the sandbox asked for it
     assert not isinstance(types.SimpleNamespace(**members), families.TaskFamily)
 
 
@@ -64,3 +66,41 @@ def test_a_second_family_under_a_taken_name_is_refused():
     families.register(_Toy(name="toy_dup"))
     with pytest.raises(ValueError, match="already registered"):
         families.register(_Toy(name="toy_dup"))
+
+
+def test_clrs_answers_the_optional_members_and_another_family_takes_the_defaults():
+    """CLRS's own path is its answers to the contract's optional members; a family without
+    them (classify here) takes the defaults the stages write."""
+    from spark_jax.config.family import DEFAULT_FAMILY
+    from spark_jax.evaluation import family_jobs
+    from spark_jax.report import spread
+
+    clrs, classify = families.get(DEFAULT_FAMILY), families.get("classify")
+    assert clrs.name == DEFAULT_FAMILY and clrs.sandbox_spec("dfs", "tiny") is None
+    assert family_jobs.check_options(DEFAULT_FAMILY, "dfs", "tiny") == {}
+    assert clrs.job_fields("dfs", "tiny", "val") == {} and clrs.prompt_contract() == ""
+    assert clrs.benchmark_task("dfs") == "dfs" and clrs.report_section({}, None, None) == []
+    for member in ("evaluate_job", "job_fields", "prompt_contract", "benchmark_task"):
+        assert callable(getattr(clrs, member)) and not hasattr(classify, member), member
+    assert spread.metric_for(None).name == "OOD accuracy" and spread.metric_for(None).note
+    assert spread.metric_for("classify").word == "accuracy"
+    assert spread.metric_for("not_installed").word == "score"
+
+
+def test_no_stage_outside_the_families_asks_which_family_it_is():
+    """Stages call the family's members: no `.hosted` read and no 'clrs' literal outside the
+    registry, the plug-ins and the config (whose one constant names the default family)."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(families.__file__).resolve().parents[1]
+    pattern = re.compile(r"\.hosted\b|[\"']clrs[\"']")
+    bad = [
+        f"{p.relative_to(package)}:{n}"
+        for p in package.rglob("*.py")
+        if p.relative_to(package).parts[0] not in ("families", "plugins", "config", "assets")
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert bad == []
+    assert pattern.search("if fam.hosted:") and pattern.search("family='clrs'")

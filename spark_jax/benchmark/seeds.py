@@ -15,6 +15,8 @@ import json
 import pathlib
 from typing import Any, Iterable, Mapping, Sequence
 
+from spark_jax.config.family import DEFAULT_FAMILY
+
 __all__ = [
     "ALLOW_FLAG",
     "SeedOverlapError",
@@ -80,9 +82,10 @@ def search_seeds(run_dir: str | pathlib.Path) -> tuple[int, ...]:
 
 
 def run_family(run_dir: str | pathlib.Path) -> str:
-    """The task family of the search in `run_dir` ('clrs' for runs that predate families)."""
+    """The task family of the search in `run_dir` (the default, CLRS, for runs that predate
+    families)."""
     meta, _ = _read_run(pathlib.Path(run_dir))
-    return meta.get("family") or "clrs"
+    return meta.get("family") or DEFAULT_FAMILY
 
 
 def default_first_seed(search_seed_sets: Iterable[Sequence[int]]) -> int:

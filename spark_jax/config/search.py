@@ -57,6 +57,7 @@ import yaml
 from spark_jax import families
 from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.config.proposal_only import ProposalOnlyConfig, proposal_only_from
 from spark_jax.config.protocol import ConfigError, ProtocolConfig
 from spark_jax.config.sections import (
@@ -142,7 +143,7 @@ class SearchConfig:
     feasibility: FeasibilityConfig = FeasibilityConfig()
     cascade: CascadeConfig = CascadeConfig()
     fitness: FitnessConfig = FitnessConfig()
-    family: str = "clrs"
+    family: str = DEFAULT_FAMILY
     benchmark: str | None = None
     proposal_only: ProposalOnlyConfig | None = None  # never trains (config.proposal_only)
 
@@ -219,8 +220,9 @@ def _section(cls, values: Any, path: str, **fixed: Any):
 
 
 def family_names() -> tuple[str, ...]:
-    """Every task family's name: 'clrs', then the registry's others (`spark_jax.families`)."""
-    return ("clrs",) + tuple(n for n in families.names() if n != "clrs")
+    """Every task family's name: the default first, then the registry's others
+    (`spark_jax.families`)."""
+    return (DEFAULT_FAMILY,) + tuple(n for n in families.names() if n != DEFAULT_FAMILY)
 
 
 def _family(name: str) -> families.TaskFamily:
@@ -231,9 +233,10 @@ def _family(name: str) -> families.TaskFamily:
         raise ConfigError(f"search.family: {e}") from None
 
 
-def _hosted(family: str) -> bool:
-    """Whether `family` runs through the family interface (False: CLRS's processor path)."""
-    return bool(_family(family).hosted)
+def _benchmark_task(family: str) -> Any:
+    """The family's optional `benchmark_task(benchmark)`: the CLRS task its benchmark names
+    (CLRS: the benchmark is the `task`); None for a family whose benchmarks are its own."""
+    return getattr(_family(family), "benchmark_task", None)
 
 
 def _family_seeds(family: str) -> dict[str, pathlib.Path]:
@@ -254,21 +257,22 @@ def with_family(cfg: SearchConfig, family: str | None, benchmark: str | None) ->
             values["seed_program"] = None  # a shipped seed of the old family: the new default
     if benchmark is not None:
         values["benchmark"] = benchmark
-    if not _hosted(values["family"]) and values["benchmark"] is not None:
+    if _benchmark_task(values["family"]) is not None and values["benchmark"] is not None:
         values["task"] = values["benchmark"]
     return from_dict(values)
 
 
-def _resolve_program(path: str, family: str = "clrs") -> str:
-    """An absolute path: as given, else relative to the working directory, else a shipped
-    seed of that file name (of that name, for another family)."""
+def _resolve_program(path: str, family: str = DEFAULT_FAMILY) -> str:
+    """An absolute path: as given, else relative to the working directory, else the family's
+    shipped seed of that name (a bare name, `.py` or not), else a shipped processor file."""
     p = pathlib.Path(path)
-    if _hosted(family) and p.suffix in ("", ".py") and len(p.parts) == 1:
+    candidates = [p] if p.is_absolute() else [pathlib.Path.cwd() / p]
+    if not p.is_absolute() and p.suffix in ("", ".py") and len(p.parts) == 1:
         shipped = _family_seeds(family).get(p.stem)
-        if shipped is not None and shipped.is_file():
-            return str(shipped.resolve())
-    shipped = assets.asset_dir("processors") / p.name
-    for candidate in [p] if p.is_absolute() else [pathlib.Path.cwd() / p, shipped]:
+        candidates += [shipped] if shipped is not None else []
+    if not p.is_absolute():
+        candidates.append(assets.asset_dir("processors") / p.name)
+    for candidate in candidates:
         if candidate.is_file():
             return str(candidate.resolve())
     raise ConfigError(f"search.seed_program: file not found: {path}")
@@ -291,7 +295,7 @@ def _editor(values: Any, seed: int) -> EditorConfig:
 
 def _family_benchmark_task(values: Mapping[str, Any]) -> tuple[str, str | None, str]:
     """The config's task family, benchmark (None: the family's default) and CLRS task."""
-    family = values.get("family", "clrs")
+    family = values.get("family", DEFAULT_FAMILY)
     if family not in family_names():
         raise ConfigError(
             f"search.family: unknown task family {family!r}; known: {', '.join(family_names())}"
@@ -300,15 +304,16 @@ def _family_benchmark_task(values: Mapping[str, Any]) -> tuple[str, str | None, 
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark):
         raise ConfigError(f"search.benchmark: must be a benchmark name (got {benchmark!r})")
     task = values.get("task", "dfs")
-    if not _hosted(family) and benchmark is not None:
+    to_task = _benchmark_task(family)
+    if to_task is not None and benchmark is not None:
         try:
-            check_task(benchmark)
+            to_task(benchmark)
         except TaskError as e:
             raise ConfigError(f"search.benchmark: {e}") from None
         if "task" in values and values["task"] != benchmark:
             raise ConfigError(
                 f"search.benchmark: {benchmark!r} differs from search.task {task!r} "
-                "(for the clrs family the benchmark is the task)"
+                f"(for the {family} family the benchmark is the task)"
             )
         task = benchmark
     try:
@@ -374,13 +379,14 @@ def from_dict(values: Mapping[str, Any]) -> SearchConfig:
 
 def _seed_program(value: Any, family: str) -> str:
     if value is None:
-        value = _family(family).default_seed if _hosted(family) else DEFAULT_SEED_PROGRAM
+        value = _family_seeds(family)[_family(family).default_seed]
     return _resolve_program(str(value), family)
 
 
 def _check_family(cfg: SearchConfig) -> None:
-    """What a non-CLRS family cannot take: a missing benchmark, the cascade."""
-    if not _hosted(cfg.family):
+    """What a family without its own `check_config` cannot take (the contract's default): a
+    missing benchmark, the cascade."""
+    if getattr(_family(cfg.family), "check_config", None) is not None:
         return
     if cfg.benchmark is None:
         raise ConfigError(f"search.benchmark: required for the task family {cfg.family!r}")
@@ -389,14 +395,12 @@ def _check_family(cfg: SearchConfig) -> None:
 
 
 def _check_fitness(cfg: SearchConfig) -> None:
-    """The fitness section against the protocol and the cascade."""
+    """The fitness section against the family's own checks (its optional `check_config`;
+    CLRS: the validation set's seed against the protocol's) and the cascade."""
     fit = cfg.fitness
-    clrs_val = fit.source == "ood_val" and not _hosted(cfg.family)
-    if clrs_val and fit.ood_val_seed == cfg.protocol.test_seed:
-        raise ConfigError(
-            f"search.fitness.ood_val_seed: must differ from protocol.test_seed "
-            f"({cfg.protocol.test_seed}, the official test set's sampler seed)"
-        )
+    own = getattr(_family(cfg.family), "check_config", None)
+    if own is not None:
+        own(cfg)
     if fit.seeds > 1 and cfg.cascade.active:
         raise ConfigError(
             f"search.fitness.seeds: {fit.seeds} seeds per candidate cannot be combined with "

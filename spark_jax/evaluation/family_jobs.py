@@ -2,10 +2,11 @@
 
 The families themselves are plug-ins found by name (`spark_jax.families.get`). The search
 asks this module for a family's sandbox check options (`check_options`) and its data record
-(`data_record`), and the worker runs a family's `EvalJob` through `run_family_job`, which
-wraps the family's `families.Evaluation` into the run database's `record.Evaluation` (score
-as the OOD score the archive ranks by, MACs as the MACs descriptor, the paper metrics in
-`metrics`).
+(`data_record`), and the worker hands every `EvalJob` to its family (`evaluate_job`): the
+family's own `evaluate_job` where it has one (CLRS: the protocol's training loop), else
+`run_family_job`, which wraps the family's `families.Evaluation` into the run database's
+`record.Evaluation` (score as the OOD score the archive ranks by, MACs as the MACs
+descriptor, the paper metrics in `metrics`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.evaluation.record import Evaluation
 from spark_jax.util import labels
 
@@ -24,6 +26,7 @@ __all__ = [
     "check_benchmark",
     "check_options",
     "data_record",
+    "evaluate_job",
     "get",
     "resolve_seed",
     "run_family_job",
@@ -58,12 +61,13 @@ def resolve_seed(family: families.TaskFamily, seed_program: str | None) -> pathl
 
 
 def check_options(family: str, benchmark: str, preset: str) -> dict[str, Any]:
-    """CheckOptions fields for a non-CLRS family's sandbox check: its shapes (as JSON) and
-    its default seed as the warm-up program (a classification family loads its data here)."""
+    """CheckOptions fields for a family's sandbox check: its shapes (as JSON) and its default
+    seed as the warm-up program (a classification family loads its data here); {} for a
+    family without a sandbox spec (CLRS: the protocol's sizes, `CheckOptions.from_config`)."""
     fam = get(family)
-    if not fam.hosted:
-        raise ValueError(f"task family {family!r} has no sandbox spec (CLRS uses the protocol)")
     spec = fam.sandbox_spec(benchmark, preset)
+    if spec is None:
+        return {}
     warmup = resolve_seed(fam, None)
     return dict(
         family=family,
@@ -78,8 +82,16 @@ def data_record(family: str, benchmark: str, preset: str) -> dict[str, Any]:
     return {**record, "family": family, "benchmark": benchmark, "preset": preset}
 
 
+def evaluate_job(job: dict[str, Any]) -> Evaluation:
+    """Evaluates one `EvalJob.to_dict()` by its family: the family's own `evaluate_job` (CLRS:
+    the job's protocol, task, cascade and seeds), else `run_family_job`."""
+    family = get(job.get("family") or DEFAULT_FAMILY)
+    own = getattr(family, "evaluate_job", None)  # optional in the family contract
+    return own(job) if own is not None else run_family_job(job)
+
+
 def run_family_job(job: dict[str, Any]) -> Evaluation:
-    """Trains and scores one `EvalJob.to_dict()` of a non-CLRS family (all its seeds) on the
+    """Trains and scores one `EvalJob.to_dict()` of a family (all its seeds) on the
     job's `family_split` only ('val' or 'test')."""
     fam = get(job["family"])
     benchmark, preset = job["benchmark"], job["family_preset"]

@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from spark_jax.config.evaluation import DEFAULT_SEED_MODE
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.evaluation import worker as _eval_worker
 from spark_jax.evaluation.record import Evaluation
 
@@ -39,8 +40,8 @@ class EvalJob:
       seeds: training seeds (`seed`, `seed + 1`, ...) trained as one program; the
         evaluation then carries per-seed scores and their mean; seed_mode: how that program
         runs the seed axis (`seeds.SEED_MODES`; 'map': per seed as one-seed runs).
-      family, benchmark, family_preset: the task family ('clrs': `task` under `protocol`);
-        another family's job trains `benchmark` at its preset `family_preset` through the
+      family, benchmark, family_preset: the task family (default CLRS: `task` under
+        `protocol`); another family's job trains `benchmark` at its preset `family_preset` through the
         family's `evaluate` (`family_jobs.run_family_job`); family_split: the part it scores,
         'val' (a search's selection) or 'test' (a search's final programs).
     """
@@ -55,7 +56,7 @@ class EvalJob:
     memory_mb: int | None = None
     cascade: tuple[float, float] | None = None
     seeds: int = 1
-    family: str = "clrs"
+    family: str = DEFAULT_FAMILY
     benchmark: str = ""
     family_preset: str = ""
     family_split: str = "test"

@@ -1,7 +1,8 @@
 """The evaluation worker process: the job function, the child's loop, and the parent's handle.
 
-`run_job` is the job function of every executor: it builds the `Program`, runs
-`evaluate.evaluate_program` and returns plain data (never raises because of the program).
+`run_job` is the job function of every executor: it hands the job to its task family
+(`family_jobs.evaluate_job`; CLRS's runs `evaluate.evaluate_program`) and returns plain data
+(never raises because of the program).
 `executors.LocalExecutor` starts `python -m spark_jax.evaluation.worker` (a
 `WorkerProcess`, i.e. a `workers.ChildProcess`), which pre-imports jax/CLRS once and then
 serves one job at a time through `workers.serve`; its stdout and stderr go to its log file:
@@ -78,43 +79,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """
     start = time.perf_counter()
     try:
-        from spark_jax import families
-        from spark_jax import program as program_lib
-        from spark_jax.config import protocol as config
-        from spark_jax.evaluation import evaluate
+        from spark_jax.evaluation import family_jobs
 
-        cfg = config.from_dict(job["protocol"])
-        if families.get(job.get("family", "clrs")).hosted:  # the family's own evaluate
-            from spark_jax.evaluation import family_jobs
-
-            ev = family_jobs.run_family_job(job)
-            return dict(
-                ok=True,
-                evaluation=_plain(ev.to_dict()),
-                error_type=None,
-                error="",
-                seconds=time.perf_counter() - start,
-            )
-        cascade = job.get("cascade")
-        k = int(job.get("seeds") or 1)  # older jobs carry no `seeds`: one
-        seeds = k if k > 1 else None
-        seed_mode = job.get("seed_mode") or "vmap"  # older K-seed jobs were vmapped
-        name = job["program_name"]
-        if not job["source"] and name.startswith(program_lib.OFFICIAL_PREFIX):
-            kind = name[len(program_lib.OFFICIAL_PREFIX) :]  # DeepMind's processor, no source
-            ev = evaluate.evaluate_official(
-                kind, job["task"], cfg, int(job["seed"]), seeds=seeds, seed_mode=seed_mode
-            )
-        else:
-            ev = evaluate.evaluate_program(
-                program_lib.Program(source=job["source"], name=name),
-                job["task"],
-                cfg,
-                int(job["seed"]),
-                cascade=None if cascade is None else tuple(cascade),
-                seeds=seeds,
-                seed_mode=seed_mode,
-            )
+        ev = family_jobs.evaluate_job(job)  # by the job's family (CLRS: the protocol's loop)
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
     except BaseException as e:  # noqa: BLE001 - program code (SystemExit included).
         if isinstance(e, KeyboardInterrupt):

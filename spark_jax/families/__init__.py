@@ -25,21 +25,47 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
 - `data_record(benchmark, preset)`: the fixed data split and seeds, as a flat JSON-able dict,
   stored in the run database so a run can be reproduced.
 - `presets`: at least `tiny` (CI, seconds) and `smoke` (minutes on CPU).
-- `hosted`: True when the search runs its programs through this interface (`evaluate` in the
-  evaluation worker, the sandbox hooks below, `contract_text` in every prompt); False for
-  CLRS, whose processors have the search's own path (protocol presets, the processor checks,
-  a contract template the prompts fill per parent, `spark-jax benchmark`).
 - `test_part`, `val_part`: what the report calls the part a search reports on and the part it
   selects on (e.g. "official OOD test set", "a validation split").
-
-A family other than CLRS (whose processors take the feasibility checker's own path) also gives
-the sandbox check and the offline editor what they need, as plain data and functions:
-- `sandbox_spec(benchmark, preset)`: the shapes its check needs, JSON-able (e.g. features,
-  classes, hidden width); `model_args(spec)`: the factory's arguments for that spec;
-  `example_width(spec)`: the width of one input example (MACs are counted on one [1, width]).
-- `check_semantic(model, spec, batch, info)`: the semantic stage on a built Flax module (raises
+- `sandbox_spec(benchmark, preset)`: the shapes the sandbox check needs, JSON-able (e.g.
+  features, classes, hidden width), or None when its programs take the sandbox's processor
+  stages at the search protocol's sizes (CLRS). With a spec, the family also gives
+  `model_args(spec)` (the factory's arguments for that spec), `example_width(spec)` (the width
+  of one input example: MACs are counted on one [1, width]) and `check_semantic(model, spec,
+  batch, info)` (the semantic stage on a built Flax module; raises
   `feasibility.stage_checks.CheckFailure`).
 - `offline_transforms()`: the rule-based editor's catalogue for its programs.
+
+Optional members: a family that has one answers that stage itself; without it the stage takes
+the default written here (what a family trained by its own `evaluate` needs). CLRS, whose
+processors train under the search's protocol, has all of them:
+- `evaluate_job(job)`: evaluates one `EvalJob.to_dict()` whole, returning the run database's
+  `evaluation.record.Evaluation` (CLRS: the job's protocol, task, cascade and seeds). Default:
+  `evaluate` once per training seed, averaged (`evaluation.family_jobs.run_family_job`).
+- `job_fields(benchmark, preset, split)`: the `EvalJob` fields that route a job to the family
+  (CLRS: {}, its jobs name the task and carry the protocol). Default: family, benchmark,
+  family_preset, family_split.
+- `prompt_contract()`: the contract text the prompts carry (CLRS: '', the prompts fill its
+  processor contract template per parent). Default: `contract_text()`.
+- `benchmark_task(benchmark)`: the CLRS task a benchmark names, checked (CLRS: the benchmark
+  is the config's `task`). Default: the benchmarks are the family's own.
+- `check_config(cfg)`: raises `config.ConfigError` on a search config the family cannot run
+  (CLRS: an OOD validation seed equal to the test seed). Default: a benchmark is required and
+  the cascade is CLRS's only.
+- `seed_without_factory`: True when a seed program without the factory is left to the
+  sandbox's interface stage to report (CLRS). Default: a search refuses it up front.
+- `report_labels(source, ood_val_seed)`: the run report's words for its sets, a dict of
+  'selection' (what the search selected on), 'test_set' (what a run reports on) and
+  'test_column' (its column in the seed-spread table) (CLRS: the protocol's OOD sets).
+  Default: the family's `test_part` and `val_part`.
+- `report_section(meta, seed, best)`: the run report's family section, Markdown lines (CLRS:
+  none). Default: the data split, the seed's and the best's metrics, the paper's rows
+  (`report.family`).
+- `remeasure_command`: the command that re-measures a run's best program on fresh training
+  seeds (CLRS: `spark-jax benchmark RUN_DIR`). Default: none; the families retest
+  (`benchmark.family_retest`) re-measures the family's runs.
+- `score_metric`: how reports show the score, a dict of `report.spread.Metric`'s fields
+  (name, word, scale, unit, digits, diff_unit, optional note). Default: 'score' as stored.
 - `paper_keys` (optional): benchmark -> its row key in `reference/extra_benchmarks.csv`
   (`{seed}` stands for the seed program's name), for the report's paper rows; `paper_seeds`
   (optional): benchmark -> the seed programs the paper reports on it (the family table of
@@ -106,7 +132,6 @@ class TaskFamily(Protocol):
     factory: str
     presets: tuple[str, ...]
     default_seed: str
-    hosted: bool
     test_part: str
     val_part: str
 
@@ -121,6 +146,8 @@ class TaskFamily(Protocol):
     ) -> Evaluation: ...
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]: ...
+
+    def sandbox_spec(self, benchmark: str, preset: str) -> dict[str, Any] | None: ...
 
 
 _REGISTRY: dict[str, TaskFamily] = {}

@@ -4,9 +4,11 @@ Runs inside the sandbox child (`sandbox_child`), on a module already imported th
 family's candidate must satisfy comes from the family itself (`spark_jax.families`), given
 plain data in the check options:
 
-  family       the family's name (CLRS programs take the processor path instead)
+  family       the family's name
   family_spec  JSON: the family's `sandbox_spec` (e.g. classify {"features": F,
-               "num_classes": C, "hidden": H}; cartpole {"hidden": H})
+               "num_classes": C, "hidden": H}; cartpole {"hidden": H}); empty when the
+               family has none (CLRS: its processors take the processor stages at the
+               protocol's sizes)
 
 interface: the family's frozen factory exists, keeps the parent's signature and returns a Flax
 module when called with `family.model_args(spec)`.
@@ -22,6 +24,7 @@ import json
 from typing import Any, Callable
 
 from spark_jax import families
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.feasibility.stage_checks import CheckFailure, guarded, macs_lib
 
 __all__ = [
@@ -29,9 +32,9 @@ __all__ = [
     "check_interface",
     "check_semantic",
     "factory_of",
-    "hosted",
     "measure_macs",
     "spec_of",
+    "takes_family_stages",
 ]
 
 
@@ -42,9 +45,10 @@ def _family(name: str) -> Any:
         raise CheckFailure("interface", "missing_name", f"no feasibility checks: {e}") from None
 
 
-def hosted(family: str) -> bool:
-    """Whether `family`'s programs take these stages (False: CLRS's processor path)."""
-    return bool(_family(family).hosted)
+def takes_family_stages(opts: dict[str, Any]) -> bool:
+    """Whether the check options carry a family's sandbox spec, so its programs take these
+    stages (no spec: the processor stages at the protocol's sizes, CLRS's answer)."""
+    return bool(opts.get("family_spec"))
 
 
 def factory_of(family: str) -> str:
@@ -54,8 +58,8 @@ def factory_of(family: str) -> str:
 
 def spec_of(opts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(family, spec) from the check options; raises CheckFailure on an unknown family."""
-    family = opts.get("family", "clrs")
-    if not hosted(family):
+    family = opts.get("family", DEFAULT_FAMILY)
+    if not takes_family_stages(opts):
         raise CheckFailure("interface", "missing_name", f"no feasibility checks for {family!r}")
     return family, json.loads(opts.get("family_spec") or "{}")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from spark_jax.config.family import DEFAULT_FAMILY
+
 __all__ = ["CheckOptions"]
 
 
@@ -22,8 +24,8 @@ class CheckOptions:
       timeout_s: wall clock for the worker-side stages (warm worker; start-up excluded).
       memory_mb: memory a candidate may add above the warm worker's footprint.
       output_cap_bytes: cap on what a candidate prints and on a worker response.
-      family, family_spec: the task family ('clrs': the processor contract above) and, for
-        another family, its shapes as JSON (`feasibility.family_checks`).
+      family, family_spec: the task family (default CLRS: the processor contract above) and,
+        for a family with a sandbox spec, its shapes as JSON (`feasibility.family_checks`).
       warmup_program: the program the sandbox warms up on ('': the CLRS seed).
     """
 
@@ -39,7 +41,7 @@ class CheckOptions:
     timeout_s: float = 60.0
     memory_mb: int = 2048
     output_cap_bytes: int = 1 << 16
-    family: str = "clrs"
+    family: str = DEFAULT_FAMILY
     family_spec: str = ""
     warmup_program: str = ""
 

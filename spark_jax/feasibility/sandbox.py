@@ -33,6 +33,7 @@ import time
 from typing import Any, Mapping
 
 from spark_jax import families, workers
+from spark_jax.config.family import DEFAULT_FAMILY
 
 __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS"]
 
@@ -65,9 +66,9 @@ class _Child(workers.ChildProcess):
 
 
 def _default_warmup() -> pathlib.Path:
-    """The warm-up program of a CLRS check: the CLRS family's default seed."""
-    clrs = families.get("clrs")
-    return pathlib.Path(clrs.seed_programs()[clrs.default_seed])
+    """The warm-up program of a check without one (CLRS's): the default family's default seed."""
+    family = families.get(DEFAULT_FAMILY)
+    return pathlib.Path(family.seed_programs()[family.default_seed])
 
 
 def _warm_key(options: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable
 
 from spark_jax import workers
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.feasibility import family_checks
 from spark_jax.feasibility.stage_checks import (
     CheckFailure,
@@ -135,7 +136,7 @@ class _Runner:
     def _load(self, source: str, name: str):
         from spark_jax import program as program_lib
 
-        family = self.opts.get("family", "clrs")
+        family = self.opts.get("family", DEFAULT_FAMILY)
         factory = family_checks.factory_of(family)
         try:
             module = program_lib.load_module(program_lib.Program(source=source, name=name), factory)
@@ -159,7 +160,7 @@ class _Runner:
             raise CheckFailure("interface", "missing_name", str(e)) from None
         self._check_watched(watched)
         self._leave()
-        if family_checks.hosted(self.opts.get("family", "clrs")):
+        if family_checks.takes_family_stages(self.opts):
             return self._run_family(module, watched)
         self._enter("interface")
         proc = self._interface(module)

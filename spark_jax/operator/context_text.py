@@ -151,7 +151,7 @@ def _feature(name: str, location: str, kind: str) -> str:
 
 def outputs_text(io_task: str | None, family: str | None = None) -> str:
     """What the encoders read and the decoders produce for the CLRS task `io_task`, in two
-    sentences; a hosted family's programs are described by its contract instead."""
+    sentences; a named family's programs are described by its contract instead."""
     if family is not None:
         return f"see the {family} contract"
     if io_task is None:

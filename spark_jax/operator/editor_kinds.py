@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Iterator, Mapping
 
 from spark_jax.config import registry
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
 from spark_jax.llm import LLMBackend, RecordBackend, ReplayBackend, make_backend
 from spark_jax.operator.editors import Editor, LLMEditor
@@ -60,7 +61,7 @@ EDITORS: Mapping[str, Builder] = _Builders()
 
 
 def make_editor(
-    editor: EditorConfig, operator: OperatorConfig | None = None, family: str = "clrs"
+    editor: EditorConfig, operator: OperatorConfig | None = None, family: str = DEFAULT_FAMILY
 ) -> Editor:
     """The editor a config names: the offline rules (with task family `family`'s catalogue),
     or an LLM backend (optionally recorded to, or replayed from, a cassette). `operator`

@@ -56,8 +56,8 @@ class StepContext:
       router_signals: the signals behind the route prompt's feasibility summary.
       signals: the search signals (stagnation, feasibility failures).
       origin: where the parent came from. split: the task's data split.
-      io_task: the CLRS task whose inputs and outputs the prompts describe; family: a hosted
-        family's name (its contract describes them instead).
+      io_task: the CLRS task whose inputs and outputs the prompts describe; family: the name
+        of a family whose contract describes them instead (None: CLRS's task description).
       macs_nodes: the graph size MACs are counted at. fitness_seeds: training seeds per score.
       contract: a task family's contract text ('': the CLRS processor contract).
     """

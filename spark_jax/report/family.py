@@ -1,4 +1,4 @@
-"""The run report's section for a non-CLRS task family: paper metrics and reference rows.
+"""The run report's section for a task family: paper metrics and reference rows.
 
 A family run stores its family and data record in `run_meta` and each evaluation's metrics in
 its evaluation record: on the validation part when the search selected on it (`val_accuracy`,
@@ -6,7 +6,8 @@ its evaluation record: on the validation part when the search selected on it (`v
 paper's names: `accuracy`, `loss`, `test_return`). The test part of the final programs (seed
 and best) is in `run_meta['final_test']`. This section prints both, labelled by part, for the
 seed and the best evaluated program, then the paper's rows for the same benchmark from
-`reference/extra_benchmarks.csv`, labelled with the paper's protocol.
+`reference/extra_benchmarks.csv`, labelled with the paper's protocol. A family with its own
+`report_section` (CLRS: none, its protocol heads the report) gives that instead.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ _METRIC_COLUMNS = {
 _ORDER = ("val_accuracy", "val_loss", "val_return", "accuracy", "loss", "test_return")
 
 
-def _hosted(family: str) -> bool:
-    """Whether `family` runs through the family interface (True for one not installed here:
-    its run database still holds its metrics)."""
+def _own_section(family: str) -> Any:
+    """The family's optional `report_section(meta, seed, best)`; None for one without it or
+    not installed here (its run database still holds its metrics: the section below)."""
     try:
-        return bool(families.get(family).hosted)
+        return getattr(families.get(family), "report_section", None)
     except ValueError:
-        return True
+        return None
 
 
 def paper_key(family: str, benchmark: str, seed_program: str | None) -> str | None:
@@ -98,10 +99,14 @@ def family_lines(
     seed: Mapping[str, Any] | None,
     best: Mapping[str, Any] | None,
 ) -> list[str]:
-    """Markdown lines of the family section ([] for a CLRS run)."""
+    """Markdown lines of the family section ([] for a run that names no family: it predates
+    families; the family's own `report_section` where it has one: CLRS's is [])."""
     family = meta.get("family")
-    if not family or not _hosted(family):
+    if not family:
         return []
+    own = _own_section(str(family))
+    if own is not None:
+        return list(own(meta, seed, best))
     benchmark = meta.get("task")
     data = {k[5:]: v for k, v in meta.items() if k.startswith("data.")}  # flattened meta
     editor = "offline editor, not an LLM" if meta.get("editor") == "offline" else "LLM editor"

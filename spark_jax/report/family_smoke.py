@@ -1,5 +1,6 @@
-"""The non-CLRS benchmarks (every hosted family's) at one preset: seed programs and the best
-of a short offline search, in one Markdown table shaped like the paper's.
+"""The non-CLRS benchmarks (every family's without its own re-measure command) at one preset:
+seed programs and the best of a short offline search, in one Markdown table shaped like the
+paper's.
 
 Each (benchmark, seed program) runs one `run_search` with the offline editor (budget B, the
 seed included); the seed's evaluation is that run's first record, so the seed row and the
@@ -36,13 +37,14 @@ __all__ = [
 
 
 def benchmarks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """(family, benchmark, seed programs) of every hosted family in the registry (a plug-in
+    """(family, benchmark, seed programs) of every family in the registry that this retest
+    re-measures (not CLRS, whose `remeasure_command` is `spark-jax benchmark`; a plug-in
     on $SPARK_JAX_FAMILIES included), in each family's benchmark order: the seed programs the
     paper reports for the benchmark (the family's optional `paper_seeds`), else its default."""
     rows = []
     for name in families.names():
         family = families.get(name)
-        if family.hosted:
+        if not getattr(family, "remeasure_command", None):
             seeds = getattr(family, "paper_seeds", None) or {}
             rows += [
                 (name, b, tuple(seeds.get(b, (family.default_seed,)))) for b in family.benchmarks

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from spark_jax import families
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.report.accounting import find_meta
 
 __all__ = ["TEST_SELECTED", "selection_lines", "selection_source"]
@@ -32,17 +33,17 @@ def selection_lines(meta: Mapping[str, Any]) -> list[str]:
     source, recorded = selection_source(meta)
     if source != "ood_test":
         return []
-    name = find_meta(meta, "family") or "clrs"
+    name = find_meta(meta, "family") or DEFAULT_FAMILY
     try:
         family = families.get(name)
-        test, val, hosted = family.test_part, family.val_part, family.hosted
+        test, val = family.test_part, family.val_part
+        command = getattr(family, "remeasure_command", None)  # CLRS: `spark-jax benchmark`
     except ValueError:  # a run of a family that is not installed here
-        test, val, hosted = f"{name} test split", "a validation split", True
+        test, val, command = f"{name} test split", "a validation split", None
     remeasure = (
-        ""
-        if hosted
-        else " Re-measure it with `spark-jax benchmark RUN_DIR` (training seeds the search "
-        "never used) before quoting it."
+        f" Re-measure it with `{command}` (training seeds the search never used) before quoting it."
+        if command
+        else ""
     )
     assumed = "" if recorded else " (not recorded by this run: runs before it was recorded did)"
     return [

@@ -9,8 +9,9 @@ p <= alpha (one test: no multiplicity correction). Under `fitness.source: ood_va
 verdict uses the official OOD test scores of the final programs (`run_meta['final_test']`),
 when they were recorded; on the selection scores themselves it warns that the best was
 chosen on them (the test is then optimistic). Scores are shown as the run's task family names
-them (`METRICS`: CLRS's OOD accuracy and MNIST-1D's accuracy in percent, CartPole's return),
-and its parts by the family's own names.
+them (its `score_metric`: CLRS's OOD accuracy and MNIST-1D's accuracy in percent, CartPole's
+return), and its sets by the family's own words (its `report_labels`, CLRS's protocol sets;
+else its test and validation parts).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import math
 from typing import Any, Mapping, Sequence
 
 from spark_jax import families
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.report.accounting import RunAccounting, find_meta
 from spark_jax.search.final_test import recorded_train_seeds
 from spark_jax.stats import significance
 from spark_jax.util import markdown
 
 __all__ = [
-    "METRICS",
     "Metric",
     "NoiseView",
     "metric_for",
@@ -36,14 +37,6 @@ __all__ = [
     "spread_lines",
     "verdict_line",
 ]
-
-# Quoted when one seed per program is all there is (smoke preset, dfs, triplet_gmpnn).
-SINGLE_SEED_NOTE = (
-    "One training seed per program cannot separate them: the same architecture's OOD varies "
-    "by several points between initialisations (on the smoke preset, one architecture scored "
-    "18% and 29% OOD on dfs from two seeds). Set `fitness.seeds` to 2 or more to measure "
-    "the spread."
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +47,8 @@ class Metric:
     Attributes:
       name: the pages' name ("OOD accuracy"); word: the reports' word in a sentence ("OOD").
       unit: after a value ("%" or ""); diff_unit: after a difference ("pp" or "").
+      note: why one training seed per program tells nothing, in the family's words ('': the
+        generic sentence).
     """
 
     name: str
@@ -62,6 +57,7 @@ class Metric:
     unit: str
     digits: int
     diff_unit: str
+    note: str = ""
 
     def value(self, fraction: float) -> str:
         """A stored score as shown: '23.83%', '489.0'."""
@@ -78,31 +74,40 @@ class Metric:
         return f"{self.word} ({self.unit})" if self.unit else self.word
 
 
-# Each shipped family's score; a family not named here shows its stored score as it is.
-METRICS = {
-    "clrs": Metric("OOD accuracy", "OOD", 100.0, "%", 2, "pp"),
-    "classify": Metric("accuracy", "accuracy", 100.0, "%", 2, "pp"),
-    "cartpole": Metric("return", "return", 500.0, "", 1, ""),
-}
-_OTHER = Metric("score", "score", 1.0, "", 4, "")
+_OTHER = Metric("score", "score", 1.0, "", 4, "")  # A family without `score_metric`.
+
+
+def _family(name: str | None) -> Any:
+    """The run's task family (None named: the default, a run that predates families); None
+    when its plug-in is not installed here."""
+    try:
+        return families.get(name or DEFAULT_FAMILY)
+    except ValueError:
+        return None
 
 
 def metric_for(family: str | None) -> Metric:
-    """The score's name and unit for a run of `family` (None: a CLRS run)."""
-    return METRICS.get(family or "clrs", _OTHER)
+    """The score's name and unit for a run of `family` (None: the default family), from the
+    family's `score_metric`; a family without one (or not installed) shows its stored score."""
+    words = getattr(_family(family), "score_metric", None)
+    return Metric(**words) if words else _OTHER
 
 
-def _hosted_parts(family: str | None) -> tuple[bool, str | None, str | None]:
-    """(whether `family` runs through the family interface, its test part, its validation
-    part): (False, None, None) for a CLRS run (no family named, or CLRS's own plug-in, which
-    is not hosted); a family not installed here counts as hosted, its parts unnamed."""
-    if not family:
-        return False, None, None
-    try:
-        fam = families.get(family)
-    except ValueError:
-        return True, None, None
-    return bool(fam.hosted), fam.test_part, fam.val_part
+def _labels(family: str | None, source: str, ood_val_seed: int | None, metric: Metric) -> dict:
+    """The report's words for the run's sets: 'selection' (what the search's scores were
+    measured on), 'test_set' (what a run reports on), 'test_column' (its table column); the
+    family's own `report_labels` (CLRS: the protocol's OOD sets), else its parts by name."""
+    fam = _family(family)
+    own = getattr(fam, "report_labels", None)
+    if own is not None:
+        return dict(own(source, ood_val_seed))
+    test_part, val_part = (fam.test_part, fam.val_part) if fam is not None else (None, None)
+    if source == "ood_val":
+        selection = f"validation part (`ood_val`: {val_part or 'disjoint from the test part'})"
+    else:
+        selection = f"test part (`ood_test`: {test_part or 'the benchmark'}, the paper's protocol)"
+    test_set = f"test part ({test_part})" if test_part else "test part"
+    return dict(selection=selection, test_set=test_set, test_column=f"{test_set}: {metric.column}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,33 +129,26 @@ class NoiseView:
     ood_val_seed: int | None
     final: Mapping[str, Mapping[str, Any]]
     final_seeds: tuple[int, ...] | None = None
-    family: str | None = None  # None: CLRS
-    metric: Metric = METRICS["clrs"]
+    family: str | None = None  # None: the default family (a run that predates families)
+    metric: Metric = dataclasses.field(default_factory=lambda: metric_for(None))
 
-    @property
-    def hosted(self) -> bool:
-        """Whether the run's family is not CLRS (scores and parts by the family's names)."""
-        return _hosted_parts(self.family)[0]
+    def _label(self, key: str) -> str:
+        return _labels(self.family, self.source, self.ood_val_seed, self.metric)[key]
 
     @property
     def selection_label(self) -> str:
         """What the search's scores were measured on."""
-        hosted, test_part, val_part = _hosted_parts(self.family)
-        if hosted:
-            if self.source == "ood_val":
-                return f"validation part (`ood_val`: {val_part or 'disjoint from the test part'})"
-            return f"test part (`ood_test`: {test_part or 'the benchmark'}, the paper's protocol)"
-        if self.source == "ood_val":
-            return f"OOD validation set (`ood_val`, sampler seed {self.ood_val_seed})"
-        return "official OOD test set (`ood_test`, the paper's protocol)"
+        return self._label("selection")
 
     @property
     def test_set(self) -> str:
         """The set a run reports on: the official OOD test set, or the family's test part."""
-        hosted, test_part, _ = _hosted_parts(self.family)
-        if hosted:
-            return f"test part ({test_part})" if test_part else "test part"
-        return "official OOD test set"
+        return self._label("test_set")
+
+    @property
+    def test_column(self) -> str:
+        """The seed-spread table's column of the test set's scores."""
+        return self._label("test_column")
 
     def describe(self) -> str:
         """One sentence: the fitness source and the seeds, for the report's header."""
@@ -274,10 +272,7 @@ def spread_lines(acc: RunAccounting, view: NoiseView, protocol: str) -> list[str
         rows.append([name, f"`{e['program_id']}`", _fmt_scores(selection, view.metric), test])
     column = view.metric.column
     head = ["program", "id", f"selection score: {column} mean ± sample std (per seed)"]
-    if view.hosted:
-        head.append(f"{view.test_set}: {column} mean ± sample std (per seed)")
-    else:
-        head.append("official OOD test (%) mean ± sample std (per seed)")
+    head.append(f"{view.test_column} mean ± sample std (per seed)")
     return [f"## Seed spread ({protocol})", "", *markdown.table(head, rows)] + [
         "",
         "Sample std over the training seeds; one seed has no spread (—).",
@@ -335,9 +330,10 @@ def verdict_line(acc: RunAccounting, view: NoiseView, protocol: str) -> str:
 
 
 def _single_seed_note(metric: Metric) -> str:
-    """Why one seed per program tells nothing (CLRS's measured example; a family's own word)."""
-    if metric is METRICS["clrs"]:
-        return SINGLE_SEED_NOTE
+    """Why one seed per program tells nothing (the family's own note, e.g. CLRS's measured
+    example; else in its metric's word)."""
+    if metric.note:
+        return metric.note
     return (
         "One training seed per program cannot separate them: the same architecture's "
         f"{metric.word} varies between initialisations. Set `fitness.seeds` to 2 or more to "
@@ -350,10 +346,11 @@ def _verdict_text(
     s_scores: Sequence[float],
     paired: bool,
     scores: str,
-    metric: Metric = METRICS["clrs"],
+    metric: Metric | None = None,
 ) -> str:
     """'beats the seed: ...' / 'cannot tell ...' from the per-seed scores (fractions), tested
-    in the metric's shown units."""
+    in the metric's shown units (default: the default family's metric)."""
+    metric = metric or metric_for(None)
     paired = paired and len(b_scores) == len(s_scores) > 1
     x = metric.scale
     test = significance.task_test(

@@ -3,10 +3,12 @@
 `check_family` validates the family, benchmark, preset and seed program (one-line
 `SearchUsageError`s naming the key, before anything is written) and returns the family's
 data record for the run database. `check_options` gives the sandbox check's options (the
-CLRS protocol sizes, or the family's shapes), `job_fields` the `EvalJob` fields that route an
+protocol's sizes, or the family's shapes), `job_fields` the `EvalJob` fields that route an
 evaluation to the family (and the part it scores: the validation part under
-`fitness.source: ood_val`, the default; the test part under 'ood_test'), and `contract` the contract text for the prompts ('' for CLRS,
-whose contract template the prompts fill per parent).
+`fitness.source: ood_val`, the default; the test part under 'ood_test'), and `contract` the
+contract text for the prompts. Each asks the family: its optional `job_fields` and
+`prompt_contract` (CLRS: none, its jobs carry the task and protocol; '', the prompts fill
+its contract template per parent) stand in for the defaults here.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def check_family(cfg: SearchConfig) -> dict[str, Any]:
     source = pathlib.Path(cfg.seed_program).read_text(encoding="utf-8")
     defined = _defined_functions(source)
     others = {family_jobs.get(n).factory for n in families.names()} - {family.factory}
-    if family.factory not in defined and (family.hosted or defined & others):
+    lenient = getattr(family, "seed_without_factory", False)  # CLRS: the sandbox says so
+    if family.factory not in defined and (not lenient or defined & others):
         raise SearchUsageError(
             f"search.seed_program: {cfg.seed_program} defines no {family.factory}(): not a "
             f"program of the task family {cfg.family!r}"
@@ -60,29 +63,30 @@ def check_family(cfg: SearchConfig) -> dict[str, Any]:
 
 def check_options(cfg: SearchConfig):
     """The sandbox feasibility options of this run's family (`feasibility.CheckOptions`)."""
+    from spark_jax.evaluation import family_jobs
     from spark_jax.feasibility import checker as feasibility
 
-    extra: dict[str, Any] = {}
-    if families.get(cfg.family).hosted:
-        from spark_jax.evaluation import family_jobs
-
-        extra = family_jobs.check_options(cfg.family, cfg.target, cfg.preset)
+    extra = family_jobs.check_options(cfg.family, cfg.target, cfg.preset)  # {}: no spec
     return feasibility.CheckOptions.from_config(cfg.protocol, cfg.feasibility, **extra)
 
 
 def job_fields(cfg: SearchConfig, split: str | None = None) -> dict[str, Any]:
     """The `EvalJob` fields that send an evaluation to the run's family, scored on `split`
     (default: the selection part, 'val' under `fitness.source: ood_val`, else 'test')."""
-    if not families.get(cfg.family).hosted:
-        return {}
     if split is None:
         split = "val" if cfg.fitness.source == "ood_val" else "test"
+    family = families.get(cfg.family)
+    own = getattr(family, "job_fields", None)  # optional in the family contract
+    if own is not None:
+        return dict(own(cfg.target, cfg.preset, split))
     return dict(
         family=cfg.family, benchmark=cfg.target, family_preset=cfg.preset, family_split=split
     )
 
 
 def contract(cfg: SearchConfig) -> str:
-    """The family's candidate contract for the prompts ('' for CLRS: the template)."""
+    """The family's candidate contract for the prompts: its optional `prompt_contract()`
+    (CLRS: '', the template the prompts fill per parent), else its `contract_text()`."""
     family = families.get(cfg.family)
-    return family.contract_text() if family.hosted else ""
+    own = getattr(family, "prompt_contract", None)
+    return own() if own is not None else family.contract_text()

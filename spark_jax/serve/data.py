@@ -16,6 +16,7 @@ import pathlib
 import threading
 from typing import Any, Mapping
 
+from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.report import spread
 from spark_jax.report.accounting import ENTANGLED_KINDS, find_meta, is_scored, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY
@@ -48,7 +49,7 @@ def metric_of(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The run's score as the pages name it: the name, the factor from the stored score (a
     fraction) to the shown value, the unit and digits, from `report.spread.metric_for` (the
     run report's own names; CLRS when the run names no family)."""
-    fam = find_meta(meta, "family") or "clrs"
+    fam = find_meta(meta, "family") or DEFAULT_FAMILY
     m = spread.metric_for(str(fam))
     return {"family": fam, "name": m.name, "scale": m.scale, "unit": m.unit, "digits": m.digits}
 

@@ -96,10 +96,10 @@ def run_blocks(
         "spread": blocks(spread.spread_lines(r.acc, r.view, r.protocol)[2:]),
         "family": blocks(family.family_lines(r.meta, r.acc.seed, r.acc.best_candidate)),
         "reference": blocks(run_sections.reference_section(r)),  # the paper's rows beside ours
-        # the same rows' OOD accuracy as bars beside the seed's and the best's test scores
+        # the same rows' scores as bars beside the seed's and the best's test scores: the
+        # family's paper row (`paper_keys`), else the paper's CLRS figure for the task
         "paper_figure": paper.family_run_figure(r.meta, r.pair)
-        if r.view.hosted
-        else paper.run_figure(
+        or paper.run_figure(
             str(r.task) if r.task else None,
             str(r.preset) if r.preset else None,
             [(label, spread.reported_ood(r.view, e)) for label, e in r.pair if e],

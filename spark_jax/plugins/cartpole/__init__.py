@@ -136,9 +136,13 @@ class CartPoleFamily:
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(cartpole_ppo.PRESETS)
     default_seed: str = "mlp"
-    hosted: bool = True
     test_part: str = "cartpole test split"
     val_part: str = "a validation split"
+    score_metric: Mapping[str, Any] = dataclasses.field(  # the report's score (return / 500)
+        default_factory=lambda: dict(
+            name="return", word="return", scale=500.0, unit="", digits=1, diff_unit=""
+        )
+    )
     paper_keys: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: {BENCHMARK: "cartpole_v1"}  # its row in extra_benchmarks.csv
     )

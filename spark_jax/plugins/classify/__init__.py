@@ -128,9 +128,13 @@ class ClassifyFamily:
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(PRESETS)
     default_seed: str = "mlp"
-    hosted: bool = True
     test_part: str = "classify test split"
     val_part: str = "a validation split"
+    score_metric: Mapping[str, Any] = dataclasses.field(  # the report's score (a fraction)
+        default_factory=lambda: dict(
+            name="accuracy", word="accuracy", scale=100.0, unit="%", digits=2, diff_unit="pp"
+        )
+    )
     # Benchmark -> its key in reference/extra_benchmarks.csv (MNIST-1D: per seed backbone).
     paper_keys: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: {
