@@ -15,7 +15,7 @@ import json
 import pathlib
 from typing import Any, Iterable, Mapping, Sequence
 
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 
 __all__ = [
     "ALLOW_FLAG",

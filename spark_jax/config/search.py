@@ -57,7 +57,6 @@ import yaml
 from spark_jax import families
 from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
-from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.config.proposal_only import ProposalOnlyConfig, proposal_only_from
 from spark_jax.config.protocol import ConfigError, ProtocolConfig
 from spark_jax.config.sections import (
@@ -75,6 +74,7 @@ from spark_jax.config.sections import (
     llm_config_from_dict,
 )
 from spark_jax.config.tasks import TaskError, check_task
+from spark_jax.families import DEFAULT_FAMILY
 
 __all__ = [
     "DEFAULT_SEED_PROGRAM",

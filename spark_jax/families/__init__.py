@@ -10,9 +10,10 @@ package imports nothing else of `spark_jax`, so every floor can name the boundar
 """
 
 from spark_jax.families.contract import SPLITS, Evaluation, TaskFamily
-from spark_jax.families.registry import PATH_VARIABLE, PLUGINS, get, names, register
+from spark_jax.families.registry import DEFAULT_FAMILY, PATH_VARIABLE, PLUGINS, get, names, register
 
 __all__ = [
+    "DEFAULT_FAMILY",
     "PATH_VARIABLE",
     "PLUGINS",
     "SPLITS",

@@ -24,7 +24,7 @@ import json
 from typing import Any, Callable
 
 from spark_jax import families
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.feasibility.stage_checks import CheckFailure, guarded, macs_lib
 
 __all__ = [

@@ -33,7 +33,7 @@ import time
 from typing import Any, Mapping
 
 from spark_jax import families, workers
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 
 __all__ = ["SandboxWorker", "default_worker", "close_default_worker", "WARM_KEYS"]
 

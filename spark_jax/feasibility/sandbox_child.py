@@ -23,7 +23,7 @@ import time
 from typing import Any, Callable
 
 from spark_jax import workers
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.feasibility import family_checks
 from spark_jax.feasibility.stage_checks import (
     CheckFailure,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Callable, Iterator, Mapping
 
 from spark_jax.config import registry
-from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.config.sections import EditorConfig, OperatorConfig, llm_config_from_dict
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.llm import LLMBackend, RecordBackend, ReplayBackend, make_backend
 from spark_jax.operator.editors import Editor, LLMEditor
 from spark_jax.operator.offline import OfflineEditor, family_catalogue

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from spark_jax import families
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.report.accounting import find_meta
 
 __all__ = ["TEST_SELECTED", "selection_lines", "selection_source"]

@@ -22,7 +22,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from spark_jax import families
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.report.accounting import RunAccounting, find_meta
 from spark_jax.search.final_test import recorded_train_seeds
 from spark_jax.stats import significance

@@ -16,7 +16,7 @@ import pathlib
 import threading
 from typing import Any, Mapping
 
-from spark_jax.config.family import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.report import spread
 from spark_jax.report.accounting import ENTANGLED_KINDS, find_meta, is_scored, summarize
 from spark_jax.search.final_test import META_KEY as FINAL_TEST_KEY

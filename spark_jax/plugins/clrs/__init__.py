@@ -28,8 +28,8 @@ from spark_jax import families
 from spark_jax import program as program_lib
 from spark_jax.config import assets
 from spark_jax.config import protocol as protocol_lib
-from spark_jax.config.family import DEFAULT_FAMILY
 from spark_jax.config.tasks import TASKS, check_task
+from spark_jax.families import DEFAULT_FAMILY
 
 __all__ = ["FAMILY", "ClrsFamily"]
 
