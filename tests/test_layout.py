@@ -2,7 +2,9 @@
 never import higher ones (not even lazily inside a function), no private name crosses a
 subpackage boundary, and no module grows past ~400 non-blank lines. The task families' plug-in
 folders (`spark_jax/plugins/<name>/`) stand above evaluation: the registry
-(`spark_jax/families`, near the bottom) imports them by name on first use."""
+(`spark_jax/families`, near the bottom) imports them by name on first use. scripts/ holds entry
+points only: the same size and function-length rules, no script reaching into another, no
+private name of spark_jax."""
 
 from __future__ import annotations
 
@@ -306,3 +308,73 @@ def test_markdown_tables_are_built_by_the_reporting_kernel_only():
         and separator.search('"| --- |')
         and separator.search('rows = [head, "|" + "---|" * 3]')
     )
+
+
+# -- scripts/: entry points that turn arguments into one library call ---------------------------
+# Stand-in packages put on PYTHONPATH on a device machine (not scripts; see their docstring).
+STAND_INS = SCRIPTS / "device" / "tf_stub"
+SCRIPT_FILES = sorted(p for p in SCRIPTS.rglob("*.py") if STAND_INS not in p.parents)
+
+
+def _script_id(path: pathlib.Path) -> str:
+    return path.relative_to(SCRIPTS).as_posix()
+
+
+def _script_names() -> set[str]:
+    """Every name under which one script could import another: each file's and folder's."""
+    names = {p.stem for p in SCRIPT_FILES}
+    return names | {p.name for p in SCRIPTS.rglob("*") if p.is_dir()}
+
+
+def _script_breaches(path: pathlib.Path, names: set[str]) -> list[str]:
+    """How `path` reaches into another script: an import of one, `sys.path` or a file loader
+    (`importlib.util.spec_from_file_location`, `runpy`), or a private name of spark_jax."""
+    bad = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for line, name, imported in _imports(path):
+        if name.split(".")[0] in names or name.split(".")[0] == "runpy":
+            bad.append(f"line {line}: imports {name}")
+        private = [n for n in (*name.split("."), *imported) if n.startswith("_")]
+        if name.split(".")[0] == "spark_jax" and [p for p in private if p != "__future__"]:
+            bad.append(f"line {line}: private {name} {private}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("path", "spec_from_file_location"):
+            if node.attr == "spec_from_file_location" or (
+                isinstance(node.value, ast.Name) and node.value.id == "sys"
+            ):
+                bad.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return bad
+
+
+@pytest.mark.parametrize("script", SCRIPT_FILES, ids=_script_id)
+def test_scripts_stay_small(script):
+    text = script.read_text(encoding="utf-8")
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    assert lines <= MAX_LINES, f"{lines} non-blank lines: move the logic into the package"
+    long = [
+        f"{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, long
+
+
+@pytest.mark.parametrize("script", SCRIPT_FILES, ids=_script_id)
+def test_no_script_imports_another_or_a_private_name(script):
+    assert not _script_breaches(script, _script_names())
+
+
+def test_the_script_rules_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import sys\nsys.path.insert(0, 'x')\nfrom smoke_identity import figures\n"
+        "import importlib.util\nimportlib.util.spec_from_file_location('m', 'm.py')\n"
+        "from spark_jax.perf.candidate import _official_candidate\n"
+        "from spark_jax import _lazy\nimport runpy\n"
+    )
+    found = _script_breaches(bad, {"smoke_identity"})
+    assert len(found) == 6, found
+    good = tmp_path / "good.py"
+    good.write_text("from __future__ import annotations\nimport sys\nsys.exit(0)\n")
+    assert _script_breaches(good, {"good"}) == []
