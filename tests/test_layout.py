@@ -378,3 +378,33 @@ def test_the_script_rules_can_fail(tmp_path):
     good = tmp_path / "good.py"
     good.write_text("from __future__ import annotations\nimport sys\nsys.exit(0)\n")
     assert _script_breaches(good, {"good"}) == []
+
+
+# -- docs/layout.md's floor plan is the code's ---------------------------------------------------
+LAYOUT_DOC = PACKAGE.parent / "docs" / "layout.md"
+_DOC_ROW = re.compile(r"^\| (\d+) \| `([\w/]+)`")
+
+
+def _documented_floors(text: str) -> dict[str, int]:
+    """subpackage (or 'scripts') -> the floor docs/layout.md's table gives it."""
+    rows = (_DOC_ROW.match(line) for line in text.splitlines())
+    return {m.group(2).rstrip("/"): int(m.group(1)) for m in rows if m}
+
+
+def test_the_layout_doc_names_every_subpackage_on_its_floor():
+    documented = _documented_floors(LAYOUT_DOC.read_text(encoding="utf-8"))
+    measured = {g: f for g, f in _floors(_file_graph()).items() if g != "spark_jax"}
+    assert set(documented) == set(FLOORS) | {"scripts"}, set(documented) ^ (
+        set(FLOORS) | {"scripts"}
+    )
+    wrong = {
+        g: (documented[g], measured.get(g, 1))
+        for g in documented
+        if documented[g] != measured.get(g, 1)
+    }
+    assert not wrong, f"docs/layout.md floor vs the code's (documented, measured): {wrong}"
+
+
+def test_the_layout_doc_check_can_fail():
+    text = "| 1 | `util` | x | y |\n| 3 | `scripts/` (outside) | x | y |\n| floor | sub |"
+    assert _documented_floors(text) == {"util": 1, "scripts": 3}
