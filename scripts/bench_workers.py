@@ -3,7 +3,7 @@
 
     python scripts/bench_workers.py OUT_JSONL [--preset tiny] [--tasks dfs,bfs,...] [--repeats 1]
 
-One JSON line per run appended to OUT_JSONL (`spark_jax.perf.workers`). Take it on a quiet
+One JSON line per run appended to OUT_JSONL (`spark_jax.results.bench_workers`). Take it on a quiet
 machine.
 """
 
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from spark_jax.perf.workers import measure_workers
+from spark_jax.results.bench_workers import measure_workers
 
 
 def main(argv: list[str]) -> int:

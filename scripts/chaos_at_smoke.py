@@ -4,7 +4,7 @@
         [--scale 1e-7] [--seed 0] [--preset smoke] [--program processors/triplet_gmpnn.py]
 
 Rows land in OUT/runs.csv as they finish; a rerun skips the rows already there
-(`spark_jax.perf.chaos`).
+(`spark_jax.results.chaos_runs`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="smoke")
     parser.add_argument("--program", default="processors/triplet_gmpnn.py")
     args = parser.parse_args(argv)
-    from spark_jax.perf import chaos  # after the arguments: it imports JAX
+    from spark_jax.results import chaos_runs as chaos  # after the arguments: it imports JAX
 
     chaos.run_chaos(
         args.out,

@@ -5,15 +5,15 @@ Usage: python scripts/families_smoke.py [--preset smoke] [--budget 4] [--out run
                                         [--benchmarks mnist1d,news20,...] [--retest-seeds 8]
 Writes OUT/families_smoke.md, one run directory per (benchmark, seed program) under OUT
 (resumed when run again) and OUT/notes.json; with --retest-seeds K (>= 2; 0 skips it), the
-verdict table's retests (`spark_jax.perf.families_smoke`).
+verdict table's retests (`spark_jax.results.families_smoke`).
 """
 
 import argparse
 import pathlib
 import sys
 
-from spark_jax.perf.families_smoke import run_families
 from spark_jax.report.family_smoke import benchmarks
+from spark_jax.results.families_smoke import run_families
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 
     python scripts/port_equivalence.py RESULTS_DIR [--preset smoke] [--tasks clrs10]
 
-Writes RESULTS_DIR/equivalence.json (`spark_jax.perf.port_equivalence`).
+Writes RESULTS_DIR/equivalence.json (`spark_jax.results.port_equivalence`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from spark_jax.perf import port_equivalence
+from spark_jax.results import port_equivalence
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
 """Are scores unchanged by the cost work at the smoke preset? Our port trained with one seed
 alone (unbucketed, then with buckets) and as a vmapped stack of that one seed, beside the same
-seed's record in the timed clrs10 benchmark (`spark_jax.perf.identity.smoke_identity`).
+seed's record in the timed clrs10 benchmark (`spark_jax.results.identity.smoke_identity`).
 Writes OUT.json; `scripts/profile_table.py` renders it into results/bench/README.md.
 
     python scripts/smoke_identity.py results/bench/identity-smoke.json \
@@ -13,7 +13,7 @@ import argparse
 import pathlib
 import sys
 
-from spark_jax.perf import identity
+from spark_jax.results import identity
 
 
 def main(argv: list[str]) -> int:

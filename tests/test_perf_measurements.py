@@ -11,7 +11,9 @@ import pathlib
 
 import pytest
 
-from spark_jax.perf import chaos, families_smoke, gpu_measure, gpu_runs, identity
+from spark_jax.perf import gpu_measure, gpu_runs
+from spark_jax.results import chaos_runs as chaos
+from spark_jax.results import families_smoke, identity
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "results" / "bench" / "clrs10-smoke" / "benchmark.db"

@@ -5,6 +5,12 @@ the folder has one) from the folder's stored records: run and benchmark database
 CSV files, never Markdown read back. `readme` holds what they share: the markers, the answer's
 rewrite, the percentage cells and the folder argument. scripts/ calls each module's `main`.
 
+It also holds the experiments whose runs those folders keep, where a run reads or writes a
+program benchmark's records: `identity` (results/bench: the clrs10 benchmark's seed trained
+again), `bench_workers` (results/bench: one worker against two), `chaos_runs`
+(results/chaos-at-smoke), `families_smoke` (results/families), `port_equivalence`
+(results/port-vs-official). The cost measurements themselves are `spark_jax.perf`'s.
+
 It sits on the top floors, below the command line: it reads what search, benchmark and
 compare stored, and nothing below imports it.
 """
