@@ -77,6 +77,12 @@ def test_the_probes_give_the_after_outputs_figures():
     # baseline prompts' vocabulary, run on today's code, print what after/ holds.
     after = (OUT / "after" / "dup-demo" / "output.txt").read_text(encoding="utf-8")
     assert probes.scripted_budget() == _figure_lines(after)
+    # The scripted operator is gone again once the probe returns (it once stayed patched
+    # into the search loop, and the next search in the same process ran out of children).
+    from spark_jax.operator.baselines import make_operator
+    from spark_jax.search import loop
+
+    assert loop.make_operator is make_operator
     vocab = (OUT / "after" / "vocab" / "output.txt").read_text(encoding="utf-8").splitlines()
     assert probes.vocabulary() == vocab
 

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import pathlib
 import sqlite3
 import sys
 import tempfile
 import types
+import unittest.mock
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VOCABULARY = ("factor-scoped", "Factor-scoped", "an OPERATOR edit", "an ACTION edit", "FACTOR:")
@@ -112,10 +114,17 @@ def _budget_test(tree: pathlib.Path):
 def scripted_budget(tree: pathlib.Path = REPO) -> list[str]:
     """The test's scripted scenarios as figures: `a` proposed twice (once with whitespace
     only) and the seed once at B=4; then B=3 with a first child whose training gives NaN."""
+    test = _budget_test(tree)
+    with contextlib.ExitStack() as restore:  # the test's patches are undone on the way out
+        patch = types.SimpleNamespace(
+            setattr=lambda *a: restore.enter_context(unittest.mock.patch.object(*a))
+        )
+        return _scripted_scenarios(test, patch)
+
+
+def _scripted_scenarios(test, patch) -> list[str]:
     from spark_jax.report.accounting import summarize
 
-    test = _budget_test(tree)
-    patch = types.SimpleNamespace(setattr=setattr)
     a = test._variant("a")
     children = [a, a.replace("# a\n", "# a   \r\n"), test.SEED]
     children += [test._variant(n) for n in "bcd"]
