@@ -20,7 +20,7 @@ import csv
 import dataclasses
 import functools
 import types
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from spark_jax.config import assets, registry
 from spark_jax.util import markdown
@@ -57,6 +57,7 @@ __all__ = [
 REFERENCE_DIR = assets.asset_dir("reference")
 PAPER_LLM = "DeepSeek-R1"
 PAPER_PROTOCOL = "paper"
+T = TypeVar("T")  # one reference table's record type
 
 # Search-dynamics figures quoted in reference/README.md (the paper's text, not a CSV).
 SEARCH_DYNAMICS: Mapping[str, tuple[str, ...]] = types.MappingProxyType(
@@ -268,73 +269,70 @@ def _req(value: str | None, where: str) -> float:
     return number
 
 
+def _columns(
+    row: Mapping[str, str],
+    where: str,
+    number: Callable[[str | None, str], float | None],
+    skip: tuple[str, ...],
+) -> Mapping[str, float | None]:
+    """A CSV row's value columns (all but `skip`, in the file's order), each read with `number`
+    (`_req` or `_num`); an error names `where` and the column."""
+    values = {k: number(v, f"{where} {k}") for k, v in row.items() if k not in skip}
+    return types.MappingProxyType(values)
+
+
+def _rows(name: str, row_of: Callable[[Mapping[str, str], str], T]) -> tuple[T, ...]:
+    """One record per row of the reference table `name`, built by `row_of(row, where)` (where:
+    'NAME row I', for its errors)."""
+    return tuple(row_of(row, f"{name} row {i + 1}") for i, row in enumerate(_read(name)))
+
+
+def _ten_task_row(row: Mapping[str, str], where: str) -> TenTaskRow:
+    tasks = _columns(row, where, _req, ("metric", "method", "avg"))
+    return TenTaskRow(row["metric"], row["method"], tasks, _req(row["avg"], f"{where} avg"))
+
+
+def _ablation_row(row: Mapping[str, str], where: str) -> AblationRow:
+    return AblationRow(
+        row["table"],
+        row["variant"],
+        row["llm"],
+        int(_req(row["macs"], f"{where} macs")),
+        _req(row["ood_acc"], f"{where} ood_acc"),
+        _req(row["delta_pp"], f"{where} delta_pp"),
+    )
+
+
 @functools.lru_cache(maxsize=None)
 def clrs_10task() -> tuple[TenTaskRow, ...]:
     """Table 1: MACs (K) and OOD accuracy (%) for 7 methods on 10 CLRS tasks."""
-    out = []
-    for i, row in enumerate(_read("clrs_10task.csv")):
-        where = f"clrs_10task.csv row {i + 1}"
-        tasks = {
-            k: _req(v, f"{where} {k}")
-            for k, v in row.items()
-            if k not in ("metric", "method", "avg")
-        }
-        out.append(
-            TenTaskRow(
-                row["metric"],
-                row["method"],
-                types.MappingProxyType(tasks),
-                _req(row["avg"], f"{where} avg"),
-            )
-        )
-    return tuple(out)
+    return _rows("clrs_10task.csv", _ten_task_row)
 
 
 @functools.lru_cache(maxsize=None)
 def clrs_30task() -> tuple[ThirtyTaskRow, ...]:
     """Appendix table: OOD accuracy (%) of CLRS, EP and Ours on 30 CLRS tasks."""
-    out = []
-    for i, row in enumerate(_read("clrs_30task.csv")):
-        values = {
-            k: _req(v, f"clrs_30task.csv row {i + 1} {k}") for k, v in row.items() if k != "task"
-        }
-        out.append(ThirtyTaskRow(row["task"], types.MappingProxyType(values)))
-    return tuple(out)
+    return _rows(
+        "clrs_30task.csv",
+        lambda row, where: ThirtyTaskRow(row["task"], _columns(row, where, _req, ("task",))),
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def dfs_ablation() -> tuple[AblationRow, ...]:
     """DFS ablation (two LLMs) and scope-control baselines."""
-    out = []
-    for i, row in enumerate(_read("dfs_ablation.csv")):
-        where = f"dfs_ablation.csv row {i + 1}"
-        out.append(
-            AblationRow(
-                row["table"],
-                row["variant"],
-                row["llm"],
-                int(_req(row["macs"], f"{where} macs")),
-                _req(row["ood_acc"], f"{where} ood_acc"),
-                _req(row["delta_pp"], f"{where} delta_pp"),
-            )
-        )
-    return tuple(out)
+    return _rows("dfs_ablation.csv", _ablation_row)
 
 
 @functools.lru_cache(maxsize=None)
 def extra_benchmarks() -> tuple[ExtraBenchmarkRow, ...]:
     """MNIST-1D per backbone and four other non-CLRS benchmarks (empty cells -> None)."""
-    out = []
-    for i, row in enumerate(_read("extra_benchmarks.csv")):
-        values = {
-            k: _num(v, f"extra_benchmarks.csv row {i + 1} {k}")
-            for k, v in row.items()
-            if k not in ("benchmark", "metric")
-        }
-        out.append(
-            ExtraBenchmarkRow(row["benchmark"], row["metric"], types.MappingProxyType(values))
-        )
-    return tuple(out)
+    return _rows(
+        "extra_benchmarks.csv",
+        lambda row, where: ExtraBenchmarkRow(
+            row["benchmark"], row["metric"], _columns(row, where, _num, ("benchmark", "metric"))
+        ),
+    )
 
 
 def _llm(cited: Source, llm: str) -> str | None:

@@ -179,14 +179,19 @@ class NoiseView:
         return text
 
 
+def _record(e: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The evaluation record of a run.db row (its `evaluation_json`), or `e` itself when it is
+    a record dict already."""
+    if "evaluation_json" in e:
+        return json.loads(e["evaluation_json"]) if e["evaluation_json"] else {}
+    return e
+
+
 def seed_scores(e: Mapping[str, Any] | None) -> tuple[float, ...]:
     """The per-seed OOD scores of an evaluation row or record dict ((ood,) for one seed)."""
     if e is None:
         return ()
-    data = e
-    if "evaluation_json" in e:
-        data = json.loads(e["evaluation_json"]) if e["evaluation_json"] else {}
-    scores = data.get("seed_scores")
+    scores = _record(e).get("seed_scores")
     if scores:
         return tuple(float(s) for s in scores)
     ood = e.get("ood_score")
@@ -197,9 +202,7 @@ def seeds_of(e: Mapping[str, Any] | None) -> tuple[int, ...]:
     """The training seeds of an evaluation row or record dict, in `seed_scores` order."""
     if e is None:
         return ()
-    data = e
-    if "evaluation_json" in e:
-        data = json.loads(e["evaluation_json"]) if e["evaluation_json"] else {}
+    data = _record(e)
     seeds = data.get("seeds")
     if seeds:
         return tuple(int(s) for s in seeds)
