@@ -12,14 +12,7 @@ from typing import Any
 from spark_jax.compare.reliability import reliability_rows as rows_of
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.report import reliability
-from spark_jax.results.llm_account_lines import (
-    ACCOUNT_BEGIN,
-    ACCOUNT_END,
-    flag_lines,
-    machine_line,
-    machines,
-    who_lines,
-)
+from spark_jax.results.llm_account_lines import account_block, machines
 from spark_jax.results.llm_calls import agent_names, flagged, run_dbs, versions
 from spark_jax.search.rundb import RunDB
 from spark_jax.stats import significance
@@ -155,11 +148,7 @@ def _block(folder, kind, sessions, calls, bound, full, without) -> list[str]:
         "- " + reliability.fisher_line(without, "spark", "openevolve", f, lab)
         for f, lab in (("valid", "valid rate"), ("cross_factor", "cross-factor rate"))
     ]
-    return [
-        ACCOUNT_BEGIN,
-        *who_lines(kind, sessions, calls),
-        machine_line(folder, "the runs"),
-        *flag_lines(calls, bound),
+    body = [
         "",
         "The table without the flagged attempts"
         + (" (the same as above: none is flagged):" if not n_flag else ":"),
@@ -171,8 +160,8 @@ def _block(folder, kind, sessions, calls, bound, full, without) -> list[str]:
         f"does not state (OpenEvolve's own prompt, `operator/baselines/openevolve.py`): "
         f"{o.cross_factor}/{o.attempts} with every attempt, {wo.cross_factor}/{wo.attempts} "
         f"without the flagged ones (p = {wcross_p:.2g}, {wcross_holm:.2g} after Holm).",
-        ACCOUNT_END,
     ]
+    return account_block(folder, kind, sessions, calls, bound, ran="the runs", body=body)
 
 
 def reliability_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> dict[str, Any]:

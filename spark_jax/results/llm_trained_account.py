@@ -12,14 +12,7 @@ from typing import Any
 from spark_jax.compare.figures import best_at_budget, collect
 from spark_jax.compare.runner import PLAN_FILE, ComparePlan
 from spark_jax.report.accounting import ENTANGLED_KINDS
-from spark_jax.results.llm_account_lines import (
-    ACCOUNT_BEGIN,
-    ACCOUNT_END,
-    flag_lines,
-    machine_line,
-    machines,
-    who_lines,
-)
+from spark_jax.results.llm_account_lines import account_block, machines
 from spark_jax.results.llm_calls import (
     Call,
     Session,
@@ -200,15 +193,13 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
     by = {m: [r for r in runs if r["method"] == m] for m in methods}
     n_seeds = len(plan.seeds)
     floor = significance.min_exact_p(n_seeds, n_seeds, paired=True)
-    block = [
-        ACCOUNT_BEGIN,
-        *who_lines(kind, sessions, calls),
+    pools = [
         "- **Not one pool for every method.** Which agents answered, under which brief, "
         "depended on when a method's searches ran: "
         + "; ".join(_method_sessions(m, calls) for m in methods)
-        + ".",
-        machine_line(folder, "the sessions above and the final tests' rescoring"),
-        *flag_lines(calls, bound),
+        + "."
+    ]
+    body = [
         "",
         "Every method with and without the flagged attempts (mean ± sample std over the search "
         "seeds; best at budget on the selection set, in %; the test column only where the "
@@ -224,7 +215,8 @@ def trained_account(folder: pathlib.Path, kind: str, sessions, calls, bound) -> 
         + ") counts edits across the region rule, which its prompt does not state (OpenEvolve's "
         "own prompt, `operator/baselines/openevolve.py`); the controls' full rewrites are not "
         "told it either.",
-        ACCOUNT_END,
     ]
+    ran = "the sessions above and the final tests' rescoring"
+    block = account_block(folder, kind, sessions, calls, bound, ran=ran, after_who=pools, body=body)
     answer = _answer(runs, by, sessions, calls, bound, floor)
     return dict(label=_label(folder, calls), answer=answer, block=block)
