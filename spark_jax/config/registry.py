@@ -17,25 +17,25 @@ one file**: a Python file (or an importable module) that calls `register(MethodS
 (os.pathsep-separated; like `$SPARK_JAX_FAMILIES` for task families). Its operator class may
 live in the same file: a file is imported as a module whose `__name__` the dotted path can use
 (`f"{__name__}:MyOperator"`). Plug-ins are imported the first time a name is looked up, so
-this module imports no stage code (only `config.protocol`'s error) and config can validate
-names with it. A bad registration (a name taken, a malformed or unloadable class path, a
-plug-in that does not import) raises `RegistryError`, a ConfigError (ValueError) with a
-one-line message naming the problem.
+this module imports no stage code (only `config.protocol`'s error and the plug-in file loader
+of `families`) and config can validate names with it. A bad registration (a name taken, a
+malformed or unloadable class path, a plug-in that does not import) raises `RegistryError`, a
+ConfigError (ValueError) with a one-line message naming the problem.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
 import os
 import pathlib
 import re
 import sys
 import types
-from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar
 
 from spark_jax.config.protocol import ConfigError
+from spark_jax.families.loader import import_file
 
 __all__ = [
     "PATH_VARIABLE",
@@ -163,36 +163,44 @@ class MethodSpec:
         return types.MappingProxyType({"mode": self.runs.mode, **self.settings})
 
 
+class _PathEntry:
+    """What an entry with one dotted-path field shares: the path is checked when the entry is
+    made and imported by `load`; errors name the entry as `{KIND} {name!r}`."""
+
+    KIND: ClassVar[str]  # 'editor kind', 'seed mode'
+    PATH_FIELD: ClassVar[str]  # the field that holds the dotted path
+    name: str
+
+    def __post_init__(self) -> None:
+        _check_path(getattr(self, self.PATH_FIELD), f"{self.KIND} {self.name!r}")
+
+    def load(self) -> Any:
+        """What the dotted path names (imported now)."""
+        return load_object(getattr(self, self.PATH_FIELD), f"{self.KIND} {self.name!r}")
+
+
 @dataclasses.dataclass(frozen=True)
-class EditorKindSpec:
+class EditorKindSpec(_PathEntry):
     """One editor kind (`editor.kind`): `builder` is the dotted path of a function
     `(EditorConfig, OperatorConfig, family) -> Editor`."""
 
+    KIND: ClassVar[str] = "editor kind"
+    PATH_FIELD: ClassVar[str] = "builder"
     name: str
     description: str
     builder: str
 
-    def __post_init__(self) -> None:
-        _check_path(self.builder, f"editor kind {self.name!r}")
-
-    def load(self) -> Any:
-        return load_object(self.builder, f"editor kind {self.name!r}")
-
 
 @dataclasses.dataclass(frozen=True)
-class SeedModeSpec:
+class SeedModeSpec(_PathEntry):
     """One seed mode: `over_seeds` is the dotted path of a function that maps a one-seed
     function over a leading seed axis (`fn -> fn over [K, ...]`, e.g. 'jax:vmap')."""
 
+    KIND: ClassVar[str] = "seed mode"
+    PATH_FIELD: ClassVar[str] = "over_seeds"
     name: str
     description: str
     over_seeds: str
-
-    def __post_init__(self) -> None:
-        _check_path(self.over_seeds, f"seed mode {self.name!r}")
-
-    def load(self) -> Any:
-        return load_object(self.over_seeds, f"seed mode {self.name!r}")
 
 
 class LiveNames(Sequence[str]):
@@ -269,17 +277,7 @@ def _import_plugin(entry: str) -> None:
         importlib.import_module(entry)
         return
     path = pathlib.Path(entry).expanduser().resolve()
-    name = "spark_jax_method_plugin_" + re.sub(r"\W", "_", path.stem)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
+    import_file("spark_jax_method_plugin_" + re.sub(r"\W", "_", path.stem), path)
 
 
 def _plugins() -> None:
@@ -350,44 +348,27 @@ def methods() -> Mapping[str, MethodSpec]:
     return types.MappingProxyType(dict(_METHODS.entries))
 
 
-def method(name: str) -> MethodSpec:
-    _plugins()
-    return _METHODS.get(name)
+def _lookups(table: _Table[T]) -> tuple[Callable[[str], T], Callable[[], tuple[str, ...]]]:
+    """The two public look-ups of one kind of entry, plug-ins imported first: the entry of a
+    name (RegistryError naming the known ones) and every name, in registration order."""
+
+    def entry(name: str) -> T:
+        _plugins()
+        return table.get(name)
+
+    def names() -> tuple[str, ...]:
+        _plugins()
+        return tuple(table.entries)
+
+    entry.__doc__ = f"The {table.what} `name`; RegistryError naming the known ones."
+    names.__doc__ = f"Every {table.what}'s name (shipped, then plug-ins'), in registration order."
+    return entry, names
 
 
-def method_names() -> tuple[str, ...]:
-    _plugins()
-    return tuple(_METHODS.entries)
-
-
-def mode(name: str) -> OperatorSpec:
-    _plugins()
-    return _MODES.get(name)
-
-
-def mode_names() -> tuple[str, ...]:
-    _plugins()
-    return tuple(_MODES.entries)
-
-
-def editor_kind(name: str) -> EditorKindSpec:
-    _plugins()
-    return _EDITOR_KINDS.get(name)
-
-
-def editor_kind_names() -> tuple[str, ...]:
-    _plugins()
-    return tuple(_EDITOR_KINDS.entries)
-
-
-def seed_mode(name: str) -> SeedModeSpec:
-    _plugins()
-    return _SEED_MODES.get(name)
-
-
-def seed_mode_names() -> tuple[str, ...]:
-    _plugins()
-    return tuple(_SEED_MODES.entries)
+method, method_names = _lookups(_METHODS)
+mode, mode_names = _lookups(_MODES)
+editor_kind, editor_kind_names = _lookups(_EDITOR_KINDS)
+seed_mode, seed_mode_names = _lookups(_SEED_MODES)
 
 
 def is_known(kind: str, name: str) -> bool:

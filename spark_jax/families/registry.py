@@ -5,20 +5,21 @@ A family is one plug-in folder, `spark_jax/plugins/<name>/`: a package whose mod
 `seeds/` and its contract beside them. `PLUGINS` below is the registry (one line per shipped
 family); `$SPARK_JAX_FAMILIES` names more plug-in folders (os.pathsep-separated; the folder's
 name is the family's). A family is imported the first time it is asked for by name, so this
-module imports nothing of `spark_jax` but the contract and every floor can name the boundary;
-the plug-ins themselves (`spark_jax.plugins`) stand above evaluation.
+module imports nothing of `spark_jax` but the contract and the plug-in file loader (`loader`),
+and every floor can name the boundary; the plug-ins themselves (`spark_jax.plugins`) stand
+above evaluation.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import pathlib
 import sys
 from typing import Any
 
 from spark_jax.families.contract import TaskFamily
+from spark_jax.families.loader import import_file
 
 __all__ = ["DEFAULT_FAMILY", "PATH_VARIABLE", "PLUGINS", "get", "names", "register"]
 
@@ -67,17 +68,7 @@ def _import_folder(name: str, folder: pathlib.Path) -> Any:
     init = folder / "__init__.py"
     if not init.is_file():
         raise ValueError(f"task family {name!r}: {folder} has no __init__.py (${PATH_VARIABLE})")
-    spec = importlib.util.spec_from_file_location(
-        module_name, init, submodule_search_locations=[str(folder)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
+    return import_file(module_name, init, [str(folder)])
 
 
 def _load(name: str) -> TaskFamily:
