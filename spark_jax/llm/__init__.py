@@ -14,33 +14,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
-from spark_jax.llm.base import (
-    CassetteError,
-    LLMBackend,
-    LLMCommandError,
-    LLMError,
-    LLMHTTPError,
-    LLMResponse,
-    LLMResponseError,
-    LLMRetriesExhausted,
-    LLMTimeoutError,
-    ReplayMissError,
-)
+from spark_jax.llm import base
+from spark_jax.llm.base import *  # noqa: F403 - re-exports base.__all__
+from spark_jax.llm.base import LLMBackend
 from spark_jax.llm.cassette import RecordBackend, ReplayBackend
 from spark_jax.llm.command import CommandBackend
 from spark_jax.llm.openai import OpenAIBackend
 
 __all__ = [
-    "LLMBackend",
-    "LLMResponse",
-    "LLMError",
-    "LLMHTTPError",
-    "LLMRetriesExhausted",
-    "LLMResponseError",
-    "LLMTimeoutError",
-    "LLMCommandError",
-    "ReplayMissError",
-    "CassetteError",
+    *base.__all__,  # the contract, the response record and the errors
     "OpenAIBackend",
     "RecordBackend",
     "ReplayBackend",
