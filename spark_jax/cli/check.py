@@ -24,6 +24,18 @@ from spark_jax.program import regions
 __all__ = ["add_arguments", "add_parser", "run"]
 
 
+# The semantic check's graph sizes, then the check's limits: (flag, type, help); unset: None.
+_SIZES = (
+    ("--nodes", int, "N of the semantic check's first batch (default 5)"),
+    ("--large-nodes", int, "N of the semantic check's second, larger batch (default 2N + 3)"),
+)
+_LIMITS = (
+    ("--max-params", int, "budget cap on parameters (default: none)"),
+    ("--max-macs", int, "budget cap on MACs (default: none)"),
+    ("--timeout-s", float, "wall clock of the sandboxed stages (default 60)"),
+)
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds the `check` subcommand to `sub`."""
     p = sub.add_parser("check", help="feasibility check of a program (no training)")
@@ -46,33 +58,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OPERATOR or ACTION: the region the edit was scoped to (needs --parent; "
         "default: none, no locality stage)",
     )
-    parser.add_argument(
-        "--nodes", type=int, default=None, help="N of the semantic check's first batch (default 5)"
-    )
-    parser.add_argument(
-        "--large-nodes",
-        type=int,
-        default=None,
-        help="N of the semantic check's second, larger batch (default 2N + 3)",
-    )
+    for flag, kind, text in _SIZES:
+        parser.add_argument(flag, type=kind, default=None, help=text)
     parser.add_argument(
         "--preset",
         default="smoke",
         help="protocol preset giving hidden size, use_ln, nb_triplet_fts "
         "and the MACs reference, one of: {presets} (default: smoke)",
     )
-    parser.add_argument(
-        "--max-params", type=int, default=None, help="budget cap on parameters (default: none)"
-    )
-    parser.add_argument(
-        "--max-macs", type=int, default=None, help="budget cap on MACs (default: none)"
-    )
-    parser.add_argument(
-        "--timeout-s",
-        type=float,
-        default=None,
-        help="wall clock of the sandboxed stages (default 60)",
-    )
+    for flag, kind, text in _LIMITS:
+        parser.add_argument(flag, type=kind, default=None, help=text)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
