@@ -159,7 +159,7 @@ def _spec(args: argparse.Namespace):
     from spark_jax.config.protocol import ConfigError, get_preset
     from spark_jax.config.sections import ExecutorConfig
 
-    design = _design(args)
+    design = decisions.design_fields(args, UsageError)
     n_seeds = design["max_seeds"] if design else int(args.seeds)
     if n_seeds < 1:
         raise UsageError(f"--seeds must be at least 1 (got {args.seeds})")
@@ -198,19 +198,14 @@ def _spec(args: argparse.Namespace):
     return programs, spec
 
 
-def _design(args: argparse.Namespace) -> dict | None:
-    try:
-        return decisions.design_fields(args)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
 def _guide(args: argparse.Namespace) -> int:
     from spark_jax.benchmark import guide, stats
     from spark_jax.benchmark.store import BenchmarkDB
     from spark_jax.stats import sequential
 
-    fields = _design(argparse.Namespace(**{**vars(args), "seeds": "auto"}))
+    fields = decisions.design_fields(
+        argparse.Namespace(**{**vars(args), "seeds": "auto"}), UsageError
+    )
     design = sequential.Design(**fields)
     pilot = pathlib.Path(args.guide)
     db_path = pilot / "benchmark.db" if pilot.is_dir() else pilot
@@ -240,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
             if args.programs:
                 raise UsageError("--resume takes no programs (they are stored in the benchmark)")
             report = benchmark.resume_benchmark(
-                args.resume, progress=progress, sequential=_design(args)
+                args.resume, progress=progress, sequential=decisions.design_fields(args, UsageError)
             )
         else:
             if not args.programs:

@@ -149,15 +149,6 @@ def _report(out: pathlib.Path, plan, threshold) -> str:
     return compare.write_compare_report(out, plan, threshold)
 
 
-def _design(args: argparse.Namespace) -> dict | None:
-    from spark_jax.config.protocol import ConfigError
-
-    try:
-        return decisions.design_fields(args)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-
-
 def _base(args: argparse.Namespace) -> dict:
     from spark_jax.config import search as search_config
 
@@ -188,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             plan = compare.ComparePlan.from_dict(json.loads(plan_path.read_text(encoding="utf-8")))
             print(_report(out, plan, args.threshold))
             return EXIT_OK
-        design = _design(args)
+        design = decisions.design_fields(args, ConfigError)
         n_seeds = design["max_seeds"] if design else int(args.seeds)
         if n_seeds < 1:
             return fail(f"--seeds must be at least 1 (got {args.seeds})")

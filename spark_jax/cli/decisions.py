@@ -5,6 +5,7 @@ fields (`spark_jax.stats.sequential.Design`)."""
 from __future__ import annotations
 
 import argparse
+from typing import Callable
 
 __all__ = ["add_design_args", "design_fields"]
 
@@ -37,14 +38,17 @@ def add_design_args(p: argparse.ArgumentParser, unit: str) -> None:
     )
 
 
-def design_fields(args: argparse.Namespace) -> dict | None:
+def design_fields(
+    args: argparse.Namespace, error: Callable[[str], Exception] = ValueError
+) -> dict | None:
     """The design's fields from the flags; None in the fixed-seed mode (`--seeds` a number).
-    Raises ValueError with a one-line message naming the bad value."""
+    Raises `error` (a command's own usage error; default ValueError) with a one-line message
+    naming the bad value."""
     if args.seeds != "auto":
         try:
             int(args.seeds)
         except ValueError:
-            raise ValueError(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
+            raise error(f"--seeds must be a number or 'auto' (got {args.seeds!r})") from None
         return None
     from spark_jax.stats import sequential
 
@@ -57,5 +61,5 @@ def design_fields(args: argparse.Namespace) -> dict | None:
     try:
         sequential.Design(**fields)
     except ValueError as e:
-        raise ValueError(f"sequential design: {e}") from None
+        raise error(f"sequential design: {e}") from None
     return fields
