@@ -39,7 +39,7 @@ _EXPORTS = {
     "CheckOptions": "spark_jax.feasibility.checker",
     "FeasibilityReport": "spark_jax.feasibility.checker",
     "check_program": "spark_jax.feasibility.checker",
-    "Evaluation": "spark_jax.evaluation.record",
+    "Evaluation": "spark_jax.program.outcome",
     "evaluate_program": "spark_jax.evaluation.evaluate",
     "Program": "spark_jax.program.source",
     "read_program": "spark_jax.program.source",

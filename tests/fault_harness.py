@@ -42,7 +42,7 @@ class ScriptedExecutor:
         self.eval_s = eval_s
 
     def submit(self, job):
-        from spark_jax.evaluation.executors import EvalResult
+        from spark_jax.jobs.executors import EvalResult
 
         h = int(hashlib.sha256(job.source.encode()).hexdigest(), 16)
         future: concurrent.futures.Future = concurrent.futures.Future()

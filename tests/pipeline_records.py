@@ -74,8 +74,8 @@ class ScriptedExecutor:
     capacity = 1
 
     def submit(self, job):
-        from spark_jax.evaluation.jobs import EvalResult
-        from spark_jax.evaluation.record import Evaluation
+        from spark_jax.jobs.contract import EvalResult
+        from spark_jax.program.outcome import Evaluation
 
         h = int(hashlib.sha256(job.source.encode()).hexdigest(), 16)
         fields = {f.name: None for f in dataclasses.fields(Evaluation)}
@@ -95,7 +95,7 @@ class ScriptedExecutor:
 
 def _pool(folder: pathlib.Path) -> pathlib.Path:
     """A two-program pool on dfs (the seed and a variant of it) with made-up evaluations."""
-    from spark_jax.evaluation.record import Evaluation
+    from spark_jax.program.outcome import Evaluation
 
     seed = (ROOT / "processors" / "triplet_gmpnn.py").read_text(encoding="utf-8")
     (folder / "seed.py").write_text(seed, encoding="utf-8")

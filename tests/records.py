@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from spark_jax.evaluation.executors import EvalJob, EvalResult
-from spark_jax.evaluation.record import Evaluation
 from spark_jax.feasibility.checker import FeasibilityReport
+from spark_jax.jobs.executors import EvalJob, EvalResult
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
+from spark_jax.program.outcome import Evaluation
 
 
 def call(role: str = "sar", **fields: Any) -> CallRecord:

@@ -13,8 +13,8 @@ from spark_jax.benchmark import runner
 from spark_jax.benchmark.plan import BenchmarkProgram, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.evaluation import seeds
-from spark_jax.evaluation.executors import EvalResult
-from spark_jax.evaluation.record import Evaluation
+from spark_jax.jobs.executors import EvalResult
+from spark_jax.program.outcome import Evaluation
 
 A = BenchmarkProgram("a", "ka", "src-a", "a", "a.py")
 B = BenchmarkProgram("b", "kb", "src-b", "b", "b.py")

@@ -14,7 +14,7 @@ import pytest
 import records  # tests/records.py: record builders
 
 from spark_jax.config import search as search_config
-from spark_jax.evaluation.executors import EvalResult
+from spark_jax.jobs.executors import EvalResult
 from spark_jax.report.accounting import best_within, summarize
 from spark_jax.search import loop
 from spark_jax.search.budget import DUPLICATE

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from spark_jax.config import protocol as config
-from spark_jax.evaluation.executors import (
+from spark_jax.jobs.executors import (
     ERROR_TYPES,
     EvalJob,
     EvalResult,
@@ -190,7 +190,7 @@ def test_shutdown_without_wait_abandons_the_running_job(local, mpnn):
 @pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # Ray's fork+exec of its daemons.
 def test_ray_executor_on_a_local_instance(mpnn, wrong_width):
     ray = pytest.importorskip("ray")
-    from spark_jax.evaluation.executors import RayExecutor
+    from spark_jax.jobs.executors import RayExecutor
 
     assert not ray.is_initialized()
     with RayExecutor(init_kwargs=dict(num_cpus=2, include_dashboard=False)) as ex:

@@ -71,8 +71,8 @@ def test_a_second_family_under_a_taken_name_is_refused():
 def test_clrs_answers_the_optional_members_and_another_family_takes_the_defaults():
     """CLRS's own path is its answers to the contract's optional members; a family without
     them (classify here) takes the defaults the stages write."""
-    from spark_jax.evaluation import family_jobs
     from spark_jax.families import DEFAULT_FAMILY
+    from spark_jax.jobs import family_jobs
     from spark_jax.report import spread
 
     clrs, classify = families.get(DEFAULT_FAMILY), families.get("classify")

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from spark_jax import families
-from spark_jax.evaluation import family_jobs
+from spark_jax.jobs import family_jobs
 from spark_jax.operator.offline import family_catalogue
 from spark_jax.plugins import classify as classify_family
 from spark_jax.program import locality, regions

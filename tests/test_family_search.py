@@ -13,10 +13,10 @@ import pathlib
 import pytest
 
 from spark_jax.config import search as search_config
-from spark_jax.evaluation import family_jobs
-from spark_jax.evaluation.executors import EvalJob, LocalExecutor
 from spark_jax.feasibility import checker as feasibility
 from spark_jax.feasibility.sandbox import SandboxWorker
+from spark_jax.jobs import family_jobs
+from spark_jax.jobs.executors import EvalJob, LocalExecutor
 from spark_jax.report import tables
 from spark_jax.search import family_setup
 from spark_jax.search import loop as search

@@ -15,7 +15,7 @@ from test_budget_rules import _Executor, _name, _run, _variant
 
 from spark_jax.config.evaluation import FitnessConfig
 from spark_jax.config.protocol import ConfigError
-from spark_jax.evaluation.executors import EvalResult
+from spark_jax.jobs.executors import EvalResult
 from spark_jax.search import best_program
 from spark_jax.search.intensify import META_KEY, SEED_OFFSET
 

@@ -27,6 +27,7 @@ FLOORS = (
     "feasibility",
     "operator",
     "evaluation",
+    "jobs",
     "plugins",
     "search",
     "report",

@@ -16,7 +16,7 @@ import records  # noqa: E402 - tests/records.py: record builders
 from spark_jax.compare.runner import run_status
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
-from spark_jax.evaluation.executors import EvalResult
+from spark_jax.jobs.executors import EvalResult
 from spark_jax.report import tables as report
 from spark_jax.search import final_test
 from spark_jax.search import loop as search
@@ -353,8 +353,8 @@ def test_an_ood_test_run_says_its_best_was_selected_on_the_test_set(tmp_path):
 
 def test_worker_trains_the_jobs_seeds(seed_paths):
     from spark_jax.config import protocol
-    from spark_jax.evaluation import worker
-    from spark_jax.evaluation.executors import EvalJob
+    from spark_jax.jobs import worker
+    from spark_jax.jobs.executors import EvalJob
 
     cfg = protocol.get_preset("tiny").replace(train_steps=2, eval_every=2)
     job = EvalJob(

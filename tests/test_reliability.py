@@ -21,10 +21,10 @@ import pytest
 
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
-from spark_jax.evaluation.record import Evaluation
 from spark_jax.llm import queue as llm_queue
 from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
+from spark_jax.program.outcome import Evaluation
 from spark_jax.search.parent_pool import load_pool
 from spark_jax.search.schema import program_sha256
 from spark_jax.stats.proportions import fisher_exact, wilson

@@ -10,8 +10,8 @@ import pytest
 import records
 
 from spark_jax.config import search as search_config
-from spark_jax.evaluation import executors
-from spark_jax.evaluation.result_cache import ResultCache, job_key
+from spark_jax.jobs import executors
+from spark_jax.jobs.result_cache import ResultCache, job_key
 from spark_jax.search import startup
 from spark_jax.search.rundb import RunDB
 from spark_jax.search.stops import SearchUsageError

@@ -176,7 +176,7 @@ class _ScriptedExecutor:
         import concurrent.futures
         import hashlib
 
-        from spark_jax.evaluation.executors import EvalResult
+        from spark_jax.jobs.executors import EvalResult
 
         if job.job_id == self.die_on:
             raise KeyboardInterrupt("simulated kill")
@@ -330,7 +330,7 @@ def test_loading_a_config_imports_no_stage_code():
         "import sys; from spark_jax.config import search; search.load(sys.argv[1]); "
         "bad = [m for m in sys.modules if m == 'httpx' or m == 'jax' or "
         "m.startswith(('spark_jax.feasibility', 'spark_jax.operator', "
-        "'spark_jax.evaluation', 'spark_jax.search'))]; print(bad); assert not bad"
+        "'spark_jax.evaluation', 'spark_jax.jobs', 'spark_jax.search'))]; print(bad); assert not bad"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(ROOT / "configs" / "llm-example.yaml")],

@@ -15,7 +15,7 @@ import pytest
 from spark_jax import program as program_lib
 from spark_jax.config import protocol
 from spark_jax.evaluation import bridge, data, evaluate, seeds
-from spark_jax.evaluation.record import Evaluation
+from spark_jax.program.outcome import Evaluation
 from spark_jax.util import labels
 
 CFG = protocol.get_preset("tiny")

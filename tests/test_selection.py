@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import records  # noqa: E402 - tests/records.py: record builders
 
-from spark_jax.evaluation.executors import EvalResult
+from spark_jax.jobs.executors import EvalResult
 from spark_jax.report import selection
 from spark_jax.report import tables as report
 from spark_jax.search.rundb import RunDB

@@ -22,7 +22,7 @@ from spark_jax.config import protocol as protocol_lib
 from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.config.sections import ExecutorConfig
-from spark_jax.evaluation.executors import EvalJob, EvalResult, make_executor
+from spark_jax.jobs.executors import EvalJob, EvalResult, make_executor
 from spark_jax.stats import sequential as sequential_lib
 
 __all__ = [

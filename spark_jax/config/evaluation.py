@@ -2,7 +2,7 @@
 feasibility check's limits (`feasibility`), two-stage evaluation (`cascade`) and what the
 search selects on (`fitness`).
 
-`ExecutorConfig` goes whole to `evaluation.executors.make_executor`, `FeasibilityConfig` to
+`ExecutorConfig` goes whole to `jobs.executors.make_executor`, `FeasibilityConfig` to
 `feasibility.checker.CheckOptions.from_config`, `CascadeConfig` to the evaluation job.
 Bad values raise `ConfigError` (a ValueError) naming the key. Pure Python.
 """
@@ -51,7 +51,7 @@ class ExecutorConfig:
         repeated job, the seed program of every search of a comparison) is loaded, not
         recompiled. A relative path is taken from the run or benchmark directory; null: none.
         Results are the same with and without it.
-      result_cache_dir: stored results reused for an identical job (`evaluation.result_cache`;
+      result_cache_dir: stored results reused for an identical job (`jobs.result_cache`;
         relative to the run directory; null: none). Scores are the same with and without it.
     """
 

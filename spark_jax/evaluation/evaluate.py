@@ -2,7 +2,10 @@
 
 The loop follows clrs/examples/run.py: cycle the training samplers, validate every
 `eval_every` steps (and at step 0), keep the best-validation parameters in memory, and score
-them on the OOD test set. The result is an immutable `Evaluation`.
+them on the OOD test set. The result is an immutable `Evaluation` (`program.outcome`, the
+record the job side carries too). Training only: running this as a job on a worker process
+or Ray, and the result cache, are `spark_jax.jobs`, which reaches it through the CLRS
+family's plug-in; nothing here imports the job side.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
-from spark_jax.evaluation.record import Evaluation
 from spark_jax.evaluation.train import Trainer, count_params
 from spark_jax.evaluation.training_options import TrainingOptions
 from spark_jax.evaluation.training_options import seed_tuple as seed_tuple  # callers' old name
 from spark_jax.program import macs
+from spark_jax.program.outcome import Evaluation
 from spark_jax.util import labels
 
 

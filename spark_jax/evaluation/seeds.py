@@ -36,7 +36,8 @@ from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES  # noqa: F
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import compiling, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
-from spark_jax.evaluation.train import CompileStats, Trainer, TrainingError, count_params
+from spark_jax.evaluation.train import CompileStats, Trainer, count_params
+from spark_jax.program.outcome import TrainingError
 
 Feedback = clrs.Feedback
 # The K-seed program runs only if its largest step needs at most this share of the memory

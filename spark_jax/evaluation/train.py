@@ -25,13 +25,10 @@ from jax.sharding import PartitionSpec as P
 
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, compiling, data
+from spark_jax.program.outcome import TrainingError
 
 Feedback = clrs.Feedback
 BATCH_AXIS = "batch"
-
-
-class TrainingError(RuntimeError):
-    """Training diverged (non-finite loss) or the setup is inconsistent."""
 
 
 def _shape_key(tree) -> tuple:

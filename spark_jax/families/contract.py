@@ -40,8 +40,8 @@ Optional members: a family that has one answers that stage itself; without it th
 the default written here (what a family trained by its own `evaluate` needs). CLRS, whose
 processors train under the search's protocol, has all of them:
 - `evaluate_job(job)`: evaluates one `EvalJob.to_dict()` whole, returning the run database's
-  `evaluation.record.Evaluation` (CLRS: the job's protocol, task, cascade and seeds). Default:
-  `evaluate` once per training seed, averaged (`evaluation.family_jobs.run_family_job`).
+  `program.outcome.Evaluation` (CLRS: the job's protocol, task, cascade and seeds). Default:
+  `evaluate` once per training seed, averaged (`jobs.family_jobs.run_family_job`).
 - `job_fields(benchmark, preset, split)`: the `EvalJob` fields that route a job to the family
   (CLRS: {}, its jobs name the task and carry the protocol). Default: family, benchmark,
   family_preset, family_split.

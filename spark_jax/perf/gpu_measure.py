@@ -127,7 +127,7 @@ def phase_check(out: Path, spec: str, tmp: str) -> None:
 
 
 def phase_workers(out: Path, spec: str, tmp: str) -> None:
-    from spark_jax.evaluation.worker import worker_env
+    from spark_jax.jobs.worker import worker_env
 
     w, preset, steps = _parse(spec)
     runs = []

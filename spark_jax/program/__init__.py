@@ -5,6 +5,7 @@
   submodules  submodules `setup` defines that nothing calls yet (two-step edits)
   source   the immutable `Program` record; reading files; loading into a fresh namespace
   macs     MACs of one processor step on the reference input (imports JAX when used)
+  outcome  how evaluating a program ended: the `Evaluation` record, `TrainingError`
 
 May import: `config`, `util`.
 """

@@ -35,7 +35,7 @@ def _defined_functions(source: str) -> set[str]:
 def check_family(cfg: SearchConfig) -> dict[str, Any]:
     """Raises SearchUsageError unless the family has the benchmark and preset and the seed
     program is one of the family's programs; returns the family's data record."""
-    from spark_jax.evaluation import family_jobs
+    from spark_jax.jobs import family_jobs
 
     try:
         family = family_jobs.get(cfg.family)
@@ -63,8 +63,8 @@ def check_family(cfg: SearchConfig) -> dict[str, Any]:
 
 def check_options(cfg: SearchConfig):
     """The sandbox feasibility options of this run's family (`feasibility.CheckOptions`)."""
-    from spark_jax.evaluation import family_jobs
     from spark_jax.feasibility import checker as feasibility
+    from spark_jax.jobs import family_jobs
 
     extra = family_jobs.check_options(cfg.family, cfg.target, cfg.preset)  # {}: no spec
     return feasibility.CheckOptions.from_config(cfg.protocol, cfg.feasibility, **extra)

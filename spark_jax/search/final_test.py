@@ -19,7 +19,7 @@ import asyncio
 from typing import Any, Mapping
 
 from spark_jax.config.search import SearchConfig
-from spark_jax.evaluation.executors import EvalJob
+from spark_jax.jobs.executors import EvalJob
 from spark_jax.search import family_setup
 from spark_jax.search.archive import Candidate
 from spark_jax.search.rundb import RunDB

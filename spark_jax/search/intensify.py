@@ -25,7 +25,7 @@ import math
 from typing import Any, Callable
 
 from spark_jax.config.search import SearchConfig
-from spark_jax.evaluation.executors import EvalJob
+from spark_jax.jobs.executors import EvalJob
 
 __all__ = ["META_KEY", "SEED_OFFSET", "Intensifier", "confirmed_incumbent"]
 

@@ -9,8 +9,8 @@ import math
 import sqlite3
 from typing import Any
 
-from spark_jax.evaluation.executors import EvalResult
 from spark_jax.feasibility.checker import FeasibilityReport
+from spark_jax.jobs.executors import EvalResult
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
 from spark_jax.search import budget, intensify

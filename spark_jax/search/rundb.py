@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from spark_jax.evaluation.executors import EvalJob, EvalResult
+from spark_jax.jobs.executors import EvalJob, EvalResult
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
 from spark_jax.search.queries import CALL_FIELDS, PROPOSAL_COLUMNS, RunQueries

@@ -98,7 +98,7 @@ class ClrsFamily:
     def evaluate_job(self, job: dict[str, Any]) -> Any:
         """One `EvalJob.to_dict()` under its protocol: `evaluate.evaluate_program` (the job's
         cascade and K seeds), or DeepMind's processor for an 'official:' job without source;
-        returns the run database's `evaluation.record.Evaluation`."""
+        returns the run database's `program.outcome.Evaluation`."""
         from spark_jax.evaluation import evaluate
 
         cfg = protocol_lib.from_dict(job["protocol"])

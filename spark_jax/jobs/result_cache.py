@@ -22,7 +22,7 @@ import pathlib
 from concurrent.futures import Future
 from typing import Any
 
-from spark_jax.evaluation.jobs import EvalJob, EvalResult, Executor
+from spark_jax.jobs.contract import EvalJob, EvalResult, Executor
 from spark_jax.util import labels
 from spark_jax.util.files import write_atomic
 

@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any
 
-from spark_jax.evaluation import worker as eval_worker
-from spark_jax.evaluation.jobs import (
+from spark_jax.jobs import worker as eval_worker
+from spark_jax.jobs.contract import (
     COMPILE_CACHE_ENV,
     EvalJob,
     EvalResult,

@@ -24,8 +24,8 @@ import time
 from typing import Any
 
 from spark_jax.config.sections import EXECUTOR_KINDS, ExecutorConfig
-from spark_jax.evaluation import worker as _eval_worker
-from spark_jax.evaluation.jobs import (
+from spark_jax.jobs import worker as _eval_worker
+from spark_jax.jobs.contract import (
     COMPILE_CACHE_ENV,
     ERROR_TYPES,
     EvalJob,
@@ -34,9 +34,9 @@ from spark_jax.evaluation.jobs import (
     Future,
     _failed,
 )
-from spark_jax.evaluation.ray_executor import RayExecutor
-from spark_jax.evaluation.result_cache import ResultCache
-from spark_jax.evaluation.worker import WorkerProcess, worker_env
+from spark_jax.jobs.ray_executor import RayExecutor
+from spark_jax.jobs.result_cache import ResultCache
+from spark_jax.jobs.worker import WorkerProcess, worker_env
 
 __all__ = [
     "EvalJob",
@@ -54,7 +54,7 @@ __all__ = [
 class LocalExecutor(Executor):
     """`num_workers` long-lived worker processes on this machine, one job each at a time.
 
-    Each worker is a fresh interpreter (`python -m spark_jax.evaluation.worker`) that imports
+    Each worker is a fresh interpreter (`python -m spark_jax.jobs.worker`) that imports
     jax/CLRS once (~5-7 s on CPU, paid before its first job and never counted in a job's
     time or timeout). Jobs wait in one FIFO queue; each worker slot has a dispatcher thread
     that hands the next queued job to its worker as soon as the worker is free and ready.
@@ -256,7 +256,7 @@ def make_executor(
     """An executor by kind ('local' or 'ray') built with `options`, or the one a search's
     `config.sections.ExecutorConfig` describes (handed whole; a relative `compile_cache_dir`
     is taken from `base_dir`, the run or benchmark directory; so is `result_cache_dir`, which
-    puts `evaluation.result_cache.ResultCache` in front of the executor)."""
+    puts `jobs.result_cache.ResultCache` in front of the executor)."""
     if isinstance(kind, ExecutorConfig):
         e = kind
         if e.result_cache_dir is not None:

@@ -18,8 +18,8 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.evaluation.record import Evaluation
 from spark_jax.families import DEFAULT_FAMILY
+from spark_jax.program.outcome import Evaluation
 from spark_jax.util import labels
 
 __all__ = [

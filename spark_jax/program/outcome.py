@@ -1,6 +1,10 @@
-"""The evaluation record: what training and scoring one processor on one task measured.
+"""How evaluating a program ended: the `Evaluation` record of what training and scoring it
+on one task measured, or `TrainingError` when its training diverged (`source.ProgramError`
+is the other failure a program causes itself).
 
-Pure data (no JAX import), so executors, the run database and reports can share it across
+Pure data (no JAX import), on a low floor so that the training side (`evaluation`, which
+builds the record and raises the error), the job side (`jobs`, which carries the record in
+an `EvalResult` and classifies the error), the run database and the reports share them across
 process boundaries: `Evaluation.to_dict()` crosses a pipe or a Ray task, `from_dict` rebuilds
 it on the other side.
 """
@@ -11,7 +15,12 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
-__all__ = ["Evaluation"]
+__all__ = ["Evaluation", "TrainingError"]
+
+
+class TrainingError(RuntimeError):
+    """Training diverged (non-finite loss) or the setup is inconsistent."""
+
 
 _PER_SEED = ("seeds", "seed_scores", "seed_val_scores", "seed_best_steps", "seed_final_losses")
 

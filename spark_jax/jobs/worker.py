@@ -1,15 +1,17 @@
 """The evaluation worker process: the job function, the child's loop, and the parent's handle.
 
 `run_job` is the job function of every executor: it hands the job to its task family
-(`family_jobs.evaluate_job`; CLRS's runs `evaluate.evaluate_program`) and returns plain data
-(never raises because of the program).
-`executors.LocalExecutor` starts `python -m spark_jax.evaluation.worker` (a
-`WorkerProcess`, i.e. a `workers.ChildProcess`), which pre-imports jax/CLRS once and then
-serves one job at a time through `workers.serve`; its stdout and stderr go to its log file:
+(`family_jobs.evaluate_job`; CLRS's runs `evaluation.evaluate.evaluate_program`) and returns
+plain data (never raises because of the program).
+`executors.LocalExecutor` starts `python -m spark_jax.jobs.worker` (a
+`WorkerProcess`, i.e. a `workers.ChildProcess`), which pre-imports jax/CLRS and the default
+family's plug-in once and then serves one job at a time through `workers.serve`; its stdout
+and stderr go to its log file:
   -> ready {pid, startup_s};  job {job} -> result {...};  exit
 `worker_env` is the environment of a LocalExecutor's worker; `ray_job` is the job function
 of `ray_executor.RayExecutor`'s tasks. No jax import at module level: the parent imports this
-module.
+module. The job side never imports the training side (`evaluation`): a job reaches it through
+its family's plug-in, found by name.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def describe(e: BaseException) -> str:
 
 def classify(e: BaseException) -> str:
     """The EvalResult error type of an exception raised while evaluating a program."""
-    from spark_jax.evaluation.train import TrainingError
+    from spark_jax.program.outcome import TrainingError
     from spark_jax.program.source import ProgramError
 
     if workers.is_memory_error(e):
@@ -79,7 +81,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """
     start = time.perf_counter()
     try:
-        from spark_jax.evaluation import family_jobs
+        from spark_jax.jobs import family_jobs
 
         ev = family_jobs.evaluate_job(job)  # by the job's family (CLRS: the protocol's loop)
         out = dict(ok=True, evaluation=_plain(ev.to_dict()), error_type=None, error="")
@@ -137,7 +139,7 @@ class WorkerProcess(workers.ChildProcess):
 
     def __init__(self, slot: int, env: dict[str, str], log_path: str | None) -> None:
         super().__init__(
-            [sys.executable, "-m", "spark_jax.evaluation.worker"], env=env, log_path=log_path
+            [sys.executable, "-m", "spark_jax.jobs.worker"], env=env, log_path=log_path
         )
         self.slot = slot
         self.jobs = 0
@@ -187,12 +189,16 @@ class WorkerProcess(workers.ChildProcess):
 
 
 def _preimport() -> None:
+    # What a CLRS job's training imports, warm here rather than in the first job's time:
     import clrs  # noqa: F401 - TensorFlow and the CLRS samplers: the slow part.
+    import haiku  # noqa: F401 - CLRS's nets
     import jax
     import jax.numpy as jnp
+    import optax  # noqa: F401 - the trainer's optimizer
 
-    from spark_jax.evaluation import evaluate  # noqa: F401
+    from spark_jax import families
 
+    families.get(families.DEFAULT_FAMILY)  # its plug-in, found by name as a job's is
     jnp.ones((2, 2)).block_until_ready()  # Starts the backend client (a GPU context too).
     jax.devices()
 
