@@ -172,11 +172,17 @@ def test_the_window_is_a_checked_key():
         OperatorConfig(mode="sequential", sequential_window=0)
 
 
-def test_compare_runs_the_controls_by_default():
-    from spark_jax.cli import compare as cli_compare
+def test_compare_runs_the_controls_by_default(capsys):
+    from spark_jax.cli.main import build_parser
 
-    assert cli_compare.DEFAULT_METHODS == ",".join(methods_lib.DEFAULT_METHODS)
-    names = [m.name for m in methods_lib.resolve_methods(cli_compare.DEFAULT_METHODS)]
+    # The command keeps no list of its own: its default is the library's, read when used.
+    default = build_parser().parse_args(["compare"]).methods
+    assert str(default) == ",".join(methods_lib.DEFAULT_METHODS)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["compare", "--help"])
+    shown = "".join(capsys.readouterr().out.split())  # the help wraps at hyphens too
+    assert f"(default:{','.join(methods_lib.DEFAULT_METHODS)})" in shown
+    names = [m.name for m in methods_lib.resolve_methods(methods_lib.DEFAULT_METHODS)]
     assert names[0] == "spark" and {"sample", "sequential"} <= set(names)
     for name in methods_lib.CONTROL_METHODS:
         assert methods_lib.METHODS[name].operator == {"mode": name}

@@ -8,6 +8,7 @@ shipped one for the other tests."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
@@ -219,3 +220,57 @@ def test_the_same_entry_registered_again_is_no_error():
     spark = registry.method("spark")
     assert registry.register(spark) is spark and registry.register_mode(spark.runs) is spark.runs
     assert registry.method_names().count("spark") == 1
+
+
+TOY_SEED_MODE_AND_ROW = """
+from spark_jax.config import registry
+
+registry.register_seed_mode(
+    registry.SeedModeSpec("toy-map", "map, under a toy name", "spark_jax.evaluation.seeds:map_over_seeds")
+)
+registry.register(
+    registry.MethodSpec(
+        "toy-row", "Toy Row", "SPARK under a toy paper row", registry.method("spark").runs,
+        paper_rows=("TR",),
+    )
+)
+"""
+
+READ_BY_CLI_AND_SERVE = """
+import json
+from spark_jax.cli.main import build_parser
+from spark_jax.serve import paper
+
+out = {"paper": paper.paper_name("TR"), "OE": paper.paper_name("OE")}
+for command in ("benchmark", "evaluate"):
+    try:
+        args = build_parser().parse_args([command, "p.py", "--seed-mode", "toy-map"])
+        out[command] = args.seed_mode
+    except SystemExit as e:
+        out[command] = f"exit {e.code}"
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("with_plugin", [True, False])
+def test_a_plugins_seed_mode_and_paper_row_reach_the_cli_and_the_pages(tmp_path, with_plugin):
+    """`--seed-mode` takes a seed mode a plug-in registers (the choice is checked against the
+    registry, not a list fixed in the parser) and the pages name a paper row by the method
+    that registers it; without the plug-in the name is refused and the row is a bare key."""
+    plugin = tmp_path / "toy_kinds.py"
+    plugin.write_text(TOY_SEED_MODE_AND_ROW)
+    argv = [sys.executable, "-c", READ_BY_CLI_AND_SERVE]
+    code, out, err = _child(argv, [plugin] if with_plugin else [], timeout=300)
+    assert code == 0, err[-3000:]
+    got = json.loads(out.splitlines()[-1])
+    assert got["OE"] == "OpenEvolve (OE)"
+    if with_plugin:
+        assert got == {
+            **got,
+            "paper": "Toy Row (TR)",
+            "benchmark": "toy-map",
+            "evaluate": "toy-map",
+        }
+    else:
+        assert got == {**got, "paper": "TR", "benchmark": "exit 2", "evaluate": "exit 2"}
+        assert "invalid choice: 'toy-map' (choose from 'map', 'vmap')" in err

@@ -31,9 +31,9 @@ import datetime
 import pathlib
 import sys
 
-from spark_jax.cli import decisions
+from spark_jax.cli import decisions, registry_names
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
-from spark_jax.config.evaluation import DEFAULT_SEED_MODE, EXECUTOR_KINDS, SEED_MODES
+from spark_jax.config.evaluation import EXECUTOR_KINDS
 
 __all__ = ["add_parser", "run"]
 
@@ -124,11 +124,9 @@ def _add_executor_args(p: argparse.ArgumentParser) -> None:
         help="one job per seed (default: the seeds of a (program, task) train as one "
         "program, one seed after another only when memory says so)",
     )
-    p.add_argument(
-        "--seed-mode",
-        choices=SEED_MODES,
-        default=DEFAULT_SEED_MODE,
-        help="how one program trains the seeds: 'map' (default; each seed's result "
+    registry_names.add_seed_mode_arg(
+        p,
+        "how one program trains the seeds: 'map' (default; each seed's result "
         "bit-identical to that seed trained alone) or 'vmap' (batched: one K-wide step; "
         "per-seed results then differ from one-seed runs by float rounding)",
     )

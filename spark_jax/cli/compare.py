@@ -29,10 +29,17 @@ import sys
 from spark_jax.cli import decisions
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, fail
 
-__all__ = ["DEFAULT_METHODS", "add_parser", "run"]
+__all__ = ["add_parser", "run"]
 
-# compare.methods.DEFAULT_METHODS, spelled out so that building the parser imports nothing.
-DEFAULT_METHODS = "spark,global-rewrite,sample,sequential"
+
+class _LibraryDefault:
+    """--methods' default: `compare.methods.DEFAULT_METHODS`, comma-joined, read when shown or
+    used (building the parser imports nothing of compare)."""
+
+    def __str__(self) -> str:
+        from spark_jax.compare.methods import DEFAULT_METHODS
+
+        return ",".join(DEFAULT_METHODS)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="search methods x search seeds under one budget")
     p.add_argument(
         "--methods",
-        default=DEFAULT_METHODS,
+        default=_LibraryDefault(),
         help="comma-separated method names, of: {methods}; the sampling controls are sample, "
         "sequential, sample-regions, sequential-regions (default: %(default)s)",
     )
@@ -183,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         n_seeds = design["max_seeds"] if design else int(args.seeds)
         if n_seeds < 1:
             return fail(f"--seeds must be at least 1 (got {args.seeds})")
-        methods = compare.resolve_methods(args.methods)
+        methods = compare.resolve_methods(str(args.methods))
         base = _base(args)
         _proposal_only(args, base)
         budget = args.budget if args.budget is not None else int(base.get("budget", 4))

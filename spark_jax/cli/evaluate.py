@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from spark_jax.cli import registry_names
 from spark_jax.cli.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
-from spark_jax.config.evaluation import DEFAULT_SEED_MODE, SEED_MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -34,11 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=1,
         help="train seeds SEED..SEED+K-1 together as one program (default 1)",
     )
-    p.add_argument(
-        "--seed-mode",
-        choices=SEED_MODES,
-        default=DEFAULT_SEED_MODE,
-        help="how one program trains K seeds: 'map' (default; each seed as if alone) or "
+    registry_names.add_seed_mode_arg(
+        p,
+        "how one program trains K seeds: 'map' (default; each seed as if alone) or "
         "'vmap' (batched: one K-wide step; per-seed results apart by float rounding)",
     )
     p.add_argument(

@@ -14,31 +14,25 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from spark_jax.config import registry
 from spark_jax.report import family as family_report
 from spark_jax.report import reference
 from spark_jax.report.accounting import meta_group
 
 __all__ = [
-    "PAPER_NAMES",
+    "REFERENCE_ROWS",
     "benchmark_figure",
     "compare_figure",
     "family_run_figure",
     "figure",
+    "paper_name",
     "published",
     "run_figure",
 ]
 
-# The paper's method abbreviations as a reader knows them (the CSVs' own keys after them).
-PAPER_NAMES = {
-    "CLRS": "Triplet-GMPNN (CLRS)",
-    "OE": "OpenEvolve (OE)",
-    "EP": "EvoPrompting (EP)",
-    "FS": "FunSearch (FS)",
-    "EoH": "EoH",
-    "Ours-1it": "SPARK, one iteration (Ours-1it)",
-    "Ours": "SPARK (Ours)",
-    "Base": "Base (the starting architecture)",
-}
+# The paper's rows that are no search method (the hand-designed architectures a table starts
+# from), as a reader knows them; a method's row is named by `config.registry`.
+REFERENCE_ROWS = {"CLRS": "Triplet-GMPNN (CLRS)", "Base": "Base (the starting architecture)"}
 # A family's paper row metric -> (our final-test metric of that name, factor to the shown
 # value, the chart's unit, the axis maximum).
 _FAMILY_METRICS = {
@@ -48,6 +42,18 @@ _FAMILY_METRICS = {
 # Table 1's rows drawn when several tasks share a chart (the others are in the reference
 # rows below it): the hand-designed reference our seed ports, OpenEvolve and SPARK.
 FEW = ("CLRS", "OE", "Ours")
+
+
+def paper_name(row: str) -> str:
+    """A paper table's row key as a reader knows it: the registered method whose `paper_rows`
+    hold it, by its paper name with the key after it ('OpenEvolve (OE)'; the key alone when it
+    is the paper name), a reference architecture's name, or the key itself."""
+    if row in REFERENCE_ROWS:
+        return REFERENCE_ROWS[row]
+    spec = next((m for m in registry.methods().values() if row in m.paper_rows), None)
+    if spec is None or spec.paper_name == row:
+        return row
+    return f"{spec.paper_name} ({row})"
 
 
 def _protocol(cited: reference.Source) -> str:
@@ -62,7 +68,7 @@ def _protocol(cited: reference.Source) -> str:
 def _bar(method: str, value: float, table: str, preset: str | None) -> dict[str, Any]:
     cited = reference.source_of(table, method)
     return {
-        "name": PAPER_NAMES.get(method, method),
+        "name": paper_name(method),
         "value": value,
         "source": cited.label(),
         "author": cited.author,
@@ -204,7 +210,7 @@ def family_run_figure(meta: Mapping[str, Any], pair) -> dict[str, Any] | None:
     preset = meta.get("preset")
     paper = [
         {
-            "name": PAPER_NAMES.get(method, method),
+            "name": paper_name(method),
             "value": value,
             "source": source,
             "author": reference.SPARK_PAPER,
