@@ -321,25 +321,11 @@ async def _search(run: _Run) -> SearchResult:
     return _write_outputs(run)
 
 
-def run_search(
-    cfg: SearchConfig,
-    run_dir: str | pathlib.Path,
-    *,
-    resume: bool = False,
-    command: list[str] | None = None,
-    on_progress: Callable[[Progress], None] | None = None,
-    executor=None,
-    checker=None,
-) -> SearchResult:
-    """Runs (or resumes) a search in `run_dir`; returns where the best program is.
-
-    `executor` and `checker` default to the config's executor and a sandboxed feasibility
-    check at the protocol's sizes; tests may pass their own.
-    """
-    if cfg.proposal_only is not None:  # propose and check only: nothing trains
-        return proposal_only.run_proposal_search(
-            cfg, run_dir, resume=resume, command=command, on_progress=on_progress, checker=checker
-        )
+def _driver(
+    cfg: SearchConfig, on_progress: Callable[[Progress], None] | None, executor
+) -> pipeline.Drive:
+    """The archive-driven search's `pipeline.Drive`: the config's executor unless one is given
+    (then its owner shuts it down)."""
 
     def drive(run_dir: pathlib.Path, db: RunDB, editor: Editor, checker) -> SearchResult:
         own = executor is None
@@ -356,13 +342,36 @@ def run_search(
                 # awaited: its proposal stays recorded and a resume evaluates it again.
                 ex.shutdown(wait=not interrupted)
 
+    return drive
+
+
+def run_search(
+    cfg: SearchConfig,
+    run_dir: str | pathlib.Path,
+    *,
+    resume: bool = False,
+    command: list[str] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    executor=None,
+    checker=None,
+) -> SearchResult:
+    """Runs (or resumes) a search in `run_dir`; returns where the best program is.
+
+    `executor` and `checker` default to the config's executor and a sandboxed feasibility
+    check at the protocol's sizes; tests may pass their own. A proposal-only config
+    (`proposal_only`) proposes and checks only: nothing trains, no executor is started.
+    """
+    if cfg.proposal_only is not None:  # the parent source is a fixed pool
+        start_editor, drive = proposal_only.start_editor, proposal_only.driver(cfg, on_progress)
+    else:  # the parent source is the archive; the sandbox warms up while the seed trains
+        start_editor, drive = startup.start_editor, _driver(cfg, on_progress, executor)
     return pipeline.run(
         cfg,
         run_dir,
         resume=resume,
         command=command,
         checker=checker,
-        start_editor=startup.start_editor,
+        start_editor=start_editor,
         drive=drive,
-        warm_in_background=True,  # while the seed trains
+        warm_in_background=cfg.proposal_only is None,
     )

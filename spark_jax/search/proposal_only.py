@@ -37,7 +37,7 @@ from spark_jax.search.parents import PoolSource
 from spark_jax.search.rundb import RunDB
 from spark_jax.search.stops import SearchUsageError
 
-__all__ = ["run_proposal_search", "run_proposals", "start_editor"]
+__all__ = ["driver", "run_proposals", "start_editor"]
 
 
 def start_editor(cfg: SearchConfig, run_dir: pathlib.Path, resume: bool) -> Editor:
@@ -152,16 +152,9 @@ def _result(cfg: SearchConfig, run_dir: pathlib.Path, db: RunDB) -> SearchResult
     )
 
 
-def run_proposal_search(
-    cfg: SearchConfig,
-    run_dir: str | pathlib.Path,
-    *,
-    resume: bool = False,
-    command: list[str] | None = None,
-    on_progress: Callable[[Progress], None] | None = None,
-    checker=None,
-) -> SearchResult:
-    """`run_search` for a proposal-only config: no executor, no training."""
+def driver(cfg: SearchConfig, on_progress: Callable[[Progress], None] | None) -> pipeline.Drive:
+    """The proposal-only search's `pipeline.Drive` (`run_search` frames it): no executor, no
+    training; attempts up to `max_attempts`, then the best pool program as the result."""
 
     def drive(run_dir: pathlib.Path, db: RunDB, editor: Editor, checker) -> SearchResult:
         async def main() -> None:
@@ -173,13 +166,4 @@ def run_proposal_search(
         asyncio.run(main())
         return _result(cfg, run_dir, db)
 
-    return pipeline.run(
-        cfg,
-        run_dir,
-        resume=resume,
-        command=command,
-        checker=checker,
-        start_editor=start_editor,
-        drive=drive,
-        warm_in_background=False,
-    )
+    return drive
