@@ -171,6 +171,31 @@ def _train(
     return dict(metrics, machine=labels.measured_on()), seed_list[0]
 
 
+def _measure(
+    factory: Callable,
+    task: str,
+    cfg: ProtocolConfig,
+    seed: int,
+    options: TrainingOptions,
+    name: str,
+    sha256: str,
+    step_macs: int,
+) -> Evaluation:
+    """The `Evaluation` of the processor `factory` builds (program `name`, source hash
+    `sha256`, `step_macs` per processor step): trained and scored by `_train`."""
+    metrics, seed = _train(factory, task, cfg, seed, options)
+    return Evaluation(
+        task=task,
+        preset=cfg.name,
+        seed=seed,
+        program=name,
+        program_sha256=sha256,
+        macs=step_macs,
+        macs_nodes=cfg.macs_nodes,
+        **metrics,
+    )
+
+
 def check_output_shapes(flax_proc, hidden: int, nodes: int = 5, batch: int = 2) -> None:
     """Abstractly runs init + apply and raises ProgramError if the outputs break the contract."""
     x = macs.reference_inputs(nodes, hidden, batch)
@@ -217,17 +242,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, options)
-    return Evaluation(
-        task=task,
-        preset=cfg.name,
-        seed=seed,
-        program=program.name,
-        program_sha256=program.sha256,
-        macs=step_macs,
-        macs_nodes=cfg.macs_nodes,
-        **metrics,
-    )
+    return _measure(factory, task, cfg, seed, options, program.name, program.sha256, step_macs)
 
 
 def evaluate_official(
@@ -250,14 +265,5 @@ def evaluate_official(
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
-    metrics, seed = _train(factory, task, cfg, seed, options)
-    return Evaluation(
-        task=task,
-        preset=cfg.name,
-        seed=seed,
-        program=program_lib.OFFICIAL_PREFIX + kind,
-        program_sha256="",
-        macs=step_macs,
-        macs_nodes=cfg.macs_nodes,
-        **metrics,
-    )
+    name = program_lib.OFFICIAL_PREFIX + kind
+    return _measure(factory, task, cfg, seed, options, name, "", step_macs)
