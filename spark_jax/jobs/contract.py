@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import concurrent.futures
 import dataclasses
+import threading
 from typing import Any, Mapping
 
 from spark_jax.config.evaluation import DEFAULT_SEED_MODE
@@ -18,7 +19,15 @@ from spark_jax.families import DEFAULT_FAMILY
 from spark_jax.jobs import worker as _eval_worker
 from spark_jax.program.outcome import Evaluation
 
-__all__ = ["COMPILE_CACHE_ENV", "ERROR_TYPES", "EvalJob", "EvalResult", "Executor", "Future"]
+__all__ = [
+    "COMPILE_CACHE_ENV",
+    "ERROR_TYPES",
+    "EvalJob",
+    "EvalResult",
+    "Executor",
+    "Future",
+    "QueuedExecutor",
+]
 
 ERROR_TYPES = _eval_worker.ERROR_TYPES
 # JAX reads its persistent compilation cache directory from this variable at import.
@@ -132,3 +141,27 @@ class Executor(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+class QueuedExecutor(Executor):
+    """An executor that queues its jobs itself, FIFO, for its own dispatchers
+    (`LocalExecutor`'s worker slots, `RayExecutor`'s task loop): `submit` written once.
+
+    A subclass sets `_lock` (a lock or condition its dispatchers share) and `_closed`, and
+    implements `_enqueue(job, future)`, called holding `_lock` while the executor is open.
+    """
+
+    _lock: threading.Lock | threading.Condition
+    _closed: bool
+
+    def submit(self, job: EvalJob) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"cannot submit to a {type(self).__name__} that was shut down")
+            self._enqueue(job, future)
+        return future
+
+    @abc.abstractmethod
+    def _enqueue(self, job: EvalJob, future: Future) -> None:
+        """Queues `job` and its `future` for the dispatchers (the lock is held)."""

@@ -32,6 +32,7 @@ from spark_jax.jobs.contract import (
     EvalResult,
     Executor,
     Future,
+    QueuedExecutor,
     _failed,
 )
 from spark_jax.jobs.ray_executor import RayExecutor
@@ -51,7 +52,7 @@ __all__ = [
 
 
 # -- local worker processes -------------------------------------------------------------------
-class LocalExecutor(Executor):
+class LocalExecutor(QueuedExecutor):
     """`num_workers` long-lived worker processes on this machine, one job each at a time.
 
     Each worker is a fresh interpreter (`python -m spark_jax.jobs.worker`) that imports
@@ -121,13 +122,8 @@ class LocalExecutor(Executor):
         for t in self._threads:
             t.start()
 
-    def submit(self, job: EvalJob) -> Future:
-        future: Future = Future()
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("cannot submit to a LocalExecutor that was shut down")
-            self._queue.put((job, future))
-        return future
+    def _enqueue(self, job: EvalJob, future: Future) -> None:
+        self._queue.put((job, future))
 
     # -- worker slots --------------------------------------------------------------------
     def _start(self, slot: int) -> tuple[WorkerProcess | None, str]:

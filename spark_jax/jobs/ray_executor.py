@@ -19,8 +19,8 @@ from spark_jax.jobs.contract import (
     COMPILE_CACHE_ENV,
     EvalJob,
     EvalResult,
-    Executor,
     Future,
+    QueuedExecutor,
     _failed,
 )
 
@@ -38,7 +38,7 @@ _RAY_CRASH = (
 )
 
 
-class RayExecutor(Executor):
+class RayExecutor(QueuedExecutor):
     """One Ray task per job (`eval_worker.ray_job`), for clusters of machines and GPUs.
 
     Connects with `ray.init(address=address, **init_kwargs)` unless Ray is already
@@ -90,7 +90,7 @@ class RayExecutor(Executor):
         )
         self._pending: collections.deque = collections.deque()
         self._running: dict[Any, tuple[EvalJob, Future, float, float]] = {}
-        self._cv = threading.Condition()
+        self._lock = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._loop, daemon=True, name="spark-ray")
         self._thread.start()
@@ -104,14 +104,9 @@ class RayExecutor(Executor):
         ]
         return max(1, min(caps)) if caps else 1
 
-    def submit(self, job: EvalJob) -> Future:
-        future: Future = Future()
-        with self._cv:
-            if self._closed:
-                raise RuntimeError("cannot submit to a RayExecutor that was shut down")
-            self._pending.append((job, future))
-            self._cv.notify()
-        return future
+    def _enqueue(self, job: EvalJob, future: Future) -> None:
+        self._pending.append((job, future))
+        self._lock.notify()
 
     def _launch(self) -> None:
         """Submits queued jobs while fewer than `capacity` run (caller holds the lock)."""
@@ -128,7 +123,7 @@ class RayExecutor(Executor):
         try:
             self._serve()
         except Exception as e:  # noqa: BLE001 - Ray went away: fail what is left, loudly.
-            with self._cv:
+            with self._lock:
                 self._closed = True
                 left = [(j, f) for j, f, *_ in self._running.values()] + list(self._pending)
                 self._running.clear()
@@ -148,10 +143,10 @@ class RayExecutor(Executor):
     def _serve(self) -> None:
         ray = self._ray
         while True:
-            with self._cv:
+            with self._lock:
                 self._launch()
                 while not self._running and not self._closed:
-                    self._cv.wait()
+                    self._lock.wait()
                     self._launch()
                 if not self._running:
                     return
@@ -159,7 +154,7 @@ class RayExecutor(Executor):
             ready, _ = ray.wait(refs, num_returns=1, timeout=self.poll_s)
             now = time.monotonic()
             for ref in refs:
-                with self._cv:
+                with self._lock:
                     entry = self._running.get(ref)
                 if entry is None:
                     continue
@@ -179,7 +174,7 @@ class RayExecutor(Executor):
                     )
                 else:
                     continue
-                with self._cv:
+                with self._lock:
                     self._running.pop(ref, None)
                 future.set_result(result)
 
@@ -211,14 +206,14 @@ class RayExecutor(Executor):
         )
 
     def shutdown(self, wait: bool = True) -> None:
-        with self._cv:
+        with self._lock:
             if self._closed:
                 return
             self._closed = True
             while self._pending:
                 self._pending.popleft()[1].cancel()
             running = dict(self._running)
-            self._cv.notify_all()
+            self._lock.notify_all()
         if not wait:
             for ref in running:
                 with contextlib.suppress(Exception):
