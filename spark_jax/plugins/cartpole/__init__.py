@@ -69,17 +69,16 @@ def build_policy(module: Any, hidden: int) -> Any:
     return policy
 
 
-@dataclasses.dataclass(frozen=True)
-class CartPoleEvaluation:
-    """One candidate trained and scored on CartPole-v1.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CartPoleEvaluation(cartpole_ppo.CartPoleScore):
+    """One candidate trained and scored on CartPole-v1: its `ppo.CartPoleScore` (score,
+    test_return, train_return, train_seconds, params, macs, part, val_return) with what was
+    trained and on which episodes.
 
     Attributes:
       program, program_sha256: the candidate's name and normalized-source hash.
       preset, seed: the PPO preset and training seed.
       eval_seed, eval_episodes: the fixed episodes of the scored part (`val_seed` for 'val').
-      score: the scored part's return / 500, in [0, 1] (the search objective).
-      test_return, train_return, train_seconds, params, macs, part, val_return: see
-        `ppo.CartPoleScore`.
     """
 
     program: str
@@ -88,17 +87,6 @@ class CartPoleEvaluation:
     seed: int
     eval_seed: int
     eval_episodes: int
-    score: float
-    test_return: float | None
-    train_return: float
-    train_seconds: float
-    params: int
-    macs: int
-    part: str = "test"
-    val_return: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def evaluate_program(
@@ -118,7 +106,7 @@ def evaluate_program(
         seed=cfg.seed,
         eval_seed=cfg.val_seed if part == "val" else cfg.eval_seed,
         eval_episodes=cfg.eval_episodes,
-        **dataclasses.asdict(result),
+        **result.to_dict(),
     )
 
 

@@ -119,6 +119,10 @@ class CartPoleScore:
     part: str = "test"
     val_return: float | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a `CartPoleEvaluation`'s too, its fields after these)."""
+        return dataclasses.asdict(self)
+
 
 def _env():
     try:
