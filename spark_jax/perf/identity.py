@@ -25,7 +25,14 @@ from spark_jax.evaluation import bridge, evaluate, seeds
 from spark_jax.perf import candidate
 from spark_jax.util import labels
 
-__all__ = ["KEYS", "figures", "loop_identity", "port_factory", "stack_divergence"]
+__all__ = [
+    "KEYS",
+    "figures",
+    "loop_identity",
+    "port_factory",
+    "stack_divergence",
+    "write_port_report",
+]
 
 KEYS = ("ood_score", "val_score", "best_step", "final_loss")
 PORT = "processors/triplet_gmpnn.py"
@@ -34,6 +41,14 @@ PORT = "processors/triplet_gmpnn.py"
 def figures(metrics: dict) -> dict:
     """The compared figures of one run's metrics."""
     return {key: metrics[key] for key in KEYS}
+
+
+def write_port_report(out: pathlib.Path, run: dict, **fields) -> dict:
+    """Writes OUT.json: what ran (`run`: task, seed or seeds, preset), our port's name and the
+    machine, then `fields`, in that order; returns the report."""
+    report = dict(run, program=PORT, machine=labels.measured_on(), **fields)
+    out.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    return report
 
 
 def port_factory(cfg):
@@ -54,18 +69,13 @@ def stack_divergence(out: pathlib.Path, task: str, seed: int, preset: str) -> di
         factory, task, cfg, [seed], progress=lambda s, x: stacked.append(x), mode="vmap"
     )
     first = next((i for i, (x, y) in enumerate(zip(alone, stacked)) if x != y), None)
-    report = dict(
-        task=task,
-        seed=seed,
-        preset=preset,
-        program=PORT,
-        machine=labels.measured_on(),
+    return write_port_report(
+        out,
+        dict(task=task, seed=seed, preset=preset),
         first_differing_step=None if first is None else first + 1,
         losses_alone=alone,
         losses_stack_of_one=stacked,
     )
-    out.write_text(json.dumps(report) + "\n", encoding="utf-8")
-    return report
 
 
 def loop_identity() -> dict:

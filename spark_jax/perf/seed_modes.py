@@ -10,7 +10,6 @@ identity does not depend on load.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import time
@@ -19,8 +18,7 @@ import jax
 
 from spark_jax.config import protocol
 from spark_jax.evaluation import evaluate, seeds
-from spark_jax.perf.identity import PORT, figures, port_factory
-from spark_jax.util import labels
+from spark_jax.perf.identity import figures, port_factory, write_port_report
 
 __all__ = ["seed_modes"]
 
@@ -54,12 +52,9 @@ def seed_modes(out: pathlib.Path, task: str, seed_list: list[int], preset: str) 
         )
         load.append(os.getloadavg()[0])
     alone = runs["alone"]["per_seed"]
-    report = dict(
-        task=task,
-        seeds=seed_list,
-        preset=preset,
-        program=PORT,
-        machine=labels.measured_on(),
+    return write_port_report(
+        out,
+        dict(task=task, seeds=seed_list, preset=preset),
         backend=jax.default_backend(),
         jax=jax.__version__,
         xla_flags=os.environ.get("XLA_FLAGS", ""),
@@ -67,5 +62,3 @@ def seed_modes(out: pathlib.Path, task: str, seed_list: list[int], preset: str) 
         runs=runs,
         identical_to_alone={mode: runs[mode]["per_seed"] == alone for mode in seeds.SEED_MODES},
     )
-    out.write_text(json.dumps(report) + "\n", encoding="utf-8")
-    return report
