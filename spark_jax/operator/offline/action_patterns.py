@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Callable, TypeVar
 
 import libcst as cst
 
@@ -40,19 +41,36 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
+
+
+def _first(stmts: Stmts, match: Callable[[Stmts, int], T | None], missing: str) -> T:
+    """What `match(stmts, i)` finds at the first statement where it finds something; raises
+    TransformNotApplicable(`missing`) when it finds nothing anywhere."""
+    for i in range(len(stmts)):
+        found = match(stmts, i)
+        if found is not None:
+            return found
+    raise TransformNotApplicable(missing)
+
+
+def _return_at(stmts: Stmts, i: int) -> tuple[int, str, cst.Tuple] | None:
+    stmt = stmts[i]
+    if (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Return)
+        and isinstance(stmt.body[0].value, cst.Tuple)
+        and len(stmt.body[0].value.elements) == 2
+        and isinstance(stmt.body[0].value.elements[0].value, cst.Name)
+    ):
+        value = stmt.body[0].value
+        return i, value.elements[0].value.value, value
+    return None
+
+
 def find_return(stmts: Stmts) -> tuple[int, str, cst.Tuple]:
     """(index, node-output name, returned tuple) of the top-level `return OUT, EDGE`."""
-    for i, stmt in enumerate(stmts):
-        if (
-            isinstance(stmt, cst.SimpleStatementLine)
-            and isinstance(stmt.body[0], cst.Return)
-            and isinstance(stmt.body[0].value, cst.Tuple)
-            and len(stmt.body[0].value.elements) == 2
-            and isinstance(stmt.body[0].value.elements[0].value, cst.Name)
-        ):
-            value = stmt.body[0].value
-            return i, value.elements[0].value.value, value
-    raise TransformNotApplicable("no top-level `return OUT, EDGE` with a named node output")
+    return _first(stmts, _return_at, "no top-level `return OUT, EDGE` with a named node output")
 
 
 def first_assign(stmts: Stmts, name: str) -> int:
@@ -98,30 +116,33 @@ class Messages:
     graph: str | None
 
 
+def _messages_at(stmts: Stmts, i: int) -> Messages | None:
+    name, value = assign_name(stmts[i]), assign_value(stmts[i])
+    if name is None or value is None:
+        return None
+    roles: dict[str, str] = {}
+    for term in _terms(value):
+        if isinstance(term, cst.Name):
+            roles.setdefault("edge", term.value)
+        elif (
+            isinstance(term, cst.Call)
+            and squash(code(term.func)) == "jnp.expand_dims"
+            and len(term.args) == 2
+            and isinstance(term.args[0].value, cst.Name)
+        ):
+            axis = squash(code(term.args[1].value))
+            role = {"1": "receiver", "2": "sender", "(1,2)": "graph"}.get(axis)
+            if role:
+                roles.setdefault(role, term.args[0].value.value)
+    if "receiver" not in roles or "sender" not in roles:
+        return None
+    return Messages(
+        i, name, roles["receiver"], roles["sender"], roles.get("edge"), roles.get("graph")
+    )
+
+
 def find_messages(stmts: Stmts) -> Messages:
-    for i, stmt in enumerate(stmts):
-        name, value = assign_name(stmt), assign_value(stmt)
-        if name is None or value is None:
-            continue
-        roles: dict[str, str] = {}
-        for term in _terms(value):
-            if isinstance(term, cst.Name):
-                roles.setdefault("edge", term.value)
-            elif (
-                isinstance(term, cst.Call)
-                and squash(code(term.func)) == "jnp.expand_dims"
-                and len(term.args) == 2
-                and isinstance(term.args[0].value, cst.Name)
-            ):
-                axis = squash(code(term.args[1].value))
-                role = {"1": "receiver", "2": "sender", "(1,2)": "graph"}.get(axis)
-                if role:
-                    roles.setdefault(role, term.args[0].value.value)
-        if "receiver" in roles and "sender" in roles:
-            return Messages(
-                i, name, roles["receiver"], roles["sender"], roles.get("edge"), roles.get("graph")
-            )
-    raise TransformNotApplicable("no message construction from receiver and sender terms")
+    return _first(stmts, _messages_at, "no message construction from receiver and sender terms")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,36 +158,38 @@ class Aggregation:
     agg: str | None
 
 
+def _aggregation_at(stmts: Stmts, i: int) -> Aggregation | None:
+    value = assign_value(stmts[i])
+    if not (
+        isinstance(value, cst.Call)
+        and squash(code(value.func)) == "jnp.where"
+        and len(value.args) == 3
+        and isinstance(value.args[1].value, cst.Name)
+        and squash(code(value.args[2].value)).startswith("-")
+        and assign_name(stmts[i]) is not None
+    ):
+        return None
+    masked = assign_name(stmts[i])
+    nxt = assign_value(stmts[i + 1]) if i + 1 < len(stmts) else None
+    is_max = (
+        isinstance(nxt, cst.Call)
+        and squash(code(nxt.func)) == "jnp.max"
+        and len(nxt.args) == 2
+        and squash(code(nxt.args[0].value)) == masked
+        and squash(code(nxt.args[1])).rstrip(",") in ("axis=1", "1")
+    )
+    return Aggregation(
+        i,
+        masked,
+        code(value.args[0].value),
+        value.args[1].value.value,
+        i + 1 if is_max else None,
+        assign_name(stmts[i + 1]) if is_max else None,
+    )
+
+
 def find_aggregation(stmts: Stmts) -> Aggregation:
-    for i, stmt in enumerate(stmts):
-        value = assign_value(stmt)
-        if not (
-            isinstance(value, cst.Call)
-            and squash(code(value.func)) == "jnp.where"
-            and len(value.args) == 3
-            and isinstance(value.args[1].value, cst.Name)
-            and squash(code(value.args[2].value)).startswith("-")
-            and assign_name(stmt) is not None
-        ):
-            continue
-        masked = assign_name(stmt)
-        nxt = assign_value(stmts[i + 1]) if i + 1 < len(stmts) else None
-        is_max = (
-            isinstance(nxt, cst.Call)
-            and squash(code(nxt.func)) == "jnp.max"
-            and len(nxt.args) == 2
-            and squash(code(nxt.args[0].value)) == masked
-            and squash(code(nxt.args[1])).rstrip(",") in ("axis=1", "1")
-        )
-        return Aggregation(
-            i,
-            masked,
-            code(value.args[0].value),
-            value.args[1].value.value,
-            i + 1 if is_max else None,
-            assign_name(stmts[i + 1]) if is_max else None,
-        )
-    raise TransformNotApplicable("no masked aggregation `jnp.where(mask, msgs, -BIG)`")
+    return _first(stmts, _aggregation_at, "no masked aggregation `jnp.where(mask, msgs, -BIG)`")
 
 
 def find_max_aggregation(stmts: Stmts) -> Aggregation:
@@ -176,17 +199,20 @@ def find_max_aggregation(stmts: Stmts) -> Aggregation:
     return agg
 
 
+def _triplet_readout_at(stmts: Stmts, i: int) -> tuple[int, str, str] | None:
+    for call in find_calls(stmts[i], "self.o3"):
+        arg = call.args[0].value if len(call.args) == 1 else None
+        if (
+            isinstance(arg, cst.Call)
+            and squash(code(arg.func)) == "jnp.max"
+            and len(arg.args) == 2
+            and isinstance(arg.args[0].value, cst.Name)
+            and squash(code(arg.args[1])).rstrip(",") in ("axis=1", "1")
+        ):
+            return i, code(arg), arg.args[0].value.value
+    return None
+
+
 def find_triplet_readout(stmts: Stmts) -> tuple[int, str, str]:
     """(index, `jnp.max(X, axis=1)` code, X) of the statement reading out triplets by o3."""
-    for i, stmt in enumerate(stmts):
-        for call in find_calls(stmt, "self.o3"):
-            arg = call.args[0].value if len(call.args) == 1 else None
-            if (
-                isinstance(arg, cst.Call)
-                and squash(code(arg.func)) == "jnp.max"
-                and len(arg.args) == 2
-                and isinstance(arg.args[0].value, cst.Name)
-                and squash(code(arg.args[1])).rstrip(",") in ("axis=1", "1")
-            ):
-                return i, code(arg), arg.args[0].value.value
-    raise TransformNotApplicable("no `self.o3(jnp.max(triplets, axis=1))` readout")
+    return _first(stmts, _triplet_readout_at, "no `self.o3(jnp.max(triplets, axis=1))` readout")

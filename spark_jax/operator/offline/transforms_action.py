@@ -27,6 +27,7 @@ from spark_jax.operator.offline.base import (
     ProgramContext,
     Transform,
     TransformNotApplicable,
+    make_transform,
 )
 from spark_jax.operator.offline.cst_util import (
     Stmts,
@@ -104,12 +105,18 @@ def _softmax_aggregation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     return stmts
 
 
-def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
+def _unmixed_output(ctx: ProgramContext) -> tuple[Stmts, str, int]:
+    """(statements, node-output name, index of its first assignment) when the node output
+    does not yet read the previous hidden state (a residual or gate would be added twice)."""
     stmts = _stmts(ctx)
     _, out, _ = find_return(stmts)
     if mixes_hidden(ctx, out):
         raise TransformNotApplicable(f"{out} already mixes in the previous hidden state")
-    i = first_assign(stmts, out)
+    return stmts, out, first_assign(stmts, out)
+
+
+def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
+    stmts, out, i = _unmixed_output(ctx)
     stmts[i + 1 : i + 1] = parse_stmts(f"""
         {out} = {out} + hidden  # Residual path from the previous hidden state.
         """)
@@ -117,11 +124,7 @@ def _residual_update(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 
 def _gated_residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
-    stmts = _stmts(ctx)
-    _, out, _ = find_return(stmts)
-    if mixes_hidden(ctx, out):
-        raise TransformNotApplicable(f"{out} already mixes in the previous hidden state")
-    i = first_assign(stmts, out)
+    stmts, out, i = _unmixed_output(ctx)
     value = assign_value(stmts[i])
     if not (
         isinstance(value, cst.Call)
@@ -288,14 +291,7 @@ def _triplet_topology_mask(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 
 def _t(name: str, magnitude: str, tags: set[str], description: str, edit: EditFn) -> Transform:
-    return Transform(
-        name=name,
-        factor="ACTION",
-        description=description,
-        magnitude=magnitude,
-        edit=edit,
-        tags=frozenset(tags),
-    )
+    return make_transform(name, "ACTION", magnitude, tags, description, edit)
 
 
 ACTION_TRANSFORMS: tuple[Transform, ...] = (

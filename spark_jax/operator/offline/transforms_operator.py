@@ -22,6 +22,7 @@ from spark_jax.operator.offline.base import (
     ProgramContext,
     Transform,
     TransformNotApplicable,
+    make_transform,
 )
 from spark_jax.operator.offline.cst_util import (
     Stmts,
@@ -291,14 +292,7 @@ def _open_update_gate(ctx: ProgramContext, rng: random.Random) -> Stmts:
 
 
 def _t(name: str, magnitude: str, tags: set[str], description: str, edit: EditFn) -> Transform:
-    return Transform(
-        name=name,
-        factor="OPERATOR",
-        description=description,
-        magnitude=magnitude,
-        edit=edit,
-        tags=frozenset(tags),
-    )
+    return make_transform(name, "OPERATOR", magnitude, tags, description, edit)
 
 
 OPERATOR_TRANSFORMS: tuple[Transform, ...] = (

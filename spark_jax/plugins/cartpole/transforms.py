@@ -14,12 +14,20 @@ import re
 
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, replace_stmt, self_assign
+from spark_jax.operator.offline.cst_util import (
+    Stmts,
+    code,
+    parse_stmts,
+    replace_stmt,
+    rewrap_self_assigns,
+    self_assigns_matching,
+)
 
 __all__ = ["POLICY_TRANSFORMS"]
 
 _ACTS = ("jnp.tanh", "jax.nn.relu", "jax.nn.gelu", "jax.nn.silu", "jax.nn.elu")
 _WIDTH_RE = re.compile(r"^h = (.+?)\s*(#.*)?$")
+_HIDDEN_RE = re.compile(r"dense\(h\)\Z")  # A hidden layer (an output head is dense(N)).
 _TRUNK_RE = re.compile(r"^(\w+) = ((?:jnp|jax\.nn)\.\w+)\(self\.(\w+)\((\w+)\)\)\s*(#.*)?$")
 # Observation scale per component (cart x, x_dot, pole theta, theta_dot): the termination
 # thresholds for x and theta and typical speeds, so every input is O(1).
@@ -32,12 +40,7 @@ def _line(stmt) -> str:
 
 def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
     """(index, name, call text) of `self.NAME = dense(h)` lines (hidden, not output heads)."""
-    found = []
-    for i, stmt in enumerate(ctx.operator.stmts):
-        hit = self_assign(stmt)
-        if hit is not None and re.fullmatch(r"dense\(h\)", code(hit[1]).strip()):
-            found.append((i, hit[0], code(hit[1]).strip()))
-    return found
+    return self_assigns_matching(ctx.operator.stmts, _HIDDEN_RE)
 
 
 def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
@@ -63,10 +66,7 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     layers = _hidden_layers(ctx)
     if not layers:
         raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to normalize")
-    stmts = list(ctx.operator.stmts)
-    for i, name, _ in layers:
-        stmts = replace_stmt(stmts, i, f"self.{name} = nn.Sequential([dense(h), nn.LayerNorm()])")
-    return stmts
+    return rewrap_self_assigns(ctx.operator.stmts, layers, "nn.Sequential([{}, nn.LayerNorm()])")
 
 
 def _trunk(ctx: ProgramContext) -> list[tuple[int, re.Match]]:

@@ -16,7 +16,15 @@ import re
 
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, replace_stmt, self_assign
+from spark_jax.operator.offline.cst_util import (
+    Stmts,
+    code,
+    parse_stmts,
+    replace_stmt,
+    rewrap_self_assigns,
+    self_assign,
+    self_assigns_matching,
+)
 
 __all__ = ["CLASSIFIER_TRANSFORMS"]
 
@@ -34,12 +42,7 @@ def _line(stmt) -> str:
 
 def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
     """(index, name, expression) of `self.NAME = nn.Dense/Conv(self.hidden...)` lines."""
-    found = []
-    for i, stmt in enumerate(ctx.operator.stmts):
-        hit = self_assign(stmt)
-        if hit is not None and _LAYER_RE.match(code(hit[1]).strip()):
-            found.append((i, hit[0], code(hit[1]).strip()))
-    return found
+    return self_assigns_matching(ctx.operator.stmts, _LAYER_RE)
 
 
 def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
@@ -76,10 +79,7 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     layers = _hidden_layers(ctx)
     if not layers:
         raise NotApplicable("no hidden 'self.NAME = nn.Dense/Conv(self.hidden...)' layer")
-    stmts = list(ctx.operator.stmts)
-    for i, name, expr in layers:
-        stmts = replace_stmt(stmts, i, f"self.{name} = nn.Sequential([{expr}, nn.LayerNorm()])")
-    return stmts
+    return rewrap_self_assigns(ctx.operator.stmts, layers, "nn.Sequential([{}, nn.LayerNorm()])")
 
 
 def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
