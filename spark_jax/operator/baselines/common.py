@@ -101,6 +101,28 @@ def offline_call(role: str, prompt: str, response: str, what: str, outcome: str 
     )
 
 
+def no_transform_child(role: str, prompt: str, parent: Any, error: Exception) -> Child:
+    """The offline analogue's step when no catalogue transform applies to `parent` (a member
+    or program view: its `id` and `source`): no child, one call record saying so."""
+    call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
+    return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(error))
+
+
+def offline_child(
+    role: str,
+    prompt: str,
+    parent: Any,
+    child: str,
+    what: str,
+    response: str | None = None,
+    thought: str = "",
+) -> Child:
+    """The offline analogue's step that made `child` from `parent` (its `id` and `source`) with
+    the transforms `what`: one call record answering `response` (None: the child itself)."""
+    call = offline_call(role, prompt, child if response is None else response, what)
+    return Child(parent.id, parent.source, child, (call,), thought=thought)
+
+
 def sha(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 

@@ -41,7 +41,8 @@ from spark_jax.operator.baselines.common import (
     ScaleEntry,
     metrics_line,
     mutate,
-    offline_call,
+    no_transform_child,
+    offline_child,
     score_of,
     tags_outcome,
 )
@@ -254,13 +255,11 @@ class ControlOperator(BaselineOperator):
                 base.source, self._rng, avoid=self.known, catalogue=self.catalogue
             )
         except TransformNotApplicable as e:
-            call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
-            return Child(base.id, base.source, None, (call,), call.parse_outcome, str(e))
+            return no_transform_child(role, prompt, base, e)
         if self._rng.random() < 0.5:  # a second transform, when one applies
             try:
                 child, more = mutate(child, self._rng, avoid=self.known, catalogue=self.catalogue)
                 names = f"{names}+{more}"
             except TransformNotApplicable:
                 pass
-        call = offline_call(role, prompt, child, names)
-        return Child(base.id, base.source, child, (call,))
+        return offline_child(role, prompt, base, child, names)

@@ -40,7 +40,8 @@ from spark_jax.operator.baselines.common import (
     ScaleEntry,
     crossover,
     mutate,
-    offline_call,
+    no_transform_child,
+    offline_child,
     score_of,
     sha,
     tags_outcome,
@@ -248,8 +249,6 @@ class EoHOperator(BaselineOperator):
                 source, self._rng, magnitude=magnitude, avoid=self.known, catalogue=self.catalogue
             )
         except TransformNotApplicable as e:
-            call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
-            return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
+            return no_transform_child(role, prompt, parent, e)
         thought = get_transform(name).description
-        call = offline_call(role, prompt, f"{{{thought}}}\n{child}", name)
-        return Child(parent.id, parent.source, child, (call,), thought=thought)
+        return offline_child(role, prompt, parent, child, name, f"{{{thought}}}\n{child}", thought)

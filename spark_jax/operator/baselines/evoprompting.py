@@ -29,7 +29,8 @@ from spark_jax.operator.baselines.common import (
     crossover,
     metrics_line,
     mutate,
-    offline_call,
+    no_transform_child,
+    offline_child,
     score_of,
     tags_outcome,
 )
@@ -136,7 +137,5 @@ class EvoPromptingOperator(BaselineOperator):
                 catalogue=self.catalogue,
             )
         except TransformNotApplicable as e:
-            call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
-            return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
-        call = offline_call(role, prompt, child, "+".join([*names, name]))
-        return Child(parent.id, parent.source, child, (call,))
+            return no_transform_child(role, prompt, parent, e)
+        return offline_child(role, prompt, parent, child, "+".join([*names, name]))

@@ -43,7 +43,8 @@ from spark_jax.operator.baselines.common import (
     Member,
     ScaleEntry,
     mutate,
-    offline_call,
+    no_transform_child,
+    offline_child,
     score_of,
     tags_outcome,
 )
@@ -280,10 +281,8 @@ class FunSearchOperator(BaselineOperator):
                     parent.source, self._rng, avoid=self.known, catalogue=self.catalogue
                 )
             except TransformNotApplicable as e:
-                call = offline_call("funsearch", prompt, "", "catalogue", "no_applicable_transform")
-                return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
-            call = offline_call("funsearch", prompt, child, name)
-            return Child(parent.id, parent.source, child, (call,))
+                return no_transform_child("funsearch", prompt, parent, e)
+            return offline_child("funsearch", prompt, parent, child, name)
 
         def parse(text: str):
             program = splice_body(parent.source, text, k)

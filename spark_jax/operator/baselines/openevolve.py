@@ -44,7 +44,8 @@ from spark_jax.operator.baselines.common import (
     Child,
     ScaleEntry,
     mutate,
-    offline_call,
+    no_transform_child,
+    offline_child,
     tags_outcome,
 )
 from spark_jax.operator.baselines.diffs import (
@@ -209,8 +210,6 @@ class OpenEvolveOperator(BaselineOperator):
                     parent.source, self._rng, avoid=self.known, catalogue=self.catalogue
                 )
         except TransformNotApplicable as e:
-            call = offline_call(role, prompt, "", "catalogue", "no_applicable_transform")
-            return Child(parent.id, parent.source, None, (call,), call.parse_outcome, str(e))
+            return no_transform_child(role, prompt, parent, e)
         response = child if self.full else as_diff(parent.source, child)
-        call = offline_call(role, prompt, response, names)
-        return Child(parent.id, parent.source, child, (call,))
+        return offline_child(role, prompt, parent, child, names, response)
