@@ -10,6 +10,17 @@ from spark_jax.families import DEFAULT_FAMILY
 __all__ = ["CheckOptions"]
 
 
+# The options a config section sets, under the same names there: the processor settings of a
+# `config.ProtocolConfig`, the caps and limits of a `config.sections.FeasibilityConfig`.
+_PROTOCOL_KEYS = ("hidden_size", "use_ln", "nb_triplet_fts", "macs_nodes")
+_FEASIBILITY_KEYS = ("max_params", "max_macs", "timeout_s", "memory_mb")
+
+
+def _taken(section: Any, keys: tuple[str, ...], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`keys` read from a config section, then `overrides` on top."""
+    return {**{key: getattr(section, key) for key in keys}, **overrides}
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckOptions:
     """Sizes and limits of one feasibility check.
@@ -74,27 +85,13 @@ class CheckOptions:
     @classmethod
     def from_protocol(cls, cfg: Any, **overrides: Any) -> "CheckOptions":
         """Options with the processor settings of a `config.ProtocolConfig`."""
-        values = dict(
-            hidden_size=cfg.hidden_size,
-            use_ln=cfg.use_ln,
-            nb_triplet_fts=cfg.nb_triplet_fts,
-            macs_nodes=cfg.macs_nodes,
-        )
-        values.update(overrides)
-        return cls(**values)
+        return cls(**_taken(cfg, _PROTOCOL_KEYS, overrides))
 
     @classmethod
     def from_config(cls, protocol: Any, feasibility: Any, **overrides: Any) -> "CheckOptions":
         """Options for a search: the processor settings of a `ProtocolConfig` and the caps
         and limits of a `config.sections.FeasibilityConfig`."""
-        values = dict(
-            max_params=feasibility.max_params,
-            max_macs=feasibility.max_macs,
-            timeout_s=feasibility.timeout_s,
-            memory_mb=feasibility.memory_mb,
-        )
-        values.update(overrides)
-        return cls.from_protocol(protocol, **values)
+        return cls.from_protocol(protocol, **_taken(feasibility, _FEASIBILITY_KEYS, overrides))
 
     @property
     def semantic_sizes(self) -> tuple[int, int]:

@@ -7,7 +7,7 @@ imported where used, so importing this module stays cheap.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Iterable
 
 from spark_jax import workers
 
@@ -17,6 +17,8 @@ __all__ = [
     "REASON_CAP",
     "CheckFailure",
     "abstract_params_only",
+    "check_concrete_batch",
+    "check_finite",
     "check_output_spec",
     "check_semantic",
     "exc_text",
@@ -126,10 +128,10 @@ def check_semantic(
     info["masks_non_edges"] = masks
     variables = None
     for nodes in (n, int(opts.get("large_nodes") or 2 * n + 3)):
-        variables = _concrete_check(proc, b, nodes, h, masks, key, variables)
+        variables = check_concrete_batch(proc, b, nodes, h, masks, key, variables)
 
 
-def _concrete_check(
+def check_concrete_batch(
     proc: Any, b: int, n: int, h: int, masks: bool, key: Any, variables: Any
 ) -> Any:
     """One random concrete batch at N = n: finite outputs and, with `masks`, the masking
@@ -153,15 +155,7 @@ def _concrete_check(
             variables = proc.init(key, **inputs)
         node, edge = proc.apply(variables, **inputs)
         node, edge = np.asarray(node), None if edge is None else np.asarray(edge)
-    for name, value in (("node", node), ("edge", edge)):
-        if value is not None and not np.isfinite(value).all():
-            bad = int((~np.isfinite(value)).sum())
-            raise CheckFailure(
-                "semantic",
-                "non_finite",
-                f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch "
-                f"with N={n}",
-            )
+    check_finite((("node", node), ("edge", edge)), f"with N={n}")
     if node.shape[:2] != (b, n):
         raise CheckFailure(
             "semantic",
@@ -184,6 +178,21 @@ def _concrete_check(
             f"(max abs diff {diff:.3g})",
         )
     return variables
+
+
+def check_finite(outputs: Iterable[tuple[str, Any]], batch: str) -> None:
+    """Raises a semantic 'non_finite' CheckFailure for the first (name, array) output with a
+    NaN or Inf (None: no such output); `batch` says which random batch ('with N=5')."""
+    import numpy as np
+
+    for name, value in outputs:
+        if value is not None and not np.isfinite(value).all():
+            bad = int((~np.isfinite(value)).sum())
+            raise CheckFailure(
+                "semantic",
+                "non_finite",
+                f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch {batch}",
+            )
 
 
 def macs_lib():

@@ -100,10 +100,10 @@ def semantic_parts(source: str, cfg, opts: dict, widths: list[int]) -> list[dict
         t1 = time.perf_counter()
         with jax.log_compiles(True):
             log.seconds.clear()
-            variables = stage_checks._concrete_check(proc, b, n, h, masks, key, None)
+            variables = stage_checks.check_concrete_batch(proc, b, n, h, masks, key, None)
             init_compiles = dict(log.seconds)
         t2 = time.perf_counter()
-        stage_checks._concrete_check(proc, b, large, h, masks, key, variables)
+        stage_checks.check_concrete_batch(proc, b, large, h, masks, key, variables)
         t3 = time.perf_counter()
         rows.append(
             dict(

@@ -13,6 +13,7 @@ from typing import Any
 from spark_jax.feasibility.stage_checks import (
     CheckFailure,
     abstract_params_only,
+    check_finite,
     guarded,
     output_pair,
     semantic_failure,
@@ -76,15 +77,7 @@ def check_policy_semantic(policy: Any, batch: int, info: dict[str, Any]) -> None
             logits, value = policy.apply(variables, x)
             logits, value = np.asarray(logits), np.asarray(value)
         check_policy_output((logits, value), b)
-        for name, arr in (("logits", logits), ("value", value)):
-            if not np.isfinite(arr).all():
-                bad = int((~np.isfinite(arr)).sum())
-                raise CheckFailure(
-                    "semantic",
-                    "non_finite",
-                    f"{name} output has {bad} non-finite value(s) (NaN/Inf) on a random batch "
-                    f"of {b} observations",
-                )
+        check_finite((("logits", logits), ("value", value)), f"of {b} observations")
 
 
 def check_policy_output(out: Any, batch: int) -> None:

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_jax.feasibility.stage_checks import abstract_params_only, guarded, semantic_failure
+from spark_jax.feasibility.stage_checks import (
+    abstract_params_only,
+    check_finite,
+    guarded,
+    semantic_failure,
+)
 
 __all__ = ["check_classifier"]
 
@@ -55,9 +60,4 @@ def check_classifier(model: Any, spec: dict[str, Any], batch: int, info: dict) -
                 variables = model.init(key, x)
             logits = np.asarray(model.apply(variables, x))  # [b, C]
         _check_logits(logits, b, classes)
-        if not np.isfinite(logits).all():
-            bad = int((~np.isfinite(logits)).sum())
-            raise semantic_failure(
-                "non_finite",
-                f"logits output has {bad} non-finite value(s) (NaN/Inf) on a random batch of {b}",
-            )
+        check_finite((("logits", logits),), f"of {b}")
