@@ -5,38 +5,78 @@
 
 from __future__ import annotations
 
-TASKS: tuple[str, ...] = (
-    "articulation_points",
-    "activity_selector",
-    "bellman_ford",
-    "bfs",
-    "binary_search",
-    "bridges",
-    "bubble_sort",
-    "dag_shortest_paths",
-    "dfs",
-    "dijkstra",
-    "find_maximum_subarray_kadane",
-    "floyd_warshall",
-    "graham_scan",
-    "heapsort",
-    "insertion_sort",
-    "jarvis_march",
-    "kmp_matcher",
-    "lcs_length",
-    "matrix_chain_order",
-    "minimum",
-    "mst_kruskal",
-    "mst_prim",
-    "naive_string_matcher",
-    "optimal_bst",
-    "quickselect",
-    "quicksort",
-    "segments_intersect",
-    "strongly_connected_components",
-    "task_scheduling",
-    "topological_sort",
-)
+Spec = tuple[str, str, str]  # (name, location, type) of one input or output, as in clrs.SPECS
+TaskIO = tuple[tuple[Spec, ...], tuple[Spec, ...], int]
+
+# The inputs many tasks share: node positions, then a weighted graph (with a source node),
+# scalar node features, or a string and its key.
+_POS: Spec = ("pos", "node", "scalar")
+_GRAPH = (_POS, ("A", "edge", "scalar"), ("adj", "edge", "mask"))
+_SOURCE_GRAPH = (_POS, ("s", "node", "mask_one"), ("A", "edge", "scalar"), ("adj", "edge", "mask"))
+_STRING = (("string", "node", "mask"), _POS, ("key", "node", "categorical"))
+
+
+def _scalars(*names: str) -> tuple[Spec, ...]:
+    """Node positions and one scalar node feature per name."""
+    return (_POS, *((name, "node", "scalar") for name in names))
+
+
+def _out(name: str, location: str, kind: str) -> tuple[Spec, ...]:
+    """A task's one output."""
+    return ((name, location, kind),)
+
+
+_PI = _out("pi", "node", "pointer")  # a shortest-path or search tree's parent pointers
+_SORTED = _out("pred", "node", "should_be_permutation")
+
+# Each task's inputs and outputs and its number of hints, in CLRS-30's order, as in
+# `clrs.SPECS` (checked against it by tests/test_bridge.py): the prompts say what is decoded.
+TASK_IO: dict[str, TaskIO] = {
+    "articulation_points": (_GRAPH, _out("is_cut", "node", "mask"), 13),
+    "activity_selector": (_scalars("s", "f"), _out("selected", "node", "mask"), 4),
+    "bellman_ford": (_SOURCE_GRAPH, _PI, 3),
+    "bfs": (_SOURCE_GRAPH, _PI, 2),
+    "binary_search": (
+        (*_scalars("key"), ("target", "graph", "scalar")),
+        _out("return", "node", "mask_one"),
+        4,
+    ),
+    "bridges": (_GRAPH, _out("is_bridge", "edge", "mask"), 12),
+    "bubble_sort": (_scalars("key"), _SORTED, 3),
+    "dag_shortest_paths": (_SOURCE_GRAPH, _PI, 11),
+    "dfs": (_GRAPH, _PI, 10),
+    "dijkstra": (_SOURCE_GRAPH, _PI, 5),
+    "find_maximum_subarray_kadane": (
+        _scalars("key"),
+        (("start", "node", "mask_one"), ("end", "node", "mask_one")),
+        7,
+    ),
+    "floyd_warshall": (_GRAPH, _out("Pi", "edge", "pointer"), 4),
+    "graham_scan": (_scalars("x", "y"), _out("in_hull", "node", "mask"), 7),
+    "heapsort": (_scalars("key"), _SORTED, 7),
+    "insertion_sort": (_scalars("key"), _SORTED, 3),
+    "jarvis_march": (_scalars("x", "y"), _out("in_hull", "node", "mask"), 7),
+    "kmp_matcher": (_STRING, _out("match", "node", "mask_one"), 10),
+    "lcs_length": (_STRING, _out("b", "edge", "categorical"), 3),
+    "matrix_chain_order": (_scalars("p"), _out("s", "edge", "pointer"), 4),
+    "minimum": (_scalars("key"), _out("min", "node", "mask_one"), 3),
+    "mst_kruskal": (_GRAPH, _out("in_mst", "edge", "mask"), 9),
+    "mst_prim": (_SOURCE_GRAPH, _PI, 5),
+    "naive_string_matcher": (_STRING, _out("match", "node", "mask_one"), 4),
+    "optimal_bst": (_scalars("p", "q"), _out("root", "edge", "pointer"), 5),
+    "quickselect": (_scalars("key"), _out("median", "node", "mask_one"), 8),
+    "quicksort": (_scalars("key"), _SORTED, 5),
+    "segments_intersect": (_scalars("x", "y"), _out("intersect", "graph", "mask"), 5),
+    "strongly_connected_components": (_GRAPH, _out("scc_id", "node", "pointer"), 12),
+    "task_scheduling": (_scalars("d", "w"), _out("selected", "node", "mask"), 4),
+    "topological_sort": (
+        _GRAPH,
+        (("topo", "node", "pointer"), ("topo_head", "node", "mask_one")),
+        8,
+    ),
+}
+
+TASKS: tuple[str, ...] = tuple(TASK_IO)
 
 
 class TaskError(ValueError):
@@ -48,185 +88,3 @@ def check_task(task: str) -> str:
     if task not in TASKS:
         raise TaskError(f"unknown CLRS task {task!r}; known tasks: {', '.join(TASKS)}")
     return task
-
-
-# Each task's inputs and outputs (name, location, type) and its number of hints, as in
-# `clrs.SPECS` (checked against it by tests/test_bridge.py): the prompts say what is decoded.
-TaskIO = tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], int]
-TASK_IO: dict[str, TaskIO] = {
-    "articulation_points": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("is_cut", "node", "mask"),),
-        13,
-    ),
-    "activity_selector": (
-        (("pos", "node", "scalar"), ("s", "node", "scalar"), ("f", "node", "scalar")),
-        (("selected", "node", "mask"),),
-        4,
-    ),
-    "bellman_ford": (
-        (
-            ("pos", "node", "scalar"),
-            ("s", "node", "mask_one"),
-            ("A", "edge", "scalar"),
-            ("adj", "edge", "mask"),
-        ),
-        (("pi", "node", "pointer"),),
-        3,
-    ),
-    "bfs": (
-        (
-            ("pos", "node", "scalar"),
-            ("s", "node", "mask_one"),
-            ("A", "edge", "scalar"),
-            ("adj", "edge", "mask"),
-        ),
-        (("pi", "node", "pointer"),),
-        2,
-    ),
-    "binary_search": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar"), ("target", "graph", "scalar")),
-        (("return", "node", "mask_one"),),
-        4,
-    ),
-    "bridges": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("is_bridge", "edge", "mask"),),
-        12,
-    ),
-    "bubble_sort": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("pred", "node", "should_be_permutation"),),
-        3,
-    ),
-    "dag_shortest_paths": (
-        (
-            ("pos", "node", "scalar"),
-            ("s", "node", "mask_one"),
-            ("A", "edge", "scalar"),
-            ("adj", "edge", "mask"),
-        ),
-        (("pi", "node", "pointer"),),
-        11,
-    ),
-    "dfs": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("pi", "node", "pointer"),),
-        10,
-    ),
-    "dijkstra": (
-        (
-            ("pos", "node", "scalar"),
-            ("s", "node", "mask_one"),
-            ("A", "edge", "scalar"),
-            ("adj", "edge", "mask"),
-        ),
-        (("pi", "node", "pointer"),),
-        5,
-    ),
-    "find_maximum_subarray_kadane": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("start", "node", "mask_one"), ("end", "node", "mask_one")),
-        7,
-    ),
-    "floyd_warshall": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("Pi", "edge", "pointer"),),
-        4,
-    ),
-    "graham_scan": (
-        (("pos", "node", "scalar"), ("x", "node", "scalar"), ("y", "node", "scalar")),
-        (("in_hull", "node", "mask"),),
-        7,
-    ),
-    "heapsort": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("pred", "node", "should_be_permutation"),),
-        7,
-    ),
-    "insertion_sort": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("pred", "node", "should_be_permutation"),),
-        3,
-    ),
-    "jarvis_march": (
-        (("pos", "node", "scalar"), ("x", "node", "scalar"), ("y", "node", "scalar")),
-        (("in_hull", "node", "mask"),),
-        7,
-    ),
-    "kmp_matcher": (
-        (("string", "node", "mask"), ("pos", "node", "scalar"), ("key", "node", "categorical")),
-        (("match", "node", "mask_one"),),
-        10,
-    ),
-    "lcs_length": (
-        (("string", "node", "mask"), ("pos", "node", "scalar"), ("key", "node", "categorical")),
-        (("b", "edge", "categorical"),),
-        3,
-    ),
-    "matrix_chain_order": (
-        (("pos", "node", "scalar"), ("p", "node", "scalar")),
-        (("s", "edge", "pointer"),),
-        4,
-    ),
-    "minimum": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("min", "node", "mask_one"),),
-        3,
-    ),
-    "mst_kruskal": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("in_mst", "edge", "mask"),),
-        9,
-    ),
-    "mst_prim": (
-        (
-            ("pos", "node", "scalar"),
-            ("s", "node", "mask_one"),
-            ("A", "edge", "scalar"),
-            ("adj", "edge", "mask"),
-        ),
-        (("pi", "node", "pointer"),),
-        5,
-    ),
-    "naive_string_matcher": (
-        (("string", "node", "mask"), ("pos", "node", "scalar"), ("key", "node", "categorical")),
-        (("match", "node", "mask_one"),),
-        4,
-    ),
-    "optimal_bst": (
-        (("pos", "node", "scalar"), ("p", "node", "scalar"), ("q", "node", "scalar")),
-        (("root", "edge", "pointer"),),
-        5,
-    ),
-    "quickselect": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("median", "node", "mask_one"),),
-        8,
-    ),
-    "quicksort": (
-        (("pos", "node", "scalar"), ("key", "node", "scalar")),
-        (("pred", "node", "should_be_permutation"),),
-        5,
-    ),
-    "segments_intersect": (
-        (("pos", "node", "scalar"), ("x", "node", "scalar"), ("y", "node", "scalar")),
-        (("intersect", "graph", "mask"),),
-        5,
-    ),
-    "strongly_connected_components": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("scc_id", "node", "pointer"),),
-        12,
-    ),
-    "task_scheduling": (
-        (("pos", "node", "scalar"), ("d", "node", "scalar"), ("w", "node", "scalar")),
-        (("selected", "node", "mask"),),
-        4,
-    ),
-    "topological_sort": (
-        (("pos", "node", "scalar"), ("A", "edge", "scalar"), ("adj", "edge", "mask")),
-        (("topo", "node", "pointer"), ("topo_head", "node", "mask_one")),
-        8,
-    ),
-}
