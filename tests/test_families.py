@@ -6,6 +6,15 @@ import types
 import pytest
 
 from spark_jax import families
+from spark_jax.families import registry
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored(monkeypatch):
+    """The toy families registered here leave with their test: a later test in the same
+    process (the rendered configuration docs list every registered family) sees only the
+    shipped ones."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
 
 @dataclasses.dataclass
