@@ -1,0 +1,147 @@
+"""What a benchmark and a comparison on the tiny preset store, as plain data to compare across
+code changes (issue 52: "a search, a benchmark and a comparison on `tiny` give the same records
+before and after"; the search's side is `pipeline_records.py`).
+
+Each scenario runs the command line (`python -m spark_jax.cli ...`, the interface both sides of
+a change share) in a fresh folder and dumps what it stored: every table of the benchmark's
+`benchmark.db`, every search's `run.db` of the comparison and its `compare.json`, cleaned of
+what differs between two runs on purpose (timestamps, durations, the machine, the folder;
+`pipeline_records`' rules). Training is real, so the dumps hold this machine's floating point:
+compare two checkouts on one machine, never against a file written elsewhere.
+
+    PYTHONPATH=CHECKOUT python tests/command_records.py OUT [NAME ...]
+
+writes OUT/NAME.json for each scenario (all by default), running CHECKOUT's code;
+`python tests/command_records.py --diff A B` prints, per scenario and table, whether A's and
+B's dumps agree, and exits 1 when any differs; `python tests/command_records.py --digests DIR
+COMMIT OUT.json` keeps DIR's dumps as per-table digests (`pipeline_records.digests`) with the
+commit and this machine: what results/restructure-records commits
+(scripts/results/restructure-records.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from typing import Any, Callable
+
+import pipeline_records  # tests/pipeline_records.py: the cleaning rules
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _cli(*argv: str) -> None:
+    """Runs `spark-jax ARGV` with this interpreter and the caller's PYTHONPATH."""
+    cmd = [sys.executable, "-m", "spark_jax.cli", *argv]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))
+
+
+def _tables(db: pathlib.Path, base: pathlib.Path) -> dict[str, Any]:
+    """Every table of an SQLite file, rows ordered by their first column, cleaned."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        out = {}
+        for table in sorted(names):
+            rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
+            rows = [r for r in rows if not pipeline_records._dropped(str(r.get("key", "")))]
+            out[table] = pipeline_records._clean(rows, str(base))
+    finally:
+        conn.close()
+    out.pop("schema_version", None)
+    return out
+
+
+def _benchmark_tiny(folder: pathlib.Path) -> dict[str, Any]:
+    """Two seed processors x bfs, dfs x 2 seeds on tiny, one local worker."""
+    out = folder / "bench"
+    programs = [str(ROOT / "processors" / p) for p in ("mpnn.py", "triplet_gmpnn.py")]
+    _cli(
+        "benchmark", *programs, "--tasks", "bfs,dfs", "--seeds", "2", "--preset", "tiny",
+        "--baseline", "mpnn", "--workers", "1", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    return {"benchmark.db": _tables(out / "benchmark.db", folder)}
+
+
+def _compare_tiny(folder: pathlib.Path) -> dict[str, Any]:
+    """SPARK and OpenEvolve (offline editor), one search seed each, on configs/tiny.yaml."""
+    out = folder / "cmp"
+    _cli(
+        "compare", "--methods", "spark,openevolve", "--seeds", "1",
+        "--config", str(ROOT / "configs" / "tiny.yaml"), "--budget", "2", "--max-attempts", "3",
+        "--out", str(out),
+    )  # fmt: skip
+    dumped: dict[str, Any] = {}
+    for db in sorted(out.glob("*/seed-*/run.db")):
+        dumped[str(db.parent.relative_to(out))] = pipeline_records.dump(db.parent)
+    summary = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    dumped["compare.json"] = pipeline_records._clean(summary, str(folder))
+    return dumped
+
+
+SCENARIOS: dict[str, Callable[[pathlib.Path], dict[str, Any]]] = {
+    "benchmark_tiny": _benchmark_tiny,
+    "compare_tiny": _compare_tiny,
+}
+
+
+def diff(a: pathlib.Path, b: pathlib.Path) -> list[str]:
+    """One line per scenario part of A's dumps: `same` or `DIFFERS` from B's."""
+    lines = []
+    for path in sorted(a.glob("*.json")):
+        left = json.loads(path.read_text(encoding="utf-8"))
+        right_path = b / path.name
+        right = json.loads(right_path.read_text(encoding="utf-8")) if right_path.is_file() else {}
+        for part in sorted({*left, *right}):
+            same = left.get(part) == right.get(part)
+            lines.append(f"{path.stem} {part}: {'same' if same else 'DIFFERS'}")
+    return lines
+
+
+def _tables_of_rows(part: dict[str, Any]) -> bool:
+    return all(isinstance(rows, list) for rows in part.values())
+
+
+def digest_file(dumps: pathlib.Path, commit: str, out: pathlib.Path) -> None:
+    """Writes OUT: {commit, machine, scenarios: {name: {part: per-table digests}}}."""
+    from spark_jax.util import labels
+
+    scenarios = {}
+    for path in sorted(dumps.glob("*.json")):
+        dumped = json.loads(path.read_text(encoding="utf-8"))
+        scenarios[path.stem] = {
+            # a part that is one record (compare.json), not tables of rows: one table of it
+            part: pipeline_records.digests(t if _tables_of_rows(t) else {"record": [t]})
+            for part, t in dumped.items()
+        }
+    record = dict(commit=commit, machine=labels.machine_label(), scenarios=scenarios)
+    out.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--digests"]:
+        digest_file(pathlib.Path(argv[1]), argv[2], pathlib.Path(argv[3]))
+        return 0
+    if argv[:1] == ["--diff"]:
+        lines = diff(pathlib.Path(argv[1]), pathlib.Path(argv[2]))
+        print("\n".join(lines))
+        return int(any(line.endswith("DIFFERS") for line in lines) or not lines)
+    out = pathlib.Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in argv[1:] or list(SCENARIOS):
+        with tempfile.TemporaryDirectory() as tmp:
+            dumped = SCENARIOS[name](pathlib.Path(tmp))
+        text = json.dumps(dumped, indent=1, sort_keys=True, default=str)
+        (out / f"{name}.json").write_text(text + "\n", encoding="utf-8")
+        print(name, "written", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,36 @@
+"""results/restructure-records' table and answer (spark_jax.results.restructure_records): a
+table is the same only when its digest is, a table on one side only is a difference, and the
+answer names every one that differs."""
+
+from __future__ import annotations
+
+import copy
+
+from spark_jax.results import restructure_records as rr
+
+
+def _side(commit: str, results_sha: str = "a") -> dict:
+    tables = {"results": {"rows": 8, "sha256": results_sha}, "meta": {"rows": 4, "sha256": "m"}}
+    return dict(commit=commit, machine="vm", scenarios={"benchmark_tiny": {"benchmark.db": tables}})
+
+
+def test_the_same_digests_answer_yes():
+    before, after = _side("aaa"), _side("bbb")
+    table = rr.rows(before, after)
+    assert [r[-1] for r in table] == ["same", "same"]
+    assert rr.answer(before, after, table).startswith("Yes. All 2 tables")
+
+
+def test_a_changed_or_missing_table_answers_no_and_names_it():
+    before, after = _side("aaa"), _side("bbb", results_sha="b")
+    after["scenarios"]["benchmark_tiny"]["benchmark.db"].pop("meta")
+    extra = copy.deepcopy(after["scenarios"]["benchmark_tiny"])
+    after["scenarios"]["compare_tiny"] = extra
+    table = rr.rows(before, after)
+    by_name = {(r[0], r[2]): r for r in table}
+    assert by_name[("benchmark_tiny", "meta")][3:] == ["4", "absent", "DIFFER"]
+    assert by_name[("benchmark_tiny", "results")][-1] == "DIFFER"
+    assert by_name[("compare_tiny", "results")][3:] == ["absent", "8", "DIFFER"]
+    text = rr.answer(before, after, table)
+    assert text.startswith("No. 3 of 3 stored tables differ between aaa and bbb")
+    assert "benchmark_tiny benchmark.db meta" in text
