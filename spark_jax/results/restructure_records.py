@@ -1,5 +1,5 @@
 """results/restructure-records: do a benchmark and a comparison on `tiny` store the same
-records after issue 52's restructuring as before it?
+records after the house was restructured around its extension points as before?
 
 `scripts/results/restructure-records.sh` runs both commands (`tests/command_records.py`: a
 two-program, two-task, two-seed benchmark and a SPARK/OpenEvolve comparison, each trained for
