@@ -12,11 +12,9 @@ compare two checkouts on one machine, never against a file written elsewhere.
     PYTHONPATH=CHECKOUT python tests/command_records.py OUT [NAME ...]
 
 writes OUT/NAME.json for each scenario (all by default), running CHECKOUT's code;
-`python tests/command_records.py --diff A B` prints, per scenario and table, whether A's and
-B's dumps agree, and exits 1 when any differs; `python tests/command_records.py --digests DIR
-COMMIT OUT.json` keeps DIR's dumps as per-table digests (`pipeline_records.digests`) with the
-commit and this machine: what results/restructure-records commits
-(scripts/results/restructure-records.sh).
+`python tests/command_records.py --digests DIR COMMIT OUT.json` keeps DIR's dumps as per-table
+digests (`pipeline_records.digests`) with the commit and this machine: what
+results/restructure-records commits (scripts/results/restructure-records.sh).
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -41,23 +38,6 @@ def _cli(*argv: str) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ))
 
 
-def _tables(db: pathlib.Path, base: pathlib.Path) -> dict[str, Any]:
-    """Every table of an SQLite file, rows ordered by their first column, cleaned."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        out = {}
-        for table in sorted(names):
-            rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
-            rows = [r for r in rows if not pipeline_records._dropped(str(r.get("key", "")))]
-            out[table] = pipeline_records._clean(rows, str(base))
-    finally:
-        conn.close()
-    out.pop("schema_version", None)
-    return out
-
-
 def _benchmark_tiny(folder: pathlib.Path) -> dict[str, Any]:
     """Two seed processors x bfs, dfs x 2 seeds on tiny, one local worker."""
     out = folder / "bench"
@@ -66,7 +46,7 @@ def _benchmark_tiny(folder: pathlib.Path) -> dict[str, Any]:
         "benchmark", *programs, "--tasks", "bfs,dfs", "--seeds", "2", "--preset", "tiny",
         "--baseline", "mpnn", "--workers", "1", "--out", str(out), "--quiet",
     )  # fmt: skip
-    return {"benchmark.db": _tables(out / "benchmark.db", folder)}
+    return {"benchmark.db": pipeline_records.dump_db(out / "benchmark.db", folder)}
 
 
 def _compare_tiny(folder: pathlib.Path) -> dict[str, Any]:
@@ -89,19 +69,6 @@ SCENARIOS: dict[str, Callable[[pathlib.Path], dict[str, Any]]] = {
     "benchmark_tiny": _benchmark_tiny,
     "compare_tiny": _compare_tiny,
 }
-
-
-def diff(a: pathlib.Path, b: pathlib.Path) -> list[str]:
-    """One line per scenario part of A's dumps: `same` or `DIFFERS` from B's."""
-    lines = []
-    for path in sorted(a.glob("*.json")):
-        left = json.loads(path.read_text(encoding="utf-8"))
-        right_path = b / path.name
-        right = json.loads(right_path.read_text(encoding="utf-8")) if right_path.is_file() else {}
-        for part in sorted({*left, *right}):
-            same = left.get(part) == right.get(part)
-            lines.append(f"{path.stem} {part}: {'same' if same else 'DIFFERS'}")
-    return lines
 
 
 def _tables_of_rows(part: dict[str, Any]) -> bool:
@@ -128,10 +95,6 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--digests"]:
         digest_file(pathlib.Path(argv[1]), argv[2], pathlib.Path(argv[3]))
         return 0
-    if argv[:1] == ["--diff"]:
-        lines = diff(pathlib.Path(argv[1]), pathlib.Path(argv[2]))
-        print("\n".join(lines))
-        return int(any(line.endswith("DIFFERS") for line in lines) or not lines)
     out = pathlib.Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     for name in argv[1:] or list(SCENARIOS):

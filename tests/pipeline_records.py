@@ -50,22 +50,32 @@ def _clean(value: Any, run_dir: str) -> Any:
     return value
 
 
-def dump(run_dir: pathlib.Path) -> dict[str, Any]:
-    """Every table of `run_dir`'s run.db: rows ordered by their key, cleaned (see module)."""
-    conn = sqlite3.connect(str(run_dir / "run.db"))
+# Key -> value tables (a run's run_meta, a benchmark's meta): a dropped key's row goes.
+_KEY_VALUE_TABLES = ("run_meta", "meta")
+
+
+def dump_db(db: pathlib.Path, base: pathlib.Path) -> dict[str, Any]:
+    """Every table of the SQLite file `db`: rows ordered by their key, cleaned (see module;
+    `base`, the folder the run's paths are written relative to)."""
+    conn = sqlite3.connect(str(db))
     conn.row_factory = sqlite3.Row
     out: dict[str, Any] = {}
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         for table in sorted(tables):
             rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
-            if table == "run_meta":  # key -> value rows: a dropped key's row goes
+            if table in _KEY_VALUE_TABLES:
                 rows = [r for r in rows if not _dropped(r["key"])]
-            out[table] = _clean(rows, str(run_dir.parent))
+            out[table] = _clean(rows, str(base))
     finally:
         conn.close()
     out.pop("schema_version", None)  # one row: the version and when it was made
     return out
+
+
+def dump(run_dir: pathlib.Path) -> dict[str, Any]:
+    """Every table of `run_dir`'s run.db (`dump_db`)."""
+    return dump_db(run_dir / "run.db", run_dir.parent)
 
 
 class ScriptedExecutor:

@@ -53,8 +53,8 @@ def answer(before: dict, after: dict, table: list[list[str]]) -> str:
     if not differ:
         return (
             f"Yes. All {len(table)} tables that the {' and the '.join(scenarios)} runs store "
-            f"hold the same records at {after['commit']} as at {before['commit']} (row counts and contents; timestamps, durations "
-            "and the machine left out)."
+            f"hold the same records at {after['commit']} as at {before['commit']} (row counts "
+            "and contents; timestamps, durations and the machine left out)."
         )
     return (
         f"No. {len(differ)} of {len(table)} stored tables differ between {before['commit']} "
