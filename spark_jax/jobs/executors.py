@@ -9,7 +9,7 @@ the same job function (`worker.run_job`: build the Program, `evaluate_program`, 
   runs over memory, crashes or raises an unexpected error is replaced by a fresh one.
 * 'ray' (`ray_executor.RayExecutor`; Ray itself is imported when one is built): one Ray task
   per job, for several machines/GPUs.
-The records and the interface are in `jobs` (re-exported here).
+The records and the interface are in `jobs.contract` (re-exported here).
 """
 
 from __future__ import annotations
