@@ -75,19 +75,46 @@ def _tables_of_rows(part: dict[str, Any]) -> bool:
     return all(isinstance(rows, list) for rows in part.values())
 
 
+def _value(row: dict[str, Any]) -> Any:
+    """A key/value row's value; run_meta keeps JSON text, benchmark meta the decoded value."""
+    value = row["value"]
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def settings(dumped: dict[str, Any]) -> dict[str, list[str]]:
+    """The presets and editor kinds a scenario's stored records name: a benchmark's spec (its
+    `meta` table) and each search's run_meta."""
+    found: dict[str, set[str]] = {"preset": set(), "editor": set()}
+    for tables in dumped.values():
+        for row in tables.get("meta", []) if isinstance(tables, dict) else []:
+            if row["key"] == "spec":
+                found["preset"].add(str(_value(row)["preset"]))
+        for row in tables.get("run_meta", []) if isinstance(tables, dict) else []:
+            if row["key"] in found:
+                found[row["key"]].add(str(_value(row)))
+    return {key: sorted(values) for key, values in found.items() if values}
+
+
 def digest_file(dumps: pathlib.Path, commit: str, out: pathlib.Path) -> None:
-    """Writes OUT: {commit, machine, scenarios: {name: {part: per-table digests}}}."""
+    """Writes OUT: {commit, machine, settings: {name: {preset, editor}}, scenarios: {name:
+    {part: per-table digests}}}."""
     from spark_jax.util import labels
 
-    scenarios = {}
+    scenarios, named = {}, {}
     for path in sorted(dumps.glob("*.json")):
         dumped = json.loads(path.read_text(encoding="utf-8"))
+        named[path.stem] = settings(dumped)
         scenarios[path.stem] = {
             # a part that is one record (compare.json), not tables of rows: one table of it
             part: pipeline_records.digests(t if _tables_of_rows(t) else {"record": [t]})
             for part, t in dumped.items()
         }
-    record = dict(commit=commit, machine=labels.machine_label(), scenarios=scenarios)
+    record = dict(
+        commit=commit, machine=labels.machine_label(), settings=named, scenarios=scenarios
+    )
     out.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

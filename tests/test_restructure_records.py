@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 
+import command_records  # tests/command_records.py: what the results folder's data holds
+
 from spark_jax.results import restructure_records as rr
 
 
@@ -34,3 +36,20 @@ def test_a_changed_or_missing_table_answers_no_and_names_it():
     text = rr.answer(before, after, table)
     assert text.startswith("No. 3 of 3 stored tables differ between aaa and bbb")
     assert "benchmark_tiny benchmark.db meta" in text
+
+
+def test_the_settings_line_says_what_the_stored_records_name():
+    dumped = {
+        "spark/seed-0": {"run_meta": [{"key": "editor", "value": '"offline"'},
+                                      {"key": "preset", "value": '"tiny"'}]},
+        "compare.json": {"budget": 2},
+    }  # fmt: skip
+    bench = {"benchmark.db": {"meta": [{"key": "spec", "value": {"preset": "smoke"}}]}}
+    assert command_records.settings(dumped) == {"preset": ["tiny"], "editor": ["offline"]}
+    assert command_records.settings(bench) == {"preset": ["smoke"]}
+    before, after = _side("aaa"), _side("bbb")
+    before["settings"] = {"compare_tiny": {"preset": ["tiny"], "editor": ["offline"]}}
+    after["settings"] = {"compare_tiny": {"preset": ["tiny"], "editor": ["llm"]}}
+    line = rr.settings_line(before, after)
+    assert "preset `tiny`" in line and "not an LLM" in line and "editor `llm` (a model)" in line
+    assert line.endswith("(the two sides name different settings).")

@@ -5,8 +5,9 @@ records after the house was restructured around its extension points as before?
 two-program, two-task, two-seed benchmark and a SPARK/OpenEvolve comparison, each trained for
 real on one machine) in a checkout of each commit, and keeps per stored table its row count and
 the sha256 of its rows without timestamps, durations and the machine (`data/before.json`,
-`data/after.json`: {"commit", "machine", "scenarios": {scenario: {part: {table: {rows,
-sha256}}}}}). This module writes the README's table and answer from them: a table is the same
+`data/after.json`: {"commit", "machine", "settings": {scenario: {"preset", "editor"}},
+"scenarios": {scenario: {part: {table: {rows, sha256}}}}}; the settings are read from the stored
+records, not from the commands). This module writes the README's table and answer from them: a table is the same
 when its digest is. The search's own records are checked by tests/test_pipeline_records.py.
 """
 
@@ -46,6 +47,23 @@ def rows(before: dict, after: dict) -> list[list[str]]:
     return out
 
 
+# What an editor kind named in the records is, in the label's words.
+_EDITORS = {"offline": "the offline rule-based editor, not an LLM"}
+
+
+def settings_line(before: dict, after: dict) -> str:
+    """The presets and editors each scenario's stored records name, on both sides."""
+    parts = []
+    for scenario in sorted(set(before.get("settings", {})) | set(after.get("settings", {}))):
+        found = [side.get("settings", {}).get(scenario, {}) for side in (before, after)]
+        merged = {key: sorted({v for f in found for v in f.get(key, [])}) for key in found[1]}
+        said = [f"preset `{p}`" for p in merged.get("preset", [])]
+        said += [f"editor `{e}` ({_EDITORS.get(e, 'a model')})" for e in merged.get("editor", [])]
+        same = "" if found[0] == found[1] else " (the two sides name different settings)"
+        parts.append(f"{scenario}: {', '.join(said) or 'no settings stored'}{same}")
+    return "Settings in the stored records: " + "; ".join(parts) + "." if parts else ""
+
+
 def answer(before: dict, after: dict, table: list[list[str]]) -> str:
     """The `**Answer.**` paragraph: whether every stored table is the same."""
     differ = [f"{r[0]} {r[1]} {r[2]}" for r in table if r[-1] != "same"]
@@ -69,6 +87,8 @@ def write(folder: pathlib.Path) -> str:
     block = [
         f"Before: `{before['commit']}` on {before['machine']}; "
         f"after: `{after['commit']}` on {after['machine']}.",
+        "",
+        settings_line(before, after),
         "",
         *markdown.table(HEADER, table),
     ]
