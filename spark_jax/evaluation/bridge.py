@@ -118,6 +118,18 @@ def official_processor_factory(
     )
 
 
+# The protocol's fields `BaselineModel` takes under their own names (`hidden_size` is its
+# `hidden_dim`).
+MODEL_FIELDS = (
+    "encode_hints",
+    "decode_hints",
+    "encoder_init",
+    "learning_rate",
+    "grad_clip_max_norm",
+    "hint_repred_mode",
+)
+
+
 def baseline_model(spec, dummy_trajectory, processor_factory, cfg):
     """DeepMind's `BaselineModel` under protocol `cfg` (a `ProtocolConfig`): the one place the
     protocol's fields become its arguments (our trainer and both bench loops use it).
@@ -127,11 +139,6 @@ def baseline_model(spec, dummy_trajectory, processor_factory, cfg):
         dummy_trajectory=dummy_trajectory,
         processor_factory=processor_factory,
         hidden_dim=cfg.hidden_size,
-        encode_hints=cfg.encode_hints,
-        decode_hints=cfg.decode_hints,
-        encoder_init=cfg.encoder_init,
-        learning_rate=cfg.learning_rate,
-        grad_clip_max_norm=cfg.grad_clip_max_norm,
-        hint_repred_mode=cfg.hint_repred_mode,
         checkpoint_path=tempfile.gettempdir(),
+        **{name: getattr(cfg, name) for name in MODEL_FIELDS},
     )

@@ -20,7 +20,7 @@ import csv
 import dataclasses
 import functools
 import types
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from spark_jax.config import assets, registry
 from spark_jax.util import markdown
@@ -287,6 +287,14 @@ def _rows(name: str, row_of: Callable[[Mapping[str, str], str], T]) -> tuple[T, 
     return tuple(row_of(row, f"{name} row {i + 1}") for i, row in enumerate(_read(name)))
 
 
+def _keyed_row(
+    record: Callable[..., T], keys: tuple[str, ...], number: Callable[[str | None, str], Any]
+) -> Callable[[Mapping[str, str], str], T]:
+    """The row reader of a table whose rows are `record(*keys, values)`: the `keys` columns as
+    text, then every other column read with `number` (`_req` or `_num`), see `_columns`."""
+    return lambda row, where: record(*(row[k] for k in keys), _columns(row, where, number, keys))
+
+
 def _ten_task_row(row: Mapping[str, str], where: str) -> TenTaskRow:
     tasks = _columns(row, where, _req, ("metric", "method", "avg"))
     return TenTaskRow(row["metric"], row["method"], tasks, _req(row["avg"], f"{where} avg"))
@@ -312,10 +320,7 @@ def clrs_10task() -> tuple[TenTaskRow, ...]:
 @functools.lru_cache(maxsize=None)
 def clrs_30task() -> tuple[ThirtyTaskRow, ...]:
     """Appendix table: OOD accuracy (%) of CLRS, EP and Ours on 30 CLRS tasks."""
-    return _rows(
-        "clrs_30task.csv",
-        lambda row, where: ThirtyTaskRow(row["task"], _columns(row, where, _req, ("task",))),
-    )
+    return _rows("clrs_30task.csv", _keyed_row(ThirtyTaskRow, ("task",), _req))
 
 
 @functools.lru_cache(maxsize=None)
@@ -328,10 +333,7 @@ def dfs_ablation() -> tuple[AblationRow, ...]:
 def extra_benchmarks() -> tuple[ExtraBenchmarkRow, ...]:
     """MNIST-1D per backbone and four other non-CLRS benchmarks (empty cells -> None)."""
     return _rows(
-        "extra_benchmarks.csv",
-        lambda row, where: ExtraBenchmarkRow(
-            row["benchmark"], row["metric"], _columns(row, where, _num, ("benchmark", "metric"))
-        ),
+        "extra_benchmarks.csv", _keyed_row(ExtraBenchmarkRow, ("benchmark", "metric"), _num)
     )
 
 

@@ -33,6 +33,8 @@ __all__ = [
 NAME = "cartpole"
 BENCHMARK = "cartpole_v1"  # Its rows in reference/extra_benchmarks.csv.
 FACTORY = "make_policy"
+# The PPO preset's fields a data record carries under their own names (after the training seed).
+_DATA_FIELDS = ("eval_seed", "val_seed", "eval_episodes", "num_envs", "total_timesteps")
 
 
 def _family_dir() -> pathlib.Path:
@@ -172,16 +174,8 @@ class CartPoleFamily:
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         self._benchmark(benchmark)
         cfg = cartpole_ppo.preset(preset)
-        return dict(
-            env="gymnax CartPole-v1",
-            preset=preset,
-            train_seed=cfg.seed,
-            eval_seed=cfg.eval_seed,
-            val_seed=cfg.val_seed,
-            eval_episodes=cfg.eval_episodes,
-            num_envs=cfg.num_envs,
-            total_timesteps=cfg.total_timesteps,
-        )
+        fields = {name: getattr(cfg, name) for name in _DATA_FIELDS}
+        return dict(env="gymnax CartPole-v1", preset=preset, train_seed=cfg.seed, **fields)
 
     def sandbox_spec(self, benchmark: str, preset: str) -> dict[str, Any]:
         self._benchmark(benchmark)
