@@ -142,7 +142,7 @@ def test_a_sequential_benchmark_end_to_end_on_tiny(seed_paths, tmp_path, capsys)
         str(seed_paths["triplet_gmpnn"]),
         str(_variant(seed_paths, tmp_path)),
         "--tasks",
-        "minimum,dfs",
+        "minimum,bfs",  # bfs: the cheapest task at tiny where o3 matters
         "--preset",
         "tiny",
         "--seeds",
@@ -164,16 +164,16 @@ def test_a_sequential_benchmark_end_to_end_on_tiny(seed_paths, tmp_path, capsys)
         results = db.results()
         found = {k.split("|")[1]: v for k, v in db.identity().items()}
     # The probes: o3 feeds only the edge output, which minimum never decodes.
-    assert found["minimum"]["identical"] and not found["dfs"]["identical"], found
+    assert found["minimum"]["identical"] and not found["bfs"]["identical"], found
     assert "zero gradient" in found["minimum"]["reason"]
     assert "not proven for every input" in found["minimum"]["reason"]
     landed = {(r.program_key, r.task) for r in results}
     keys = {p.label: p.key for p in (benchmark.resolve_program(argv[1]),)}
-    assert {t for k, t in landed if k != keys["triplet_gmpnn"]} == {"dfs"}  # minimum: once
-    dfs = [r for r in results if r.task == "dfs"]
-    assert len(dfs) == 2 * 6 and all(r.ok for r in dfs)  # two rounds, both programs
+    assert {t for k, t in landed if k != keys["triplet_gmpnn"]} == {"bfs"}  # minimum: once
+    bfs = [r for r in results if r.task == "bfs"]
+    assert len(bfs) == 2 * 6 and all(r.ok for r in bfs)  # two rounds, both programs
     report = (out / "report.md").read_text()
-    assert "| `o3_mlp` | dfs |" in report and "Decided:" in report
+    assert "| `o3_mlp` | bfs |" in report and "Decided:" in report
 
 
 def test_the_budget_guide_forecasts_from_a_stored_pilot(capsys, tmp_path):
