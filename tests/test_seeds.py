@@ -15,6 +15,7 @@ import pytest
 from spark_jax import program as program_lib
 from spark_jax.config import protocol
 from spark_jax.evaluation import bridge, data, evaluate, seeds
+from spark_jax.evaluation.training_options import TrainingOptions
 from spark_jax.program.outcome import Evaluation
 from spark_jax.util import labels
 
@@ -24,8 +25,9 @@ CFG = protocol.get_preset("tiny")
 @pytest.fixture(scope="module")
 def stacks_and_sequential(seed_paths):
     program = program_lib.read_program(seed_paths["mpnn"])
-    mapped = evaluate.evaluate_program(program, "bfs", CFG, seed=0, seeds=2)
-    vmapped = evaluate.evaluate_program(program, "bfs", CFG, seed=0, seeds=2, seed_mode="vmap")
+    two, two_vmapped = TrainingOptions(seeds=2), TrainingOptions(seeds=2, seed_mode="vmap")
+    mapped = evaluate.evaluate_program(program, "bfs", CFG, seed=0, training=two)
+    vmapped = evaluate.evaluate_program(program, "bfs", CFG, seed=0, training=two_vmapped)
     alone = [evaluate.evaluate_program(program, "bfs", CFG, seed=s) for s in (0, 1)]
     return mapped, vmapped, alone
 

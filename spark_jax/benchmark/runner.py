@@ -51,9 +51,9 @@ class BenchmarkSpec:
       allow_seed_overlap: whether `seeds` may include seeds that a searched program's search
         trained with (refused by default: `seeds.check_disjoint`).
       seeds_together: the pending consecutive seeds of a (program, task) run as one job, one
-        program (`evaluate_program(..., seeds=K)`; its worker falls back to one seed
-        after another when the K-seed step would not fit in memory), each seed's result
-        stored as its own job's; False: one job per seed.
+        program (`evaluate_program(..., training=TrainingOptions(seeds=K))`; its worker
+        falls back to one seed after another when the K-seed step would not fit in memory),
+        each seed's result stored as its own job's; False: one job per seed.
       seed_mode: how that program runs the seed axis (`config.evaluation.SEED_MODES`):
         'map' (each seed's figures bit-identical to its job alone) or 'vmap' (batched;
         a benchmark stored before the field resumes with it, as it started).

@@ -82,17 +82,18 @@ def run(args: argparse.Namespace) -> int:
     from spark_jax.cli.progress import step_progress
     from spark_jax.evaluation import evaluate
     from spark_jax.evaluation.train import TrainingError
+    from spark_jax.evaluation.training_options import TrainingOptions
     from spark_jax.util.files import write_atomic
 
     try:
         with step_progress(
             f"{name} on {args.task} ({cfg.name})", cfg.train_steps, enabled=not args.no_progress
         ) as progress:
-            how = dict(progress=progress, seeds=args.seeds, seed_mode=args.seed_mode)
+            how = TrainingOptions(seeds=args.seeds, seed_mode=args.seed_mode, progress=progress)
             if official:
-                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed, **how)
+                result = evaluate.evaluate_official(kind, args.task, cfg, args.seed, training=how)
             else:
-                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed, **how)
+                result = evaluate.evaluate_program(prog, args.task, cfg, args.seed, training=how)
     except program_lib.ProgramError as e:
         return fail(str(e), EXIT_FAILED)
     except TrainingError as e:

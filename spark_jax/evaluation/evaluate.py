@@ -18,7 +18,6 @@ from typing import Any, Callable
 import jax
 
 from spark_jax import program as program_lib
-from spark_jax.config.evaluation import DEFAULT_SEED_MODE
 from spark_jax.config.protocol import ProtocolConfig
 from spark_jax.evaluation import bridge, data, training_loop
 from spark_jax.evaluation.prefetch import Prefetcher
@@ -176,13 +175,15 @@ def _measure(
     task: str,
     cfg: ProtocolConfig,
     seed: int,
-    options: TrainingOptions,
+    training: TrainingOptions | None,
     name: str,
     sha256: str,
     step_macs: int,
 ) -> Evaluation:
     """The `Evaluation` of the processor `factory` builds (program `name`, source hash
-    `sha256`, `step_macs` per processor step): trained and scored by `_train`."""
+    `sha256`, `step_macs` per processor step): trained and scored by `_train` as `training`
+    says (None: the defaults of `TrainingOptions`)."""
+    options = TrainingOptions() if training is None else training
     metrics, seed = _train(factory, task, cfg, seed, options)
     return Evaluation(
         task=task,
@@ -217,23 +218,16 @@ def evaluate_program(
     cfg: ProtocolConfig,
     seed: int = 42,
     *,
-    devices=None,
-    progress: Callable[[int, float], None] | None = None,
-    cascade: tuple[float, float] | None = None,
-    seeds: int | tuple[int, ...] | None = None,
-    seed_mode: str = DEFAULT_SEED_MODE,
+    training: TrainingOptions | None = None,
 ) -> Evaluation:
-    """Trains `program`'s processor on `task` under `cfg` and scores it; the keyword options
-    are one `TrainingOptions` record's (`cascade`: (threshold, fraction) of a first training
-    stage, see `train_and_score`).
+    """Trains `program`'s processor on `task` under `cfg` and scores it, as `training` says
+    (None: the evaluation seed alone on JAX's devices; see `TrainingOptions`).
 
-    `seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all as one
-    program (`seeds.train_and_score_seeds`, its seed axis run as `seed_mode` says); the
-    record then carries per-seed scores.
+    `training.seeds`: K > 1 (seeds `seed, seed+1, ...`) or a tuple of seeds trains them all
+    as one program (`seeds.train_and_score_seeds`, its seed axis run as `training.seed_mode`
+    says); the record then carries per-seed scores. `training.cascade`: (threshold, fraction)
+    of a first training stage, see `train_and_score`.
     """
-    options = TrainingOptions(
-        seeds=seeds, seed_mode=seed_mode, cascade=cascade, devices=devices, progress=progress
-    )
     data.check_task(task)
     module = program_lib.load_module(program)
     factory = bridge.module_processor_factory(module, cfg.use_ln, cfg.nb_triplet_fts)
@@ -242,7 +236,7 @@ def evaluate_program(
     )
     check_output_shapes(flax_proc, cfg.hidden_size)
     step_macs = macs.flax_processor_macs(flax_proc, cfg.macs_nodes, cfg.hidden_size)
-    return _measure(factory, task, cfg, seed, options, program.name, program.sha256, step_macs)
+    return _measure(factory, task, cfg, seed, training, program.name, program.sha256, step_macs)
 
 
 def evaluate_official(
@@ -251,19 +245,15 @@ def evaluate_official(
     cfg: ProtocolConfig,
     seed: int = 42,
     *,
-    devices=None,
-    progress: Callable[[int, float], None] | None = None,
-    seeds: int | tuple[int, ...] | None = None,
-    seed_mode: str = DEFAULT_SEED_MODE,
+    training: TrainingOptions | None = None,
 ) -> Evaluation:
     """Trains DeepMind's Haiku processor `kind` (e.g. 'triplet_gmpnn') the same way.
 
     Same data, seeds, trainer and scoring as `evaluate_program`: the reference row for a port
     or a searched program.
     """
-    options = TrainingOptions(seeds=seeds, seed_mode=seed_mode, devices=devices, progress=progress)
     data.check_task(task)
     factory = bridge.official_processor_factory(kind, cfg.use_ln, cfg.nb_triplet_fts)
     step_macs = macs.haiku_processor_macs(factory, cfg.macs_nodes, cfg.hidden_size)
     name = program_lib.OFFICIAL_PREFIX + kind
-    return _measure(factory, task, cfg, seed, options, name, "", step_macs)
+    return _measure(factory, task, cfg, seed, training, name, "", step_macs)

@@ -1,8 +1,8 @@
 """How one evaluation trains, apart from what it trains: one immutable record.
 
-`evaluate.evaluate_program` and `evaluate.evaluate_official` take these as keyword options
-(their public signatures) and pass this one record down to the training, instead of the same
-five options through every helper. Cheap to import (no JAX).
+`evaluate.evaluate_program` and `evaluate.evaluate_official` take this one record (their
+`training` argument) and pass it down to the training, instead of the same five keyword
+options in every signature and helper. Cheap to import (no JAX).
 """
 
 from __future__ import annotations

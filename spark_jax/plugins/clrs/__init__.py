@@ -100,27 +100,21 @@ class ClrsFamily:
         cascade and K seeds), or DeepMind's processor for an 'official:' job without source;
         returns the run database's `program.outcome.Evaluation`."""
         from spark_jax.evaluation import evaluate
+        from spark_jax.evaluation.training_options import TrainingOptions
 
         cfg = protocol_lib.from_dict(job["protocol"])
-        cascade = job.get("cascade")
         k = int(job.get("seeds") or 1)  # older jobs carry no `seeds`: one
         seeds = k if k > 1 else None
         seed_mode = job.get("seed_mode") or "vmap"  # older K-seed jobs were vmapped
-        name = job["program_name"]
+        training = TrainingOptions(seeds=seeds, seed_mode=seed_mode)
+        name, seed = job["program_name"], int(job["seed"])
         if not job["source"] and name.startswith(program_lib.OFFICIAL_PREFIX):
             kind = name[len(program_lib.OFFICIAL_PREFIX) :]  # DeepMind's processor, no source
-            return evaluate.evaluate_official(
-                kind, job["task"], cfg, int(job["seed"]), seeds=seeds, seed_mode=seed_mode
-            )
-        return evaluate.evaluate_program(
-            program_lib.Program(source=job["source"], name=name),
-            job["task"],
-            cfg,
-            int(job["seed"]),
-            cascade=None if cascade is None else tuple(cascade),
-            seeds=seeds,
-            seed_mode=seed_mode,
-        )
+            return evaluate.evaluate_official(kind, job["task"], cfg, seed, training=training)
+        if job.get("cascade") is not None:
+            training = dataclasses.replace(training, cascade=tuple(job["cascade"]))
+        program = program_lib.Program(source=job["source"], name=name)
+        return evaluate.evaluate_program(program, job["task"], cfg, seed, training=training)
 
     def job_fields(self, benchmark: str, preset: str, split: str) -> dict[str, Any]:
         """{}: a CLRS job names its task and carries the protocol (the selection protocol's
