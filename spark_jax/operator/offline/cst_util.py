@@ -16,8 +16,6 @@ __all__ = [
     "assign_name",
     "assign_value",
     "self_assign",
-    "self_assigns_matching",
-    "rewrap_self_assigns",
     "with_value",
     "replace_stmt",
     "replace_subexpr",
@@ -90,30 +88,6 @@ def self_assign(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | Non
     ):
         return target.attr.value, assign.value
     return None
-
-
-def self_assigns_matching(
-    stmts: Sequence[cst.BaseStatement], pattern: re.Pattern[str]
-) -> list[tuple[int, str, str]]:
-    """(index, NAME, EXPR code stripped) of each `self.NAME = EXPR` line of `stmts` whose
-    EXPR code `pattern` matches from its start (a layer definition a transform edits)."""
-    found = []
-    for i, stmt in enumerate(stmts):
-        hit = self_assign(stmt)
-        if hit is not None and pattern.match(code(hit[1]).strip()):
-            found.append((i, hit[0], code(hit[1]).strip()))
-    return found
-
-
-def rewrap_self_assigns(
-    stmts: Sequence[cst.BaseStatement], found: Iterable[tuple[int, str, str]], template: str
-) -> Stmts:
-    """`stmts` with each found `self.NAME = EXPR` line (index, NAME, EXPR, as from
-    `self_assigns_matching`) rewritten as `self.NAME = template.format(EXPR)`."""
-    out = list(stmts)
-    for i, name, expr in found:
-        out = replace_stmt(out, i, f"self.{name} = {template.format(expr)}")
-    return out
 
 
 def with_value(stmt: cst.BaseStatement, value: cst.BaseExpression | str) -> cst.SimpleStatementLine:

@@ -12,40 +12,30 @@ from __future__ import annotations
 import random
 import re
 
+from spark_jax.operator.offline import dense_edits
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import (
-    Stmts,
-    code,
-    parse_stmts,
-    replace_stmt,
-    rewrap_self_assigns,
-    self_assigns_matching,
-)
+from spark_jax.operator.offline.cst_util import Stmts, parse_stmts, replace_stmt
 
 __all__ = ["POLICY_TRANSFORMS"]
 
 _ACTS = ("jnp.tanh", "jax.nn.relu", "jax.nn.gelu", "jax.nn.silu", "jax.nn.elu")
 _WIDTH_RE = re.compile(r"^h = (.+?)\s*(#.*)?$")
 _HIDDEN_RE = re.compile(r"dense\(h\)\Z")  # A hidden layer (an output head is dense(N)).
-_TRUNK_RE = re.compile(r"^(\w+) = ((?:jnp|jax\.nn)\.\w+)\(self\.(\w+)\((\w+)\)\)\s*(#.*)?$")
+_TRUNK_RE = dense_edits.trunk_pattern(r"(?:jnp|jax\.nn)\.\w+")
 # Observation scale per component (cart x, x_dot, pole theta, theta_dot): the termination
 # thresholds for x and theta and typical speeds, so every input is O(1).
 _OBS_SCALE = "(2.4, 2.0, 0.21, 2.0)"
 
 
-def _line(stmt) -> str:
-    return code(stmt).strip()
-
-
 def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
     """(index, name, call text) of `self.NAME = dense(h)` lines (hidden, not output heads)."""
-    return self_assigns_matching(ctx.operator.stmts, _HIDDEN_RE)
+    return dense_edits.self_assigns_matching(ctx.operator.stmts, _HIDDEN_RE)
 
 
 def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
     for i, stmt in enumerate(ctx.operator.stmts):
-        m = _WIDTH_RE.match(_line(stmt))
+        m = _WIDTH_RE.match(dense_edits.stmt_line(stmt))
         if m:
             factor = rng.choice((2, 4))
             return replace_stmt(ctx.operator.stmts, i, f"h = {factor} * ({m.group(1)})")
@@ -66,13 +56,13 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     layers = _hidden_layers(ctx)
     if not layers:
         raise NotApplicable("no hidden 'self.NAME = dense(h)' layer to normalize")
-    return rewrap_self_assigns(ctx.operator.stmts, layers, "nn.Sequential([{}, nn.LayerNorm()])")
+    return dense_edits.layernorm_after(ctx.operator.stmts, layers)
 
 
 def _trunk(ctx: ProgramContext) -> list[tuple[int, re.Match]]:
     out = []
     for i, stmt in enumerate(ctx.action.stmts):
-        m = _TRUNK_RE.match(_line(stmt))
+        m = _TRUNK_RE.match(dense_edits.stmt_line(stmt))
         if m and m.group(2) in _ACTS:
             out.append((i, m))
     return out
@@ -97,10 +87,7 @@ def _residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
         raise NotApplicable("no width-preserving trunk statement 'X = ACT(self.NAME(X))'")
     stmts = list(ctx.action.stmts)
     for i, m in same:
-        x, act, layer, _, comment = m.groups()
-        stmts = replace_stmt(
-            stmts, i, f"{x} = {x} + {act}(self.{layer}({x}))  {comment or ''}".rstrip()
-        )
+        stmts = replace_stmt(stmts, i, dense_edits.residual(m))
     return stmts
 
 
@@ -108,7 +95,9 @@ def _input_scale(ctx: ProgramContext, rng: random.Random) -> Stmts:
     if "obs_scale" in ctx.action.text:
         raise NotApplicable("observations are already scaled")
     stmts = list(ctx.action.stmts)
-    at = next((i for i, s in enumerate(stmts) if not _line(s).startswith("assert")), None)
+    at = next(
+        (i for i, s in enumerate(stmts) if not dense_edits.stmt_line(s).startswith("assert")), None
+    )
     if at is None or "obs" not in ctx.action.text:
         raise NotApplicable("no 'obs' input used in __call__")
     new = parse_stmts(

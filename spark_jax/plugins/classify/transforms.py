@@ -14,41 +14,30 @@ from __future__ import annotations
 import random
 import re
 
+from spark_jax.operator.offline import dense_edits
 from spark_jax.operator.offline.base import ProgramContext, Transform, make_transform
 from spark_jax.operator.offline.base import TransformNotApplicable as NotApplicable
-from spark_jax.operator.offline.cst_util import (
-    Stmts,
-    code,
-    parse_stmts,
-    replace_stmt,
-    rewrap_self_assigns,
-    self_assign,
-    self_assigns_matching,
-)
+from spark_jax.operator.offline.cst_util import Stmts, code, parse_stmts, replace_stmt, self_assign
 
 __all__ = ["CLASSIFIER_TRANSFORMS"]
 
 _ACTS = ("nn.relu", "nn.gelu", "nn.silu", "nn.tanh", "nn.elu")
 _ACT_RE = re.compile(r"\bnn\.(relu|gelu|silu|tanh|elu)\b")
 # `X = ACT(self.NAME(X))`: a width-preserving candidate for a residual connection.
-_TRUNK_RE = re.compile(r"^(\w+) = (nn\.\w+)\(self\.(\w+)\((\w+)\)\)\s*(#.*)?$")
+_TRUNK_RE = dense_edits.trunk_pattern(r"nn\.\w+")
 _HEAD = "nn.Dense(self.num_classes)"
 _LAYER_RE = re.compile(r"^nn\.(Dense|Conv)\(self\.hidden\b")
 
 
-def _line(stmt) -> str:
-    return code(stmt).strip()
-
-
 def _hidden_layers(ctx: ProgramContext) -> list[tuple[int, str, str]]:
     """(index, name, expression) of `self.NAME = nn.Dense/Conv(self.hidden...)` lines."""
-    return self_assigns_matching(ctx.operator.stmts, _LAYER_RE)
+    return dense_edits.self_assigns_matching(ctx.operator.stmts, _LAYER_RE)
 
 
 def _widen(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts, changed = list(ctx.operator.stmts), False
     for i, stmt in enumerate(stmts):
-        text = _line(stmt)
+        text = dense_edits.stmt_line(stmt)
         if "self.hidden" not in text or text.startswith("self.out"):
             continue
         if "self.hidden // 2" in text:
@@ -79,11 +68,11 @@ def _norm(ctx: ProgramContext, rng: random.Random) -> Stmts:
     layers = _hidden_layers(ctx)
     if not layers:
         raise NotApplicable("no hidden 'self.NAME = nn.Dense/Conv(self.hidden...)' layer")
-    return rewrap_self_assigns(ctx.operator.stmts, layers, "nn.Sequential([{}, nn.LayerNorm()])")
+    return dense_edits.layernorm_after(ctx.operator.stmts, layers)
 
 
 def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
-    found = [(i, _ACT_RE.findall(_line(s))) for i, s in enumerate(ctx.action.stmts)]
+    found = [(i, _ACT_RE.findall(dense_edits.stmt_line(s))) for i, s in enumerate(ctx.action.stmts)]
     found = [(i, names) for i, names in found if names]
     if not found:
         raise NotApplicable("no nonlinearity nn.relu/gelu/silu/tanh/elu in __call__")
@@ -91,7 +80,7 @@ def _activation(ctx: ProgramContext, rng: random.Random) -> Stmts:
     new = rng.choice([a for a in _ACTS if a != current])
     stmts = list(ctx.action.stmts)
     for i, _ in found:
-        stmts = replace_stmt(stmts, i, _ACT_RE.sub(new, _line(stmts[i])))
+        stmts = replace_stmt(stmts, i, _ACT_RE.sub(new, dense_edits.stmt_line(stmts[i])))
     return stmts
 
 
@@ -103,11 +92,9 @@ def _residual(ctx: ProgramContext, rng: random.Random) -> Stmts:
     }
     stmts, changed = list(ctx.action.stmts), False
     for i, stmt in enumerate(stmts):
-        m = _TRUNK_RE.match(_line(stmt))
+        m = _TRUNK_RE.match(dense_edits.stmt_line(stmt))
         if m and m.group(1) == m.group(4) and m.group(3) in dense:
-            x, act, layer, _, comment = m.groups()
-            new = f"{x} = {x} + {act}(self.{layer}({x}))  {comment or ''}".rstrip()
-            stmts, changed = replace_stmt(stmts, i, new), True
+            stmts, changed = replace_stmt(stmts, i, dense_edits.residual(m)), True
     if not changed:
         raise NotApplicable("no width-preserving 'X = ACT(self.NAME(X))' over an H->H Dense")
     return stmts
@@ -117,8 +104,8 @@ def _square_features(ctx: ProgramContext, rng: random.Random) -> Stmts:
     if "jnp.square(x)" in ctx.action.text or not re.search(r"\bx\b", ctx.action.text):
         raise NotApplicable("no raw input x in __call__, or squares already added")
     stmts = list(ctx.action.stmts)
-    at = next((i for i, s in enumerate(stmts) if re.search(r"\bx\b", _line(s))), 0)
-    if _line(stmts[at]).startswith("x = jnp.asarray"):
+    at = next((i for i, s in enumerate(stmts) if re.search(r"\bx\b", dense_edits.stmt_line(s))), 0)
+    if dense_edits.stmt_line(stmts[at]).startswith("x = jnp.asarray"):
         at += 1
     new = parse_stmts("x = jnp.concatenate([x, jnp.square(x)], axis=-1)  # [B, 2F]\n")
     return stmts[:at] + new + stmts[at:]
@@ -127,7 +114,7 @@ def _square_features(ctx: ProgramContext, rng: random.Random) -> Stmts:
 def _pooling(ctx: ProgramContext, rng: random.Random) -> Stmts:
     stmts = list(ctx.action.stmts)
     for i, stmt in enumerate(stmts):
-        text = _line(stmt)
+        text = dense_edits.stmt_line(stmt)
         if "jnp.mean(h, axis=1)" in text and "jnp.max(h, axis=1)" not in text:
             pooled = "jnp.concatenate([jnp.mean(h, axis=1), jnp.max(h, axis=1)], -1)"
             return replace_stmt(stmts, i, text.replace("jnp.mean(h, axis=1)", pooled, 1))
