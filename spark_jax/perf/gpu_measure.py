@@ -226,17 +226,21 @@ def _search_facts(run_db: Path) -> dict:
     )
 
 
-def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
+def _search_command(spec: str, tmp: str) -> tuple[dict, Path, list[str]]:
+    """The search a `search[:BUDGET:WORKERS]` spec asks for: (its setting, as its record
+    names it; its run directory under `tmp`; its command). Unless it is the embedded default,
+    its config (configs/default.yaml with that budget, 3x as many attempts and W workers) is
+    written beside the run directory."""
     from spark_jax.config.search import default_config
 
     embedded = default_config()
     parts = [int(x) for x in spec.split(":")[1:3]]
-    embedded_default = not parts
     budget = parts[0] if parts else embedded.budget
     workers = parts[1] if len(parts) > 1 else embedded.executor.num_workers
+    setting = dict(spec=spec, budget=budget, workers=workers, embedded_default=not parts)
     run_dir = Path(tmp) / f"search-{budget}-{workers}"
     cmd = [*cli(), "search", "--run-dir", str(run_dir), "--no-progress"]
-    if not embedded_default:
+    if parts:
         text = (CHECKOUT / "configs" / "default.yaml").read_text()
         text = re.sub(r"(?m)^budget: .*$", f"budget: {budget}", text)
         text = re.sub(r"(?m)^max_attempts: .*$", f"max_attempts: {3 * budget}", text)
@@ -248,6 +252,11 @@ def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
         config = run_dir.with_suffix(".yaml")
         config.write_text(text)
         cmd += ["--config", str(config)]
+    return setting, run_dir, cmd
+
+
+def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
+    setting, run_dir, cmd = _search_command(spec, tmp)
     log_path = Path(tmp) / f"{run_dir.name}.log"
     start = time.perf_counter()
     with GpuSampler() as sampler, log_path.open("w") as log:
@@ -262,10 +271,7 @@ def phase_search(out: Path, spec: str, tmp: str, deadline: float) -> None:
             rc, cut_short = proc.wait(), True
     record = dict(
         phase="search",
-        spec=spec,
-        budget=budget,
-        workers=workers,
-        embedded_default=embedded_default,
+        **setting,
         rc=rc,
         cut_short=cut_short,
         process_wall_s=time.perf_counter() - start,
