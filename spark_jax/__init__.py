@@ -5,12 +5,12 @@ The few names a researcher scripts against (imported lazily: `import spark_jax` 
     import spark_jax
     report = spark_jax.check_program(source)                     # feasibility, sandboxed
     ev = spark_jax.evaluate_program(spark_jax.read_program(path), 'dfs',
-                                    spark_jax.get_preset('smoke'))
+                                    spark_jax.get_preset('smoke'),
+                                    training=spark_jax.TrainingOptions(seeds=3))
     result = spark_jax.run_search(spark_jax.load_config('configs/tiny.yaml'), 'runs/x')
 
-The data path, one subpackage per stage (lower floors never import higher ones):
-`program` -> `workers` -> `feasibility` -> `operator` -> `evaluation` -> `search` -> `report` ->
-`bench` / `cli`; `config` and `util` sit below them all.
+The subpackages stand on floors (a floor imports only lower ones); docs/layout.md lists every
+one with its floor and job, and tests/test_layout.py holds the code to it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "ProtocolConfig",
     "SearchConfig",
     "SearchResult",
+    "TrainingOptions",
     "check_program",
     "default_config",
     "evaluate_program",
@@ -41,6 +42,7 @@ _EXPORTS = {
     "check_program": "spark_jax.feasibility.checker",
     "Evaluation": "spark_jax.program.outcome",
     "evaluate_program": "spark_jax.evaluation.evaluate",
+    "TrainingOptions": "spark_jax.evaluation.training_options",
     "Program": "spark_jax.program.source",
     "read_program": "spark_jax.program.source",
     "ProtocolConfig": "spark_jax.config.protocol",
