@@ -28,11 +28,16 @@ def _regenerate_commands(folder: Path) -> list[str]:
     return [script for script, name in REGENERATE.findall(readme) if name == folder.name]
 
 
+# SQLite's side files of a database in WAL mode: they exist while any connection, a reader's
+# included (tests in the other pytest worker read these folders' run.db), has it open.
+_TRANSIENT = ("-wal", "-shm")
+
+
 def _tree(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(_TRANSIENT)
     }
 
 
