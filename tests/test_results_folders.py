@@ -137,7 +137,18 @@ def test_intensify_writes_its_table_and_answer_into_the_folder_template(tmp_path
     def runs(arm: Path):
         shrink = 1.0 if arm.name == "with" else 0.0  # the intensified arm's drop is 1 pp less
         return tuple(
-            intensification.ArmRun(s, 60.0 + s, 55.0 + s + shrink + 0.1 * s, 0.5, 4, 2 * s)
+            intensification.ArmRun(
+                s,
+                60.0 + s,
+                55.0 + s + shrink + 0.1 * s,
+                0.5,
+                4,
+                2 * s,
+                "smoke",
+                "dfs",
+                "offline",
+                "vm",
+            )
             for s in range(3)
         )
 
@@ -146,6 +157,9 @@ def test_intensify_writes_its_table_and_answer_into_the_folder_template(tmp_path
     text = (out / "README.md").read_text(encoding="utf-8")
     assert "| without | 0 | 60.00 | 55.00 | +5.00 | 4 | 0 | 0.50 |" in text
     assert "| with | 2 | 62.00 | 58.20 | +3.80 | 4 | 4 | 0.50 |" in text
+    assert (
+        "preset `smoke`, task `dfs`; offline rule-based editor (NOT an LLM); machines: vm." in text
+    )
     answer = text.split(intensify.ANSWER_MARK + "\n", 1)[1].split("\n\n", 1)[0]
     assert answer.startswith("**Answer.** `") and "at 3 search seeds" in answer
     assert "+4.90 pp without intensification and +3.90 pp with it" in answer

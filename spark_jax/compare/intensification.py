@@ -33,6 +33,10 @@ class ArmRun:
     device_hours: float
     evaluated: int
     reevaluations: int
+    preset: str = ""  # what the run recorded (run_meta): for the README's label check
+    task: str = ""
+    editor: str = ""
+    machine: str = ""
 
     @property
     def drop(self) -> float:
@@ -48,6 +52,7 @@ def _run(run_dir: pathlib.Path, seed: int) -> ArmRun | None:
         state = db.get_meta(intensify.META_KEY) or {}
         seconds = sum(e["wall_seconds"] or 0.0 for e in db.evaluations())
         evaluated = db.evaluated_count(include_baseline=False)
+        setting = [str(db.get_meta(key) or "") for key in ("preset", "task", "editor", "machine")]
     extra = sum(float(p.get("wall_seconds") or 0.0) for p in (state.get("programs") or {}).values())
     entry = final.get(best.program_id) if best is not None else None
     test = ((entry or {}).get("evaluation") or {}).get("ood_score")
@@ -55,7 +60,8 @@ def _run(run_dir: pathlib.Path, seed: int) -> ArmRun | None:
         return None
     reevaluations = len(state.get("programs") or {})
     hours = (seconds + extra) / 3600.0
-    return ArmRun(seed, 100 * best.ood_score, 100 * test, hours, evaluated, reevaluations)
+    scores = (100 * best.ood_score, 100 * test, hours, evaluated, reevaluations)
+    return ArmRun(seed, *scores, *setting)
 
 
 def arm_runs(out: pathlib.Path) -> tuple[ArmRun, ...]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from spark_jax.compare import intensification
 from spark_jax.results import readme
-from spark_jax.util import markdown
+from spark_jax.util import labels, markdown
 
 ANSWER_MARK = readme.answer_mark("intensify_table")
 
@@ -41,6 +41,18 @@ def _answer(found: intensification.DropComparison) -> str:
     )
 
 
+def settings_line(found: intensification.DropComparison) -> str:
+    """What the searches recorded: preset, task, editor and machine, over both arms."""
+    runs = (*found.without, *found.with_)
+    presets = ", ".join(f"`{p}`" for p in sorted({r.preset for r in runs}))
+    tasks = ", ".join(f"`{t}`" for t in sorted({r.task for r in runs}))
+    return (
+        f"Searches (each run.db's run_meta): preset {presets}, task {tasks}; "
+        f"{labels.editor_label([r.editor for r in runs])}; "
+        f"machines: {labels.machines_label([r.machine or None for r in runs])}."
+    )
+
+
 def write(out: pathlib.Path) -> pathlib.Path:
     """Rewrites OUT/README.md's generated block (one row per search of either arm) and its
     answer from OUT/data/without and OUT/data/with."""
@@ -50,7 +62,8 @@ def write(out: pathlib.Path) -> pathlib.Path:
     )
     head = ["arm", "search seed", "selection (%)", "test (%)", "drop (pp)", "candidates"]
     table = markdown.table([*head, "re-evaluations", "device h"], _rows(found))
-    readme.rewrite(out / "README.md", table, ANSWER_MARK, _answer(found))
+    block = [settings_line(found), "", *table]
+    readme.rewrite(out / "README.md", block, ANSWER_MARK, _answer(found))
     return out / "README.md"
 
 
