@@ -158,7 +158,8 @@ def test_intensify_writes_its_table_and_answer_into_the_folder_template(tmp_path
     assert "| without | 0 | 60.00 | 55.00 | +5.00 | 4 | 0 | 0.50 |" in text
     assert "| with | 2 | 62.00 | 58.20 | +3.80 | 4 | 4 | 0.50 |" in text
     assert (
-        "preset `smoke`, task `dfs`; offline rule-based editor (NOT an LLM); machines: vm." in text
+        "preset `smoke`, task `dfs`; offline rule-based editor (NOT an LLM); machines: vm (6 searches)."
+        in text
     )
     answer = text.split(intensify.ANSWER_MARK + "\n", 1)[1].split("\n\n", 1)[0]
     assert answer.startswith("**Answer.** `") and "at 3 search seeds" in answer

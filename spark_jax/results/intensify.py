@@ -7,6 +7,7 @@ runs' databases.
 
 from __future__ import annotations
 
+import collections
 import pathlib
 from collections.abc import Sequence
 
@@ -46,10 +47,12 @@ def settings_line(found: intensification.DropComparison) -> str:
     runs = (*found.without, *found.with_)
     presets = ", ".join(f"`{p}`" for p in sorted({r.preset for r in runs}))
     tasks = ", ".join(f"`{t}`" for t in sorted({r.task for r in runs}))
+    machines = collections.Counter(r.machine or "not recorded" for r in runs)
     return (
         f"Searches (each run.db's run_meta): preset {presets}, task {tasks}; "
-        f"{labels.editor_label([r.editor for r in runs])}; "
-        f"machines: {labels.machines_label([r.machine or None for r in runs])}."
+        f"{labels.editor_label([r.editor for r in runs])}; machines: "
+        + "; ".join(f"{m} ({n} searches)" for m, n in sorted(machines.items()))
+        + "."
     )
 
 
