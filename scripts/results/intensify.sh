@@ -48,8 +48,11 @@ for s in 0 1 2; do  # the arm without: results/compare-offline's finished SPARK 
 done
 "$PY" -m spark_jax.cli compare --methods spark --seeds 6 --config "$work/with.yaml" \
   --budget 4 --max-attempts 8 --jobs 2 --out "$work/with/cmp"
+# each arm saved as it finishes: its part's last save is its end (segments.json)
+"$PY" scripts/compare_checkpoint.py save "$work/with/cmp" "$CHECKPOINT/with"
 "$PY" -m spark_jax.cli compare --methods spark --seeds 6 --config "$work/without.yaml" \
   --budget 4 --max-attempts 12 --jobs 2 --out "$work/without/cmp"
+"$PY" scripts/compare_checkpoint.py save "$work/without/cmp" "$CHECKPOINT/without"
 out=results/intensify
 mkdir -p "$out/data"
 for arm in without with; do

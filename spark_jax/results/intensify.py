@@ -33,12 +33,17 @@ def _answer(found: intensification.DropComparison) -> str:
     t = found.test
     w, i = found.mean(found.without, "drop"), found.mean(found.with_, "drop")
     hours = found.mean(found.without, "device_hours"), found.mean(found.with_, "device_hours")
+    trainings = [
+        sum(r.evaluated + r.reevaluations for r in arm) / max(len(arm), 1)
+        for arm in (found.without, found.with_)
+    ]
     return (
         f"`{found.verdict}` at {len(found.seeds)} search seeds: the drop from the reported "
         f"best's selection score to its test score on a fresh seed was {w:+.2f} pp without "
         f"intensification and {i:+.2f} pp with it (mean over seeds; "
         f"{t.method or 'no test'}, p = {t.p:.3g}), at "
-        f"{hours[0]:.2f} and {hours[1]:.2f} device hours per search."
+        f"{hours[0]:.2f} and {hours[1]:.2f} device hours per search and "
+        f"{trainings[0]:.1f} and {trainings[1]:.1f} trainings (candidates and re-evaluations)."
     )
 
 
