@@ -51,5 +51,12 @@ def test_the_settings_line_says_what_the_stored_records_name():
     before["settings"] = {"compare_tiny": {"preset": ["tiny"], "editor": ["offline"]}}
     after["settings"] = {"compare_tiny": {"preset": ["tiny"], "editor": ["llm"]}}
     line = rr.settings_line(before, after)
-    assert "preset `tiny`" in line and "not an LLM" in line and "editor `llm` (a model)" in line
+    assert (
+        "preset `tiny`" in line and "editor `llm`, `offline`: LLM editor + offline editor" in line
+    )
     assert line.endswith("(the two sides name different settings).")
+    offline = rr.settings_line(before, before)
+    assert offline == (
+        "Settings in the stored records: compare_tiny: preset `tiny`, "
+        "editor `offline`: offline rule-based editor (NOT an LLM)."
+    )

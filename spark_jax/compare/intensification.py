@@ -42,6 +42,11 @@ class ArmRun:
     def drop(self) -> float:
         return self.selection - self.test
 
+    @property
+    def trainings(self) -> int:
+        """Its device work in trainings: candidates and re-evaluations."""
+        return self.evaluated + self.reevaluations
+
 
 def _run(run_dir: pathlib.Path, seed: int) -> ArmRun | None:
     with RunDB.open(run_dir / "run.db") as db:

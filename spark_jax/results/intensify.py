@@ -33,10 +33,7 @@ def _answer(found: intensification.DropComparison) -> str:
     t = found.test
     w, i = found.mean(found.without, "drop"), found.mean(found.with_, "drop")
     hours = found.mean(found.without, "device_hours"), found.mean(found.with_, "device_hours")
-    trainings = [
-        sum(r.evaluated + r.reevaluations for r in arm) / max(len(arm), 1)
-        for arm in (found.without, found.with_)
-    ]
+    trainings = found.mean(found.without, "trainings"), found.mean(found.with_, "trainings")
     return (
         f"`{found.verdict}` at {len(found.seeds)} search seeds: the drop from the reported "
         f"best's selection score to its test score on a fresh seed was {w:+.2f} pp without "

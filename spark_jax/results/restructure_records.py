@@ -18,7 +18,7 @@ import pathlib
 from collections.abc import Sequence
 
 from spark_jax.results import readme as folders
-from spark_jax.util import markdown
+from spark_jax.util import labels, markdown
 
 FOLDER = "restructure-records"
 SCRIPT = "restructure_records_table"
@@ -47,18 +47,17 @@ def rows(before: dict, after: dict) -> list[list[str]]:
     return out
 
 
-# What an editor kind named in the records is, in the label's words.
-_EDITORS = {"offline": "the offline rule-based editor, not an LLM"}
-
-
 def settings_line(before: dict, after: dict) -> str:
     """The presets and editors each scenario's stored records name, on both sides."""
     parts = []
     for scenario in sorted(set(before.get("settings", {})) | set(after.get("settings", {}))):
         found = [side.get("settings", {}).get(scenario, {}) for side in (before, after)]
-        merged = {key: sorted({v for f in found for v in f.get(key, [])}) for key in found[1]}
-        said = [f"preset `{p}`" for p in merged.get("preset", [])]
-        said += [f"editor `{e}` ({_EDITORS.get(e, 'a model')})" for e in merged.get("editor", [])]
+        presets = sorted({p for f in found for p in f.get("preset", [])})
+        editors = sorted({e for f in found for e in f.get("editor", [])})
+        said = [f"preset `{p}`" for p in presets]
+        said += (
+            [f"editor `{'`, `'.join(editors)}`: {labels.editor_label(editors)}"] if editors else []
+        )
         same = "" if found[0] == found[1] else " (the two sides name different settings)"
         parts.append(f"{scenario}: {', '.join(said) or 'no settings stored'}{same}")
     return "Settings in the stored records: " + "; ".join(parts) + "." if parts else ""
