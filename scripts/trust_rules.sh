@@ -6,6 +6,8 @@
 # Makes two throwaway git worktrees (BEFORE and HEAD), runs the same small commands in each
 # (tiny preset, offline rule-based editor: NOT an LLM; JAX on whatever device is present), copies
 # the small text outputs to OUT/before/<name>/ and OUT/after/<name>/ (no .db, no XLA caches),
+# and the JSON records the table reads (spark_jax/results/trust_rules_records.py, run by path with
+# each tree's code on PYTHONPATH: what that tree's own code computes from the stored outputs),
 # then runs scripts/trust_rules_table.py OUT (figures.csv and the README's generated table).
 # The probes that are no `spark-jax` command (the scripted budget scenario, the baseline
 # prompts' vocabulary, the comparison's run summary) are spark_jax.results.trust_rules_probes
@@ -44,6 +46,14 @@ sj() {
     (cd "$tree" && PYTHONPATH="$tree" "$PY" -m spark_jax.cli "$@")
 }
 
+# record TREE ARGS...: a JSON record from trust_rules_records.py, with TREE's code imported.
+RECORDS="$REPO/spark_jax/results/trust_rules_records.py"
+record() {
+    local tree=$1
+    shift
+    (cd "$tree" && PYTHONPATH="$tree" "$PY" -P "$RECORDS" "$@")
+}
+
 # keep SRC DEST FILES...: copy the small text files that exist.
 keep() {
     local src=$1 dest=$2
@@ -77,7 +87,10 @@ for side in before after; do
             --seeds "$n" --preset tiny --out "$tmp/$name" 2>&1 | tee "$tmp/$name.log"
         keep "$tmp/$name" "$dst/$name" report.md results.csv
         cp "$tmp/$name.log" "$dst/$name/log.txt"
+        record "$tree" comparison "$dst/$name/results.csv" >"$dst/$name/comparison.json"
     done
+    mkdir -p "$dst/reference"
+    record "$tree" reference --preset tiny >"$dst/reference/clrs-row.json"
 
     # Selection: benchmark of a finished run (seeds disjoint from the search's).
     sj "$tree" benchmark "$RUN_DFS" --tasks dfs --seeds 2 --preset tiny --out "$tmp/bench-run" \
@@ -89,6 +102,7 @@ for side in before after; do
         --no-progress 2>&1 | tee "$tmp/classify-bc.log"
     keep "$tmp/classify-bc" "$dst/classify-bc" report.md config.yaml
     cp "$tmp/classify-bc.log" "$dst/classify-bc/log.txt"
+    record "$tree" selection "$tmp/classify-bc" >"$dst/classify-bc/selection.json"
 
     # Budget, duplicates, equal attempts: compare under one budget and one attempt cap.
     sj "$tree" compare --methods spark,openevolve --seeds 1 --preset tiny --budget 2 \

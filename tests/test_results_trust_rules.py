@@ -1,14 +1,18 @@
 """results/trust-rules: the README's generated table and figures.csv are what
-spark_jax.results.trust_rules (scripts/trust_rules_table.py) renders from the committed outputs;
-the probes give today's code's figures, the ones the "after" outputs hold; the scripts and
-files it names exist, and the folder holds no code."""
+spark_jax.results.trust_rules (scripts/trust_rules_table.py) renders from the committed records,
+none of them a report's Markdown; the probes and the record writers give today's code's
+figures, the ones the "after" records hold; the scripts and files it names exist, and the
+folder holds no code."""
 
 import csv
+import json
 import pathlib
 import re
 
 from spark_jax.results import trust_rules as table
+from spark_jax.results import trust_rules_figures as figures
 from spark_jax.results import trust_rules_probes as probes
+from spark_jax.results import trust_rules_records as records
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "trust-rules"
@@ -106,3 +110,65 @@ def test_the_run_summary_reads_what_the_run_database_holds(tmp_path):
     assert int(figures["attempts"]) == len(proposals)
     best = max(e["ood_score"] for e in candidates if e["status"] == "ok")
     assert figures["best_candidate"] == f"{best:.4f}"
+
+
+def test_no_figure_is_read_from_a_report():
+    # Every figure comes from a stored record (results.csv, a JSON record, a config, a probe's
+    # output), never from the Markdown a version's report wrote.
+    for row in table.extract(OUT):
+        for key in ("source_before", "source_after"):
+            assert not row[key].endswith(".md"), row
+
+
+def _comparison_figures(record: dict) -> tuple:
+    return (
+        figures.verdict_words(record),
+        figures.interval_text(record),
+        figures.task_tests(record),
+        figures.mdd_text(record),
+        figures.p_floor(record),
+    )
+
+
+def test_the_comparison_records_are_what_the_code_computes_from_results_csv():
+    # after/*/comparison.json was written by the after tree's code from the results.csv beside
+    # it; today's statistics give the same figures from the same file (the before records come
+    # from the old tree's code, which is not importable here).
+    for name in ("stats-1seed", "stats-2seeds"):
+        folder = OUT / "after" / name
+        stored = json.loads((folder / "comparison.json").read_text(encoding="utf-8"))
+        today = records.comparison(folder / "results.csv")
+        assert (today["program"], today["baseline"]) == ("mpnn", "official:triplet_gmpnn")
+        assert _comparison_figures(today) == _comparison_figures(stored), name
+    before = json.loads((OUT / "before" / "stats-1seed" / "comparison.json").read_text("utf-8"))
+    assert before["code"] == "6648d88" and before["per_task"] is None
+
+
+def test_the_reference_record_is_the_reference_modules_source():
+    stored = json.loads((OUT / "after" / "reference" / "clrs-row.json").read_text("utf-8"))
+    today = records.reference("tiny")
+    assert {k: v for k, v in today.items() if k != "code"} == {
+        k: v for k, v in stored.items() if k != "code"
+    }
+
+
+def test_the_selection_record_reads_the_run_database(tmp_path):
+    # A copy of a committed classify search (opened read-only; a copy keeps results/ free of
+    # sqlite's side files), read again through the run database's own API.
+    from spark_jax.search.rundb import RunDB
+
+    source = ROOT / "results" / "families" / "data" / "breast_cancer-mlp" / "run.db"
+    (tmp_path / "run.db").write_bytes(source.read_bytes())
+    got = records.selection(tmp_path)
+    with RunDB.open(tmp_path / "run.db") as db:
+        meta = {k: db.get_meta(k) for k in ("fitness_source", "data", "final_test")}
+        candidates = [
+            e["ood_score"]
+            for e in db.evaluations()
+            if e["proposal_attempt"] is not None and e["status"] == "ok"
+        ]
+    assert got["fitness_source"] == meta["fitness_source"] == "ood_val"
+    assert got["selection_split"] == {"name": "validation", "examples": meta["data"]["n_val"]}
+    best = [p for p in meta["final_test"]["programs"].values() if "best" in p["roles"]]
+    assert got["best_candidate"]["selection_score"] == max(candidates)
+    assert got["best_candidate"]["test_score"] == best[0]["evaluation"]["ood_score"]

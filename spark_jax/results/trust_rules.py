@@ -1,6 +1,6 @@
 """results/trust-rules: each rule of the "verdicts a researcher can trust" change, before and
 after, on the same small runs. `regenerate` extracts every figure the README cites from the
-folder's copied outputs (`trust_rules_figures`) into figures.csv, rewrites the README's
+folder's stored records (`trust_rules_figures`) into figures.csv, rewrites the README's
 section between the `<!-- generated -->` and `<!-- end generated -->` markers and its
 `**Answer.**` paragraph, each clause of which is a row of the table (before -> after)."""
 
@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import pathlib
 import re
 
-from spark_jax.results.trust_rules_figures import extract, read
+import yaml
+
+from spark_jax.results.trust_rules_figures import extract, p_floor, record
 from spark_jax.util import markdown
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -32,25 +35,18 @@ def _get(rows: list[dict[str, str]], rule: str, figure: str) -> dict[str, str]:
 
 
 def _two_seed_clause(rows: list[dict[str, str]], out: pathlib.Path) -> str:
-    """The 2-seed clause: the verdicts and, where the report states it, the p floor."""
+    """The 2-seed clause: the verdicts and, where the after code finds no verdict possible at
+    that n (the exact test's smallest p above Holm's first threshold), that floor."""
     two = _get(rows, "2 seeds", "mpnn vs")
     mdd = _get(rows, "2 seeds", "minimal detectable")
-    floor = next(
-        (
-            line
-            for line in read(out, two["source_after"]).splitlines()
-            if "smallest possible p" in line
-        ),
-        "",
-    )
-    p_min = re.search(r"smallest possible p is ([\d.]+)", floor)
+    floor = p_floor(record(out, two["source_after"]))
     return (
         f'With two seeds the verdicts ("{two["after"]}", before "{two["before"]}") come from an '
         "exact test with Holm's correction"
         + (
             f", and the report states that no verdict is possible at that n (smallest possible "
-            f"p {p_min.group(1)}; minimal detectable difference {mdd['after']})"
-            if p_min
+            f"p {floor:.3g}; minimal detectable difference {mdd['after']})"
+            if floor is not None
             else f" (minimal detectable difference {mdd['after']})"
         )
     )
@@ -111,25 +107,39 @@ def write_csv(rows: list[dict[str, str]], path: pathlib.Path) -> None:
 
 
 def records(out: pathlib.Path) -> str:
-    """What the copied runs' own reports say of their protocol, machine and editor (the
-    README's label is checked against this line)."""
-    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(out.glob("*/**/report.md")))
-    # A report's own protocol line (the reference rows' `paper` protocol is theirs).
-    presets = sorted(set(re.findall(r"(?m)^`(\w+)` protocol|Our rows: this run, `(\w+)`", text)))
-    presets = sorted({p for pair in presets for p in pair if p})
-    machines = sorted(set(re.findall(r"\bvm \([^()]*CPUs?\)", text)))
-    llm_calls = sum(int(n) for n in re.findall(r"(\d+) to an LLM", text))
-    offline = "NOT an LLM" in text or "not an LLM" in text
+    """What the stored runs' own records say of their protocol, machine and editor: the
+    searches' and comparisons' configs (`config.yaml`, `compare.json`), the benchmarks'
+    `results.csv` and the classify searches' `selection.json` (the README's label is checked
+    against this line)."""
+    configs = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in _stored(out, "config.yaml")]
+    configs += [
+        json.loads(p.read_text(encoding="utf-8"))["base"] for p in _stored(out, "compare.json")
+    ]
+    selections = [json.loads(p.read_text(encoding="utf-8")) for p in _stored(out, "selection.json")]
+    presets = sorted({c["preset"] for c in configs + selections})
+    editors = sorted({(c.get("editor") or {}).get("kind") for c in configs})
+    editors += sorted({s["editor"] for s in selections} - set(editors))
+    machines = {s["machine"] for s in selections}
+    for path in _stored(out, "results.csv"):
+        with path.open(encoding="utf-8", newline="") as f:
+            machines |= {r["machine"] for r in csv.DictReader(f)}
+    machines = sorted({m for text in machines for m in re.findall(r"\bvm \([^()]*CPUs?\)", text)})
     editor = (
         "offline rule-based editor and analogues, not an LLM"
-        if offline and not llm_calls
-        else f"{llm_calls} LLM calls"
+        if editors == ["offline"]
+        else f"editors {', '.join(f'`{e}`' for e in editors)}"
     )
     return (
-        f"_The copied runs' own reports (`*/*/report.md`): protocol "
-        f"{', '.join(f'`{p}`' for p in presets) or 'not stated'}; machine "
-        f"{'; '.join(machines) or 'not stated'}; {editor} ({llm_calls} calls to an LLM)._"
+        "_The stored runs' own records (`config.yaml`, `compare.json`, `results.csv`, "
+        f"`selection.json`): protocol {', '.join(f'`{p}`' for p in presets) or 'not stated'}; "
+        f"machine {'; '.join(machines) or 'not stated'}; editor kind "
+        f"{', '.join(f'`{e}`' for e in editors)}: {editor}._"
     )
+
+
+def _stored(out: pathlib.Path, name: str) -> list[pathlib.Path]:
+    """The folder's stored files called `name`, in every run's folder."""
+    return sorted(out.glob(f"*/**/{name}"))
 
 
 def render(rows: list[dict[str, str]], out: pathlib.Path | None = None) -> str:

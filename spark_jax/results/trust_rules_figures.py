@@ -1,16 +1,18 @@
-"""The figures of results/trust-rules, each read from a copied output of the run it comes from,
-before and after: the benchmarks' `results.csv` (per-seed scores and training seeds), the
-searches' `config.yaml`, the scripted scenarios' `output.txt` (`FIGURE name=value` lines),
-the comparison's `summary.txt` (`trust_rules_probes.run_summary`) and, for what only the
-versions' own reports hold (verdicts, intervals, minimal detectable differences, a family's
-best program, the reference rows' source), the report each version wrote. The folder keeps no
-databases: the "before" figures are what the old code's reports said, which today's code
-cannot recompute. No number is typed here."""
+"""The figures of results/trust-rules, each read from a stored record of the run it comes from,
+before and after, never from a report's Markdown: the benchmarks' `results.csv` (per-seed
+scores and training seeds) and `comparison.json` (the verdicts, interval, per-task tests and
+minimal detectable difference each tree's own code computes from that results.csv), the
+searches' `config.yaml`, the classify searches' `selection.json` (read from their run
+databases), the scripted scenarios' `output.txt` (`FIGURE name=value` lines), the
+comparison's `summary.txt` (`trust_rules_probes.run_summary`, read from its run databases) and
+each tree's `reference/clrs-row.json`. The JSON records are written by
+`trust_rules_records`; no number is typed here."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import pathlib
 import re
 import statistics
@@ -18,75 +20,66 @@ import statistics
 import yaml
 
 Row = dict[str, str]
+NO_INTERVAL = "cannot be computed (a task has fewer than 2 seeds on a side)"
 
 
 def read(out: pathlib.Path, rel: str) -> str:
-    """A copied file of the folder, as text."""
+    """A stored file of the folder, as text."""
     return (out / rel).read_text(encoding="utf-8")
 
 
-def md_tables(text: str, heading: str) -> list[list[dict[str, str]]]:
-    """The tables of a copied report under `heading` (up to the next '## ' heading)."""
-    start = text.index(heading)
-    rest = text[start + len(heading) :]
-    nxt = re.search(r"^## ", rest, re.M)
-    section = rest[: nxt.start()] if nxt else rest
-    tables, current = [], []
-    for line in section.splitlines() + [""]:
-        if line.startswith("|"):
-            current.append([c.strip() for c in line.strip().strip("|").split("|")])
-        elif current:
-            header, body = current[0], [r for r in current[1:] if not set("".join(r)) <= set("-")]
-            tables.append([dict(zip(header, r)) for r in body])
-            current = []
-    return tables
+def record(out: pathlib.Path, rel: str) -> dict:
+    """A stored JSON record of the folder."""
+    return json.loads(read(out, rel))
 
 
-def _row(rows: list[dict[str, str]], key: str, value: str) -> dict[str, str]:
-    return next(r for r in rows if r.get(key) == value)
+def verdict_words(comparison: dict) -> str:
+    """A comparison record's verdict counts, as words ("0 wins, 2 ties, 0 losses")."""
+    return ", ".join(f"{n} {name}" for name, n in comparison["verdicts"].items())
 
 
-def _mpnn_summary(report: str) -> dict[str, str]:
-    return _row(md_tables(report, "## Paired comparison")[0], "program", "`mpnn`")
+def interval_text(comparison: dict) -> str:
+    """The 95% interval of the mean difference over tasks, in pp."""
+    ci = comparison["ci_95_pp"]
+    return NO_INTERVAL if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
 
 
-def _verdicts(report: str) -> str:
-    """The `mpnn` summary row of a benchmark's paired comparison, as words."""
-    summary = _mpnn_summary(report)
-    keys = [k for k in ("wins", "ties", "losses", "cannot tell") if k in summary]
-    return ", ".join(f"{summary[k]} {k}" for k in keys)
+def _test_name(task: dict) -> str:
+    if not task["tested"]:
+        return "none (fewer than 2 seeds on a side)"
+    return f"{task['test']}{' (same seeds)' if task['paired'] else ''}"
 
 
-def _mean_ci(report: str) -> tuple[str, str]:
-    summary = _mpnn_summary(report)
-    ci = next(v for k, v in summary.items() if k.startswith("95% CI"))
-    return summary["mean diff (pp)"], ci
-
-
-def _task_tests(report: str) -> str:
-    tables = md_tables(report, "## Paired comparison")
-    if len(tables) < 2:
+def task_tests(comparison: dict) -> str:
+    """Each task's test, Holm-adjusted p and verdict (the old code tests no task)."""
+    if comparison["per_task"] is None:
         return "no per-task test (spread rule)"
     return "; ".join(
-        f"{r['task']}: {r['test']}, p(Holm) {r['p (Holm)']}, {r['verdict']}" for r in tables[1]
+        f"{t['task']}: {_test_name(t)}, p(Holm) "
+        f"{'—' if t['p_holm'] is None else format(t['p_holm'], '.3g')}, {t['verdict']}"
+        for t in comparison["per_task"]
     )
 
 
-def _mdd(report: str) -> str:
-    m = re.search(r"Minimal detectable difference[^:]*: ([^\n]*?)(?: \(|$)", report, re.M)
-    return m.group(1).strip() if m else "not stated"
+def mdd_text(comparison: dict) -> str:
+    mdd = comparison["mdd_pp"]
+    return "not stated" if mdd is None else f"{mdd:.2f} pp"
 
 
-def _ints(text: str) -> set[int]:
-    return {int(x) for x in re.findall(r"\d+", text)}
+def p_floor(comparison: dict) -> float | None:
+    """The exact test's smallest possible p where it is above Holm's first threshold (no
+    verdict is possible at these seeds), else None."""
+    floor = comparison.get("exact_p_floor") or {}
+    p = floor.get("smallest_possible_p")
+    return p if p is not None and p > floor["holm_first_threshold"] else None
 
 
 def results_rows(out: pathlib.Path, rel: str) -> list[dict[str, str]]:
-    """A copied benchmark's `results.csv`: one row per (program, task, seed) job."""
+    """A stored benchmark's `results.csv`: one row per (program, task, seed) job."""
     return list(csv.DictReader(io.StringIO(read(out, rel))))
 
 
-def _pct(x: str) -> str:
+def _pct(x: str | float) -> str:
     return f"{100 * float(x):.2f}"
 
 
@@ -96,9 +89,11 @@ def _mean_std(rows: list[dict[str, str]]) -> str:
     return f"{statistics.mean(scores):.2f} ± {statistics.stdev(scores):.2f}"
 
 
-def _family_best(report: str) -> dict[str, str]:
-    rows = md_tables(report, "## Task family")[0]
-    return _row(rows, "program", "best evaluated candidate")
+def search_seeds(config: dict) -> list[int]:
+    """The seeds a search trained with, from its stored config: `seed` ..
+    `seed + fitness.seeds - 1` (the rule of `spark_jax.benchmark.seeds`)."""
+    first, k = int(config["seed"]), int((config.get("fitness") or {}).get("seeds") or 1)
+    return list(range(first, first + k))
 
 
 def _summary(text: str) -> dict[str, dict[str, str]]:
@@ -110,12 +105,14 @@ def _summary(text: str) -> dict[str, dict[str, str]]:
     return out
 
 
+def _valid_rate(summary: dict[str, str]) -> str:
+    """Feasible proposals / attempts, from a run summary's statuses."""
+    feasible = yaml.safe_load(summary["statuses"]).get("feasible", 0)
+    return f"{feasible / int(summary['attempts']):.2f}"
+
+
 def _figures(text: str) -> dict[str, str]:
     return dict(re.findall(r"^FIGURE (\w+)=(\S+)", text, re.M))
-
-
-def _report_table_row(report: str, heading: str, method: str) -> dict[str, str]:
-    return _row(md_tables(report, heading)[0], "method (paper name)", method)
 
 
 def figure(rule, name, before, after, unit, src_b, src_a=None) -> Row:
@@ -133,57 +130,55 @@ def figure(rule, name, before, after, unit, src_b, src_a=None) -> Row:
 
 def one_seed(out: pathlib.Path) -> list[Row]:
     """One seed per side: the verdict and the interval of the mean difference."""
-    s1b, s1a = read(out, "before/stats-1seed/report.md"), read(out, "after/stats-1seed/report.md")
-    rule, src = "1 seed per side: `cannot tell`", "before/stats-1seed/report.md"
+    src = "before/stats-1seed/comparison.json"
+    b, a = record(out, src), record(out, src.replace("before/", "after/"))
+    rule = "1 seed per side: `cannot tell`"
     return [
         figure(
-            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", _verdicts(s1b), _verdicts(s1a),
+            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", verdict_words(b), verdict_words(a),
             "tasks", src,
         ),
-        figure(
-            rule, "95% CI of the mean difference", _mean_ci(s1b)[1], _mean_ci(s1a)[1], "pp", src
-        ),
+        figure(rule, "95% CI of the mean difference", interval_text(b), interval_text(a), "pp",
+               src),
     ]  # fmt: skip
 
 
 def two_seeds(out: pathlib.Path) -> list[Row]:
     """Two seeds: the exact test with Holm's correction, its interval and detectable size."""
-    s2b = read(out, "before/stats-2seeds/report.md")
-    s2a = read(out, "after/stats-2seeds/report.md")
-    rule, src = "2 seeds: exact permutation test, Holm over tasks", "before/stats-2seeds/report.md"
+    src = "before/stats-2seeds/comparison.json"
+    b, a = record(out, src), record(out, src.replace("before/", "after/"))
+    rule = "2 seeds: exact permutation test, Holm over tasks"
     return [
         figure(
-            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", _verdicts(s2b), _verdicts(s2a),
+            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", verdict_words(b), verdict_words(a),
             "tasks", src,
         ),
-        figure(rule, "per-task test", _task_tests(s2b), _task_tests(s2a), "", src),
+        figure(rule, "per-task test", task_tests(b), task_tests(a), "", src),
         figure(
-            rule, "95% CI of the mean difference ({} pp)".format(_mean_ci(s2a)[0]),
-            _mean_ci(s2b)[1], _mean_ci(s2a)[1], "pp", src,
+            rule, f"95% CI of the mean difference ({a['mean_diff_pp']:.2f} pp)",
+            interval_text(b), interval_text(a), "pp", src,
         ),
-        figure(rule, "minimal detectable difference per task", _mdd(s2b), _mdd(s2a), "", src),
+        figure(rule, "minimal detectable difference per task", mdd_text(b), mdd_text(a), "", src),
     ]  # fmt: skip
 
 
 def disjoint_seeds(out: pathlib.Path) -> list[Row]:
-    """A finished run's benchmark: its training seeds (results.csv), those it shares with the
-    search (the search's seeds as the benchmark's report names them), its best's scores."""
-    ba = read(out, "after/bench-run/report.md")
-    search_seeds = re.search(r"its search trained with seeds (\[[^\]]*\])", ba).group(1)
-    rule = f"benchmark RUN_DIR: seeds disjoint from the search's {search_seeds}"
-    rows_b = results_rows(out, "before/bench-run/results.csv")
-    rows_a = results_rows(out, "after/bench-run/results.csv")
-    sb, sa = (str(sorted({int(r["seed"]) for r in rows})) for rows in (rows_b, rows_a))
+    """A finished run's benchmark: its training seeds, those it shares with the search (the
+    search's stored config) and its best's scores (each side's results.csv)."""
+    searched = search_seeds(yaml.safe_load(read(out, "input/run-dfs/config.yaml")))
+    rule = f"benchmark RUN_DIR: seeds disjoint from the search's {searched}"
+    src = "before/bench-run/results.csv"
+    rows_b, rows_a = results_rows(out, src), results_rows(out, src.replace("before/", "after/"))
+    sb, sa = (sorted({int(r["seed"]) for r in rows}) for rows in (rows_b, rows_a))
 
-    def overlap(seeds: str) -> str:
-        return str(sorted(_ints(seeds) & _ints(search_seeds)) or "none")
+    def overlap(seeds: list[int]) -> str:
+        return str(sorted(set(seeds) & set(searched)) or "none")
 
-    src = "before/bench-run/report.md"
-    shared = [r for r in rows_b if int(r["seed"]) in _ints(search_seeds)]
+    shared = [r for r in rows_b if int(r["seed"]) in searched]
     best = [r for r in rows_b if r["program"] == "run-dfs:best" and r["task"] == "dfs"]
     best_a = [r for r in rows_a if r["program"] == "run-dfs:best" and r["task"] == "dfs"]
     return [
-        figure(rule, "training seeds", sb, sa, "seeds", src),
+        figure(rule, "training seeds", str(sb), str(sa), "seeds", src),
         figure(rule, "seeds shared with the search", overlap(sb), overlap(sa), "seeds", src),
         figure(
             rule, "dfs OOD of the run's best, mean ± std over 2 seeds", _mean_std(best),
@@ -192,38 +187,36 @@ def disjoint_seeds(out: pathlib.Path) -> list[Row]:
         figure(
             rule, "dfs OOD of the seed the search also trained with",
             ", ".join(f"seed {r['seed']}: {_pct(r['ood_score'])}" for r in shared) or "none",
-            "none", "%", "before/bench-run/results.csv", "after/bench-run/results.csv",
+            "none", "%", src,
         ),
     ]  # fmt: skip
 
 
 def classify_split(out: pathlib.Path) -> list[Row]:
     """Classify: the fitness source (config.yaml), the split it selected on and the best
-    program's scores (the search's report)."""
-    cb = read(out, "before/classify-bc/report.md")
-    ca = read(out, "after/classify-bc/report.md")
+    candidate's scores (selection.json, read from the search's run database)."""
     source_b, source_a = (
         yaml.safe_load(read(out, f"{side}/classify-bc/config.yaml"))["fitness"]["source"]
         for side in ("before", "after")
     )
     rule = "classify (breast_cancer): selection on a validation split"
-    src = "before/classify-bc/report.md"
-    nb = re.search(r"n_test=(\d+)", cb).group(1)
-    na = re.search(r"n_val=(\d+)", ca).group(1)
-    best_b, best_a = _family_best(cb), _family_best(ca)
+    src = "before/classify-bc/selection.json"
+    b, a = record(out, src), record(out, src.replace("before/", "after/"))
+
+    def split(r: dict) -> str:
+        return f"{r['selection_split']['name']} ({r['selection_split']['examples']} examples)"
+
+    best_b, best_a = b["best_candidate"], a["best_candidate"]
     return [
         figure(rule, "fitness.source", source_b, source_a, "", "before/classify-bc/config.yaml"),
+        figure(rule, "split the search selected on", split(b), split(a), "", src),
         figure(
-            rule, "split the search selected on", f"test ({nb} examples)",
-            f"validation ({na} examples)", "", src,
+            rule, "best program: score it was selected with", _pct(best_b["selection_score"]),
+            _pct(best_a["selection_score"]), "%", src,
         ),
         figure(
-            rule, "best program: score it was selected with", best_b["accuracy (%)"],
-            best_a["validation accuracy (%)"], "%", src,
-        ),
-        figure(
-            rule, "best program: test accuracy reported", best_b["accuracy (%)"],
-            best_a["test accuracy (%)"], "%", src,
+            rule, "best program: test accuracy reported", _pct(best_b["test_score"]),
+            _pct(best_a["test_score"]), "%", src,
         ),
     ]  # fmt: skip
 
@@ -251,10 +244,10 @@ def scripted(out: pathlib.Path) -> list[Row]:
 
 
 def equal_attempts(out: pathlib.Path) -> list[Row]:
-    """compare under one attempt cap: attempts and trainings per method (summary.txt, read
-    from the run databases) and OpenEvolve's valid rate (the comparison's report)."""
-    rb = _summary(read(out, "before/budget/summary.txt"))
-    ra = _summary(read(out, "after/budget/summary.txt"))
+    """compare under one attempt cap: attempts, trainings and OpenEvolve's valid rate
+    (feasible / attempts) per method, from summary.txt (read from the run databases)."""
+    src = "before/budget/summary.txt"
+    rb, ra = _summary(read(out, src)), _summary(read(out, src.replace("before/", "after/")))
     rule = "compare: equal attempts (`--budget 2 --max-attempts 5`)"
     rows = []
     for method in ("spark", "openevolve"):
@@ -263,30 +256,29 @@ def equal_attempts(out: pathlib.Path) -> list[Row]:
             rule, f"{method}: attempts / trainings",
             f"{b['attempts']} / {b['evaluated(entered training)']}",
             f"{a['attempts']} / {a['evaluated(entered training)']}",
-            "count", "before/budget/summary.txt",
+            "count", src,
         ))  # fmt: skip
-    cmp_b, cmp_a = read(out, "before/budget/report.md"), read(out, "after/budget/report.md")
-    oe = "`openevolve` (OpenEvolve; offline analogue, not an LLM result)"
-    heading = "## Methods at the same budget"
     rows.append(figure(
         "OpenEvolve diffs applied as OpenEvolve does (offline analogue)",
-        "openevolve valid rate",
-        _report_table_row(cmp_b, heading, oe)["valid rate"],
-        _report_table_row(cmp_a, heading, oe)["valid rate"],
-        "fraction", "before/budget/report.md",
+        "openevolve valid rate", _valid_rate(rb["openevolve"]), _valid_rate(ra["openevolve"]),
+        "fraction", src,
     ))  # fmt: skip
     return rows
 
 
+def _reference_text(r: dict) -> str:
+    if r["source"] is None:
+        return f"no source column; Published figures ({r['every_row']})"
+    return f"{r['source']}; comparable: {r['comparable']}"
+
+
 def vocabulary_and_reference(out: pathlib.Path) -> list[Row]:
-    """Baseline prompts carrying SPARK's vocabulary (the count vocab's output prints), and the
-    source the reports give the CLRS reference row."""
+    """Baseline prompts carrying SPARK's vocabulary (the count the vocabulary probe prints),
+    and the source each tree's reference module gives the CLRS reference row."""
     pat = r"(\d+ of \d+) distinct baseline prompts carry"
     vb, va = read(out, "before/vocab/output.txt"), read(out, "after/vocab/output.txt")
-    s1b, s1a = read(out, "before/stats-1seed/report.md"), read(out, "after/stats-1seed/report.md")
-    ref_sec = s1b.split("## Paper reference rows", 1)[1].strip().splitlines()[0]
-    ref_b = "no source column; " + re.search(r"^([^;]*\))", ref_sec).group(1)
-    clrs = _row(md_tables(s1a, "## Paper reference rows")[0], "paper row", "CLRS (OOD %)")
+    src = "before/reference/clrs-row.json"
+    rb, ra = record(out, src), record(out, src.replace("before/", "after/"))
     return [
         figure(
             "baseline prompts without SPARK vocabulary",
@@ -295,9 +287,8 @@ def vocabulary_and_reference(out: pathlib.Path) -> list[Row]:
             "before/vocab/output.txt",
         ),
         figure(
-            "reference rows labelled with their true source", "source of the CLRS row", ref_b,
-            f"{clrs['source']}; comparable: {clrs['comparable']}", "",
-            "before/stats-1seed/report.md",
+            "reference rows labelled with their true source", "source of the CLRS row",
+            _reference_text(rb), _reference_text(ra), "", src,
         ),
     ]  # fmt: skip
 
@@ -309,5 +300,5 @@ RULES = (
 
 
 def extract(out: pathlib.Path) -> list[Row]:
-    """Every cited figure, rule by rule, from the folder's copied outputs."""
+    """Every cited figure, rule by rule, from the folder's stored records."""
     return [row for rule in RULES for row in rule(out)]

@@ -30,6 +30,10 @@ import unittest.mock
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VOCABULARY = ("factor-scoped", "Factor-scoped", "an OPERATOR edit", "an ACTION edit", "FACTOR:")
 MODES = ("openevolve", "openevolve-full", "evoprompting", "funsearch", "eoh")
+# The seed's evaluation the baselines observe: the score under both names an evaluation record
+# has carried (`ood_score` in the folder's before and after trees, `score` since), so the probe
+# runs against either.
+_EVALUATION = types.SimpleNamespace(ood_score=0.5, score=0.5, macs=1.0)
 
 
 def run_summary(compare_dir: pathlib.Path) -> list[str]:
@@ -78,7 +82,7 @@ def _mode_prompts(mode: str, seed: str) -> list[str]:
     with LoopbackServer(default_reply="no answer") as srv:
         be = OpenAIBackend(srv.base_url, "loopback", api_key_env=None, max_retries=1)
         op = make_operator(LLMEditor(be), lambda c, p, f: report, OperatorConfig(mode=mode))
-        op.observe("s", seed, types.SimpleNamespace(ood_score=0.5, macs=1.0), None)
+        op.observe("s", seed, _EVALUATION, None)
         if mode == "eoh":
             op.plan, op.generation = ["e1", "e2", "m1", "m2", "m3"], 1
         ctx = StepContext(task="bfs", parent=ProgramView("s", seed, {"ood_score": 0.5}))
