@@ -128,16 +128,23 @@ def figure(rule, name, before, after, unit, src_b, src_a=None) -> Row:
     )
 
 
+def _both(out: pathlib.Path, src: str) -> tuple[dict, dict]:
+    """A JSON record of the before side (`src`) and its after counterpart."""
+    return record(out, src), record(out, src.replace("before/", "after/"))
+
+
+def _verdict_row(rule: str, b: dict, a: dict, src: str) -> Row:
+    """A comparison's verdict counts before and after, named by the pair it compares."""
+    name = f"{a['program']} vs {a['baseline']} on {','.join(a['tasks'])}"
+    return figure(rule, name, verdict_words(b), verdict_words(a), "tasks", src)
+
+
 def one_seed(out: pathlib.Path) -> list[Row]:
     """One seed per side: the verdict and the interval of the mean difference."""
     src = "before/stats-1seed/comparison.json"
-    b, a = record(out, src), record(out, src.replace("before/", "after/"))
-    rule = "1 seed per side: `cannot tell`"
+    (b, a), rule = _both(out, src), "1 seed per side: `cannot tell`"
     return [
-        figure(
-            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", verdict_words(b), verdict_words(a),
-            "tasks", src,
-        ),
+        _verdict_row(rule, b, a, src),
         figure(rule, "95% CI of the mean difference", interval_text(b), interval_text(a), "pp",
                src),
     ]  # fmt: skip
@@ -146,13 +153,9 @@ def one_seed(out: pathlib.Path) -> list[Row]:
 def two_seeds(out: pathlib.Path) -> list[Row]:
     """Two seeds: the exact test with Holm's correction, its interval and detectable size."""
     src = "before/stats-2seeds/comparison.json"
-    b, a = record(out, src), record(out, src.replace("before/", "after/"))
-    rule = "2 seeds: exact permutation test, Holm over tasks"
+    (b, a), rule = _both(out, src), "2 seeds: exact permutation test, Holm over tasks"
     return [
-        figure(
-            rule, "mpnn vs official:triplet_gmpnn on bfs,dfs", verdict_words(b), verdict_words(a),
-            "tasks", src,
-        ),
+        _verdict_row(rule, b, a, src),
         figure(rule, "per-task test", task_tests(b), task_tests(a), "", src),
         figure(
             rule, f"95% CI of the mean difference ({a['mean_diff_pp']:.2f} pp)",
@@ -201,7 +204,7 @@ def classify_split(out: pathlib.Path) -> list[Row]:
     )
     rule = "classify (breast_cancer): selection on a validation split"
     src = "before/classify-bc/selection.json"
-    b, a = record(out, src), record(out, src.replace("before/", "after/"))
+    b, a = _both(out, src)
 
     def split(r: dict) -> str:
         return f"{r['selection_split']['name']} ({r['selection_split']['examples']} examples)"
@@ -278,7 +281,7 @@ def vocabulary_and_reference(out: pathlib.Path) -> list[Row]:
     pat = r"(\d+ of \d+) distinct baseline prompts carry"
     vb, va = read(out, "before/vocab/output.txt"), read(out, "after/vocab/output.txt")
     src = "before/reference/clrs-row.json"
-    rb, ra = record(out, src), record(out, src.replace("before/", "after/"))
+    rb, ra = _both(out, src)
     return [
         figure(
             "baseline prompts without SPARK vocabulary",
