@@ -40,7 +40,7 @@ _EXPORTS = {
     "CheckOptions": "spark_jax.feasibility.checker",
     "FeasibilityReport": "spark_jax.feasibility.checker",
     "check_program": "spark_jax.feasibility.checker",
-    "Evaluation": "spark_jax.program.outcome",
+    "Evaluation": "spark_jax.families",
     "evaluate_program": "spark_jax.evaluation.evaluate",
     "TrainingOptions": "spark_jax.evaluation.training_options",
     "Program": "spark_jax.program.source",

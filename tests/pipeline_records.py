@@ -84,14 +84,14 @@ class ScriptedExecutor:
     capacity = 1
 
     def submit(self, job):
+        from spark_jax.families import Evaluation
         from spark_jax.jobs.contract import EvalResult
-        from spark_jax.program.outcome import Evaluation
 
         h = int(hashlib.sha256(job.source.encode()).hexdigest(), 16)
         fields = {f.name: None for f in dataclasses.fields(Evaluation)}
         fields.update(task=job.task, preset="tiny", seed=job.seed, program=job.program_name)
         fields.update(program_sha256=str(h)[:16], macs=1000 + h % 5, macs_nodes=5, params=10)
-        fields.update(ood_score=0.3 + (h % 7) / 100, val_score=0.5 + (h % 3) / 100)
+        fields.update(score=0.3 + (h % 7) / 100, val_score=0.5 + (h % 3) / 100)
         fields.update(best_step=2, model_params=20, train_seconds=1.0, compile_seconds=1.0)
         fields.update(steps_per_second=1.0, final_loss=0.1, n_devices=1, init_seconds=0.0, steps=4)
         ev = Evaluation(**fields)
@@ -105,7 +105,7 @@ class ScriptedExecutor:
 
 def _pool(folder: pathlib.Path) -> pathlib.Path:
     """A two-program pool on dfs (the seed and a variant of it) with made-up evaluations."""
-    from spark_jax.program.outcome import Evaluation
+    from spark_jax.families import Evaluation
 
     seed = (ROOT / "processors" / "triplet_gmpnn.py").read_text(encoding="utf-8")
     (folder / "seed.py").write_text(seed, encoding="utf-8")
@@ -117,7 +117,7 @@ def _pool(folder: pathlib.Path) -> pathlib.Path:
     fields.update(init_seconds=0.0, steps=0, n_devices=1)
     entries = []
     for name, score in (("seed", 0.3), ("variant", 0.4)):
-        ev = Evaluation(**{**fields, "ood_score": score, "val_score": score})
+        ev = Evaluation(**{**fields, "score": score, "val_score": score})
         entries.append(dict(name=name, file=f"{name}.py", evaluation=ev.to_dict()))
     entries[1].update(parent="seed", attempt=3, description="appends a comment")
     path = folder / "pool.json"

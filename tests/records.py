@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from spark_jax.families import Evaluation
 from spark_jax.feasibility.checker import FeasibilityReport
 from spark_jax.jobs.executors import EvalJob, EvalResult
 from spark_jax.operator.editors import CallRecord
 from spark_jax.operator.step import Proposal
-from spark_jax.program.outcome import Evaluation
 
 
 def call(role: str = "sar", **fields: Any) -> CallRecord:
@@ -86,7 +86,7 @@ def evaluation(ood: float = 0.5, **fields: Any) -> Evaluation:
         seed=0,
         program="p",
         program_sha256="",
-        ood_score=ood,
+        score=ood,
         val_score=ood,
         best_step=0,
         params=10,

@@ -25,7 +25,7 @@ EOH_ALL = ["e1", "e2", "m1", "m2", "m3"]
 
 
 def _ev(ood):
-    return types.SimpleNamespace(ood_score=ood, macs=1000.0)
+    return types.SimpleNamespace(score=ood, macs=1000.0)
 
 
 def _messages(server: LoopbackServer) -> list[str]:

@@ -39,7 +39,7 @@ def seed(seed_paths):
 
 
 def _ev(ood, macs=1000.0):
-    return types.SimpleNamespace(ood_score=ood, macs=macs)
+    return types.SimpleNamespace(score=ood, macs=macs)
 
 
 def _run(mode, server, sandbox_worker, check_options, members, answers, prep=None, per_step=None):

@@ -13,8 +13,8 @@ from spark_jax.benchmark import runner
 from spark_jax.benchmark.plan import BenchmarkProgram, plan_jobs
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.evaluation import seeds
+from spark_jax.families import Evaluation
 from spark_jax.jobs.executors import EvalResult
-from spark_jax.program.outcome import Evaluation
 
 A = BenchmarkProgram("a", "ka", "src-a", "a", "a.py")
 B = BenchmarkProgram("b", "kb", "src-b", "b", "b.py")
@@ -22,7 +22,7 @@ B = BenchmarkProgram("b", "kb", "src-b", "b", "b.py")
 
 def _evaluation(**fields) -> Evaluation:
     base = dict(
-        task="dfs", preset="tiny", seed=3, program="a", program_sha256="", ood_score=0.5,
+        task="dfs", preset="tiny", seed=3, program="a", program_sha256="", score=0.5,
         val_score=0.6, best_step=4, params=10, model_params=20, macs=1, macs_nodes=8,
         train_seconds=6.0, compile_seconds=9.0, init_seconds=1.0, steps=8, final_loss=0.2,
         steps_per_second=2.0, peak_rss_mb=None, device_peak_mb=None, n_devices=1,
@@ -49,12 +49,12 @@ def test_a_k_seed_result_is_stored_as_one_result_per_seed(tmp_path):
     group = [j for j in plan_jobs([A], ["dfs"], [3, 4])]
     merged = _evaluation(
         seeds=(3, 4), seed_scores=(0.25, 0.75), seed_val_scores=(0.5, 0.7),
-        seed_best_steps=(4, 8), seed_final_losses=(0.1, 0.3), ood_score=0.5,
+        seed_best_steps=(4, 8), seed_final_losses=(0.1, 0.3), score=0.5,
     )  # fmt: skip
     result = EvalResult("x", True, merged, None, "", "local:0:1", 10.0)
     results = runner.split_result(result, group)
     assert [r.job_id for r in results] == [j.job_id for j in group]
-    firsts = [(r.evaluation.seed, r.evaluation.ood_score, r.evaluation.val_score) for r in results]
+    firsts = [(r.evaluation.seed, r.evaluation.score, r.evaluation.val_score) for r in results]
     assert firsts == [(3, 0.25, 0.5), (4, 0.75, 0.7)]
     assert [r.evaluation.best_step for r in results] == [4, 8]
     assert [r.evaluation.final_loss for r in results] == [0.1, 0.3]

@@ -36,7 +36,7 @@ def test_unreachable_threshold_stops_after_the_first_stage(mpnn):
     )
     assert ev.cascade_promoted is False and ev.cascade_steps == 2 and ev.steps == 2
     assert 0.0 <= ev.cascade_val_score <= 1.0 and ev.val_score == ev.cascade_val_score
-    assert 0.0 <= ev.ood_score <= 1.0  # still scored, as it stands
+    assert 0.0 <= ev.score <= 1.0  # still scored, as it stands
 
 
 def test_reachable_threshold_promotes_to_full_training(mpnn):

@@ -49,7 +49,7 @@ def _infeasible(child, parent, factor):
 
 
 def _ev(score: float):
-    return types.SimpleNamespace(ood_score=score, macs=1000.0)
+    return types.SimpleNamespace(score=score, macs=1000.0)
 
 
 def _context(seed: str) -> StepContext:

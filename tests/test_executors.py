@@ -121,9 +121,9 @@ def test_good_job_matches_in_process(local, mpnn):
     assert result.error_type is None and result.error == ""
     assert result.worker.startswith("local:0:")
     ev = result.evaluation
-    assert 0.0 <= ev.ood_score <= 1.0
+    assert 0.0 <= ev.score <= 1.0
     for key in (
-        "ood_score",
+        "score",
         "val_score",
         "final_loss",
         "params",
@@ -199,6 +199,6 @@ def test_ray_executor_on_a_local_instance(mpnn, wrong_width):
         good, bad = (f.result(timeout=300) for f in futures)
     assert not ray.is_initialized()  # It started Ray, so it stopped it.
     assert good.ok, good.error
-    assert 0.0 <= good.evaluation.ood_score <= 1.0 and good.worker.startswith("ray:")
+    assert 0.0 <= good.evaluation.score <= 1.0 and good.worker.startswith("ray:")
     assert bad.error_type == "program_error"
     assert isinstance(futures[0], concurrent.futures.Future)

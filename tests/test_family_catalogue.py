@@ -67,7 +67,7 @@ def test_baseline_offline_analogues_edit_family_programs_with_the_family_catalog
     names = {t.name for t in family_catalogue("classify")}
     editor = OfflineEditor(0, family_catalogue("classify"))
     op = make_operator(editor, None, OperatorConfig(mode=mode))
-    op.observe("s", source, type("E", (), {"ood_score": 0.5, "macs": 1.0})(), None)
+    op.observe("s", source, type("E", (), {"score": 0.5, "macs": 1.0})(), None)
     ctx = StepContext(task="mnist1d", parent=ProgramView("s", source))
     child = asyncio.run(op.propose(ctx, 0))
     assert child.child is not None and child.child != source, child.error

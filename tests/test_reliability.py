@@ -21,10 +21,10 @@ import pytest
 
 from spark_jax.config import search as search_config
 from spark_jax.config.protocol import ConfigError
+from spark_jax.families import Evaluation
 from spark_jax.llm import queue as llm_queue
 from spark_jax.llm.attempt_cassette import ATTEMPT, AttemptCassetteBackend
 from spark_jax.llm.base import LLMBackend, LLMResponse, LLMTimeoutError, ReplayMissError
-from spark_jax.program.outcome import Evaluation
 from spark_jax.search.parent_pool import load_pool
 from spark_jax.search.schema import program_sha256
 from spark_jax.stats.proportions import fisher_exact, wilson
@@ -308,7 +308,7 @@ def _pool(tmp_path: pathlib.Path) -> pathlib.Path:
     fields.update(loop_steps_per_second=None, n_devices=1)
     entries = []
     for name, score in (("seed", 0.3), ("variant", 0.4)):
-        ev = Evaluation(**{**fields, "ood_score": score, "val_score": score})
+        ev = Evaluation(**{**fields, "score": score, "val_score": score})
         entries.append(dict(name=name, file=f"{name}.py", evaluation=ev.to_dict()))
     entries[1].update(parent="seed", attempt=3, description="appends a comment")
     path = tmp_path / "pool.json"

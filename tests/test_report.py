@@ -366,14 +366,7 @@ def test_null_fields_and_no_seed(tmp_path: pathlib.Path):
         _proposal(db, 0, "feasible")
         every_score_null = {
             k: None
-            for k in (
-                "ood_score",
-                "val_score",
-                "params",
-                "macs",
-                "train_seconds",
-                "compile_seconds",
-            )
+            for k in ("score", "val_score", "params", "macs", "train_seconds", "compile_seconds")
         }
         db.record_evaluation(
             db.program_id("child = 0\n"),

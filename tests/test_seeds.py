@@ -16,7 +16,7 @@ from spark_jax import program as program_lib
 from spark_jax.config import protocol
 from spark_jax.evaluation import bridge, data, evaluate, seeds
 from spark_jax.evaluation.training_options import TrainingOptions
-from spark_jax.program.outcome import Evaluation
+from spark_jax.families import Evaluation
 from spark_jax.util import labels
 
 CFG = protocol.get_preset("tiny")
@@ -42,7 +42,7 @@ def test_mapped_seeds_are_bit_identical_to_sequential_runs(stacks_and_sequential
     mapped, _, alone = stacks_and_sequential
     assert mapped.seed_mode == "map" and alone[0].seed_mode is None
     assert mapped.seeds == (0, 1)
-    assert mapped.seed_scores == tuple(e.ood_score for e in alone)
+    assert mapped.seed_scores == tuple(e.score for e in alone)
     assert mapped.seed_val_scores == tuple(e.val_score for e in alone)
     assert mapped.seed_best_steps == tuple(e.best_step for e in alone)
     assert mapped.seed_final_losses == tuple(e.final_loss for e in alone)
@@ -61,9 +61,9 @@ def test_vmapped_seeds_score_like_sequential_runs(vmapped_and_sequential):
     together, alone = vmapped_and_sequential
     assert together.seed_mode == "vmap"
     assert together.seeds == (0, 1) and together.seed == 0
-    np.testing.assert_allclose(together.seed_scores, [e.ood_score for e in alone], atol=1e-6)
+    np.testing.assert_allclose(together.seed_scores, [e.score for e in alone], atol=1e-6)
     np.testing.assert_allclose(together.seed_val_scores, [e.val_score for e in alone], atol=1e-6)
-    assert together.ood_score == pytest.approx(np.mean([e.ood_score for e in alone]), abs=1e-6)
+    assert together.score == pytest.approx(np.mean([e.score for e in alone]), abs=1e-6)
     assert together.final_loss == pytest.approx(np.mean([e.final_loss for e in alone]), rel=1e-4)
     assert together.params == alone[0].params and together.steps == CFG.train_steps
     assert alone[0].seeds is None and alone[0].score_std == 0.0
@@ -88,7 +88,7 @@ def test_old_records_without_per_seed_fields_still_load(vmapped_and_sequential):
         old.pop(name)
     back = Evaluation.from_dict(old)
     assert back == dataclasses.replace(alone[0], **dict.fromkeys(new))
-    assert back.score_mean == back.ood_score
+    assert back.score_mean == back.score
 
 
 def test_seed_tuple():

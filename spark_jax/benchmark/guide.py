@@ -114,7 +114,7 @@ def guide_from(
         walls = []
         for r in results:
             if r.task == task and r.evaluation is not None and r.program_key in scores:
-                scores[r.program_key][r.seed] = 100.0 * r.evaluation.ood_score
+                scores[r.program_key][r.seed] = 100.0 * r.evaluation.score
                 walls.append(r.wall_seconds)
         common = sorted(set(scores[base.key]) & set(scores[other.key]))[:first_seeds]
         diffs = [scores[other.key][s] - scores[base.key][s] for s in common]

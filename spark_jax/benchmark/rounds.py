@@ -97,7 +97,7 @@ class PairDecision:
 
 def _scores(results, key: str, task: str) -> dict[int, float | None]:
     return {
-        r.seed: (None if r.evaluation is None else 100.0 * r.evaluation.ood_score)
+        r.seed: (None if r.evaluation is None else 100.0 * r.evaluation.score)
         for r in results
         if r.program_key == key and r.task == task
     }

@@ -153,7 +153,7 @@ def cells_of_results(programs: Sequence, results: Sequence) -> dict[tuple[str, s
                 labels[r.program_key],
                 r.task,
                 r.seed,
-                None if r.evaluation is None else r.evaluation.ood_score,
+                None if r.evaluation is None else r.evaluation.score,
                 r.error_type,
             )
             for r in results

@@ -16,8 +16,8 @@ import sqlite3
 from typing import Any, Iterator, Mapping, Sequence
 
 from spark_jax.benchmark.plan import BenchmarkJob, BenchmarkProgram
+from spark_jax.families import Evaluation
 from spark_jax.jobs.executors import EvalResult
-from spark_jax.program.outcome import Evaluation
 
 __all__ = ["SCHEMA_VERSION", "BenchmarkDB", "BenchmarkDBError", "StoredResult"]
 

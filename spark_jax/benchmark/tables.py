@@ -247,7 +247,7 @@ def _write_csv(db, labels, path: pathlib.Path) -> None:
         ev = r.evaluation
         rows.append(
             [labels[r.program_key], r.task, r.seed, int(r.ok)]
-            + (["", "", "", ""] if ev is None else [ev.ood_score, ev.val_score, ev.params, ev.macs])
+            + (["", "", "", ""] if ev is None else [ev.score, ev.val_score, ev.params, ev.macs])
             + [r.error_type or "", f"{r.wall_seconds:.1f}", (ev and ev.machine) or ""]
         )
     buf = io.StringIO()

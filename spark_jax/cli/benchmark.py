@@ -141,7 +141,7 @@ def _add_executor_args(p: argparse.ArgumentParser) -> None:
 
 def _progress(job, result, finished: int, total: int) -> None:
     if result.ok:
-        what = f"OOD {100 * result.evaluation.ood_score:.2f}%"
+        what = f"OOD {100 * result.evaluation.score:.2f}%"
     else:
         what = f"failed ({result.error_type})"
     print(

@@ -6,7 +6,7 @@
   training_loop     the one loop: one seed, K seeds as one program, the official model
   seeds             the seed axis: K seeds as one program (vmap, map, scan)
   training_options  the options record a training run takes
-  evaluate          `evaluate_program` -> one immutable `program.outcome.Evaluation`
+  evaluate          `evaluate_program` -> one immutable `families.Evaluation`
   compiling         ahead-of-time compiles, run concurrently and timed
   prefetch          batches sampled on a thread ahead of the step
   port_params       DeepMind's parameters in our port (the name map)

@@ -24,8 +24,8 @@ from spark_jax.evaluation.prefetch import Prefetcher
 from spark_jax.evaluation.train import Trainer, count_params
 from spark_jax.evaluation.training_options import TrainingOptions
 from spark_jax.evaluation.training_options import seed_tuple as seed_tuple  # callers' old name
+from spark_jax.families import Evaluation
 from spark_jax.program import macs
-from spark_jax.program.outcome import Evaluation
 from spark_jax.util import labels
 
 
@@ -184,16 +184,18 @@ def _measure(
     `sha256`, `step_macs` per processor step): trained and scored by `_train` as `training`
     says (None: the defaults of `TrainingOptions`)."""
     options = TrainingOptions() if training is None else training
-    metrics, seed = _train(factory, task, cfg, seed, options)
-    return Evaluation(
-        task=task,
-        preset=cfg.name,
-        seed=seed,
-        program=name,
-        program_sha256=sha256,
-        macs=step_macs,
-        macs_nodes=cfg.macs_nodes,
-        **metrics,
+    metrics, seed = _train(factory, task, cfg, seed, options)  # keyed as the stored form
+    return Evaluation.from_dict(
+        dict(
+            task=task,
+            preset=cfg.name,
+            seed=seed,
+            program=name,
+            program_sha256=sha256,
+            macs=step_macs,
+            macs_nodes=cfg.macs_nodes,
+            **metrics,
+        )
     )
 
 

@@ -19,9 +19,10 @@ through `TaskFamily`; everything domain-specific lives behind it. A family provi
 - `evaluate(source, benchmark, preset, seed, split)`: data, training and scoring in one call,
   scored on one part only: `split` 'val' (a validation part disjoint from the training and
   test data: what a search selects on) or 'test' (what is reported: a search scores it for
-  its final programs only). Returns an `Evaluation` whose `score` is the number the archive
-  ranks by (higher is better) plus named `metrics` (e.g. val_accuracy, accuracy, loss,
-  train_return, val_return, test_return), MACs and params.
+  its final programs only). Returns the `Evaluation` record (`families.evaluation`, the one
+  record of every family) whose `score` is the number the archive ranks by (higher is
+  better), with named `metrics` (e.g. val_accuracy, accuracy, loss, train_return, val_return,
+  test_return) and the cost fields `params`, `macs` and `train_seconds`.
 - `data_record(benchmark, preset)`: the fixed data split and seeds, as a flat JSON-able dict,
   stored in the run database so a run can be reproduced.
 - `presets`: at least `tiny` (CI, seconds) and `smoke` (minutes on CPU).
@@ -40,8 +41,8 @@ Optional members: a family that has one answers that stage itself; without it th
 the default written here (what a family trained by its own `evaluate` needs). CLRS, whose
 processors train under the search's protocol, has all of them:
 - `evaluate_job(job)`: evaluates one `EvalJob.to_dict()` whole, returning the run database's
-  `program.outcome.Evaluation` (CLRS: the job's protocol, task, cascade and seeds). Default:
-  `evaluate` once per training seed, averaged (`jobs.family_jobs.run_family_job`).
+  `Evaluation` of all the job's seeds (CLRS: the job's protocol, task, cascade and seeds).
+  Default: `evaluate` once per training seed, averaged (`jobs.family_jobs.run_family_job`).
 - `job_fields(benchmark, preset, split)`: the `EvalJob` fields that route a job to the family
   (CLRS: {}, its jobs name the task and carry the protocol). Default: family, benchmark,
   family_preset, family_split.
@@ -74,23 +75,13 @@ processors train under the search's protocol, has all of them:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Protocol, runtime_checkable
+
+from spark_jax.families.evaluation import Evaluation
 
 __all__ = ["SPLITS", "Evaluation", "TaskFamily"]
 
 SPLITS = ("val", "test")  # What `TaskFamily.evaluate` scores: selection or reporting.
-
-
-@dataclasses.dataclass(frozen=True)
-class Evaluation:
-    """One candidate's result on one benchmark and seed."""
-
-    score: float  # What the archive ranks by; higher is better.
-    metrics: dict[str, float]  # Named paper metrics, e.g. {"accuracy": .., "loss": ..}.
-    macs: int
-    params: int
-    train_seconds: float
 
 
 @runtime_checkable

@@ -15,9 +15,8 @@ import threading
 from typing import Any, Mapping
 
 from spark_jax.config.evaluation import DEFAULT_SEED_MODE
-from spark_jax.families import DEFAULT_FAMILY
+from spark_jax.families import DEFAULT_FAMILY, Evaluation
 from spark_jax.jobs import worker as _eval_worker
-from spark_jax.program.outcome import Evaluation
 
 __all__ = [
     "COMPILE_CACHE_ENV",

@@ -4,13 +4,14 @@ The families themselves are plug-ins found by name (`spark_jax.families.get`). T
 asks this module for a family's sandbox check options (`check_options`) and its data record
 (`data_record`), and the worker hands every `EvalJob` to its family (`evaluate_job`): the
 family's own `evaluate_job` where it has one (CLRS: the protocol's training loop), else
-`run_family_job`, which wraps the family's `families.Evaluation` into the run database's
-`record.Evaluation` (score as the OOD score the archive ranks by, MACs as the MACs
-descriptor, the paper metrics in `metrics`).
+`run_family_job`, which trains the job's seeds one `evaluate` call each and merges their
+`families.Evaluation` records into one (mean score and metrics, per-seed scores, summed
+training time).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pathlib
@@ -18,8 +19,7 @@ from typing import Any
 
 from spark_jax import families
 from spark_jax import program as program_lib
-from spark_jax.families import DEFAULT_FAMILY
-from spark_jax.program.outcome import Evaluation
+from spark_jax.families import DEFAULT_FAMILY, Evaluation
 from spark_jax.util import labels
 
 __all__ = [
@@ -103,38 +103,24 @@ def run_family_job(job: dict[str, Any]) -> Evaluation:
     results = [fam.evaluate(job["source"], benchmark, preset, s, split) for s in seeds]
     first = results[0]
     scores = tuple(float(r.score) for r in results)
-    mean = math.fsum(scores) / len(scores)
     metrics = {
         name: math.fsum(float(r.metrics[name]) for r in results) / len(results)
-        for name in first.metrics
+        for name in first.metrics or {}
     }
     program = program_lib.Program(source=job["source"], name=job["program_name"])
-    seconds = math.fsum(r.train_seconds for r in results)
-    return Evaluation(
+    return dataclasses.replace(
+        first,
         task=benchmark,
         preset=preset,
         seed=seeds[0],
         program=program.name,
         program_sha256=program.sha256,
-        ood_score=mean,
-        val_score=mean,
-        best_step=0,
+        score=math.fsum(scores) / len(scores),
         params=int(first.params),
-        model_params=int(first.params),
         macs=int(first.macs),
-        macs_nodes=0,
-        train_seconds=seconds,
-        compile_seconds=0.0,
-        init_seconds=0.0,
-        steps=0,
-        final_loss=float(metrics.get("loss", metrics.get("val_loss", float("nan")))),
-        steps_per_second=0.0,
-        peak_rss_mb=None,
-        device_peak_mb=None,
-        n_devices=1,
+        train_seconds=math.fsum(r.train_seconds for r in results),
         seeds=seeds if k > 1 else None,
         seed_scores=scores if k > 1 else None,
-        seed_val_scores=scores if k > 1 else None,
         family=fam.name,
         metrics=metrics,
         machine=labels.measured_on(),

@@ -5,7 +5,8 @@
   submodules  submodules `setup` defines that nothing calls yet (two-step edits)
   source   the immutable `Program` record; reading files; loading into a fresh namespace
   macs     MACs of one processor step on the reference input (imports JAX when used)
-  outcome  how evaluating a program ended: the `Evaluation` record, `TrainingError`
+  outcome  `TrainingError`, how a training fails (the record of one that ended well is
+           `families.Evaluation`)
 
 May import: `config`, `util`.
 """

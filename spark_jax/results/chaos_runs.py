@@ -87,7 +87,7 @@ def run_one(program, task: str, preset: str, seed: int, scale: float, index: int
         "seed": seed,
         "preset": preset,
         "program": program.name,
-        "ood_test": f"{ev.ood_score:.6f}",
+        "ood_test": f"{ev.score:.6f}",
         "val_score": f"{ev.val_score:.6f}",
         "max_param_change": f"{changes[-1]:.3g}",
         "train_seconds": f"{ev.train_seconds:.1f}",

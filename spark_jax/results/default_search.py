@@ -134,7 +134,7 @@ def _same_on_every_seed(programs, results, tasks) -> list[str]:
     seed: there the search's edit changed nothing that is trained or scored."""
     if len(programs) != 2:
         return []
-    scores = readme.seed_scores(results, lambda e: (e.ood_score, e.val_score))
+    scores = readme.seed_scores(results, lambda e: (e.score, e.val_score))
     a, b = (p.key for p in programs)
     return [t for t in tasks if scores.get((a, t)) and scores.get((a, t)) == scores.get((b, t))]
 

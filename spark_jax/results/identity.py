@@ -18,7 +18,7 @@ import sys
 from spark_jax.benchmark.store import BenchmarkDB
 from spark_jax.config import protocol
 from spark_jax.evaluation import evaluate, seeds
-from spark_jax.perf.identity import KEYS, PORT, figures, port_factory
+from spark_jax.perf.identity import PORT, figures, port_factory
 from spark_jax.util import labels
 
 __all__ = ["NoBenchmarkRecord", "smoke_identity"]
@@ -35,7 +35,7 @@ def _benchmark_record(db_path: pathlib.Path, task: str, seed: int) -> dict:
             if r.task == task and r.seed == seed and r.program_key in ours and r.evaluation:
                 e = r.evaluation
                 if not e.seeds:  # one record per seed: the seed's own figures
-                    return {key: getattr(e, key) for key in KEYS}
+                    return figures(e.to_dict())  # the stored form's keys
                 k = e.seeds.index(seed)
                 return dict(
                     ood_score=e.seed_scores[k],

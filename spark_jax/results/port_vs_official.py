@@ -171,7 +171,7 @@ def _verdict(c: stats.PairedComparison) -> str:
 
 def _one_sided_tasks(c: stats.PairedComparison, spec: dict, port, baseline: str, results):
     """[(task, seeds)] where the port scored on the mean difference's side on every seed."""
-    by_seed = readme.seed_scores(results, lambda e: e.ood_score)
+    by_seed = readme.seed_scores(results, lambda e: e.score)
     every = []
     for t in spec["tasks"]:
         a, b = by_seed.get((port.key, t), {}), by_seed.get((baseline, t), {})

@@ -25,7 +25,8 @@ class Candidate:
       source_sha: sha256 of the normalized source (migration skips known sources).
       ood_acc: fitness, OOD score in [0, 1].
       macs: MACs of one processor step; lower wins a fitness tie.
-      val_score: best validation score.
+      val_score: best validation score (None: a family whose training has no validation-based
+        selection loop).
       island: the island it lives on (for a copy returned by the archive: the copy's).
       parent_id: the parent's id (None for the seed).
       iteration: attempt index that produced it (0 for the seed).
@@ -37,7 +38,7 @@ class Candidate:
     source_sha: str
     ood_acc: float
     macs: int
-    val_score: float = 0.0
+    val_score: float | None = 0.0
     island: int = 0
     parent_id: str | None = None
     iteration: int = 0
@@ -53,7 +54,8 @@ class Candidate:
         check_int(f"Candidate {self.id!r}: island", self.island, 0)
         for key, kind in (("ood_acc", float), ("macs", int), ("island", int)):
             object.__setattr__(self, key, kind(getattr(self, key)))
-        object.__setattr__(self, "val_score", float(self.val_score))
+        if self.val_score is not None:
+            object.__setattr__(self, "val_score", float(self.val_score))
         object.__setattr__(self, "extra", dict(self.extra))
 
     def feature(self, dim: str) -> float:

@@ -27,12 +27,12 @@ import pathlib
 from typing import Any, Callable
 
 from spark_jax.config.search import SearchConfig
+from spark_jax.families import Evaluation
 from spark_jax.jobs.executors import EvalJob, EvalResult, make_executor
 from spark_jax.operator.baselines import make_operator
 from spark_jax.operator.editors import Editor
 from spark_jax.operator.signals import Outcome, SearchHistory
 from spark_jax.operator.step import Proposal
-from spark_jax.program.outcome import Evaluation
 from spark_jax.search import best_program, budget, final_test, pipeline, proposal_only, startup
 from spark_jax.search.archive import Candidate, IslandArchive
 from spark_jax.search.function_duplicates import FunctionIndex

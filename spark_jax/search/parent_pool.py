@@ -24,7 +24,7 @@ import json
 import pathlib
 
 from spark_jax.config.protocol import ConfigError
-from spark_jax.program.outcome import Evaluation
+from spark_jax.families import Evaluation
 
 __all__ = ["ParentPool", "PoolProgram", "load_pool"]
 

@@ -43,6 +43,8 @@ class Draw:
 
 def _view(c: Candidate, source: str) -> ProgramView:
     metrics = dict(ood_score=c.ood_acc, val_score=c.val_score, macs=c.macs)
+    if c.val_score is None:  # a family without a validation-based training loop
+        del metrics["val_score"]
     return ProgramView(c.id, source, metrics, parent_id=c.parent_id)
 
 

@@ -293,7 +293,7 @@ class RunDB(RunQueries):
                 [None] * 6
                 if ev is None
                 else [
-                    ev.ood_score,
+                    ev.score,
                     ev.val_score,
                     ev.params,
                     ev.macs,

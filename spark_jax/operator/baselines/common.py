@@ -297,7 +297,7 @@ def score_of(evaluation: Any) -> tuple[float, float]:
     """(score, MACs) of an evaluation record; the score is the archive's fitness (the mean
     over the candidate's seeds where the record has one)."""
     score = getattr(evaluation, "score_mean", None)
-    score = evaluation.ood_score if score is None else score
+    score = evaluation.score if score is None else score
     return float(score), float(evaluation.macs or 0.0)
 
 

@@ -168,8 +168,19 @@ class CartPoleFamily:
         self._benchmark(benchmark)
         ev = evaluate_program(program_lib.Program(source=source), preset, seed, split)
         scored = ev.val_return if split == "val" else ev.test_return
-        metrics = {"train_return": ev.train_return, f"{split}_return": scored}
-        return families.Evaluation(ev.score, metrics, ev.macs, ev.params, ev.train_seconds)
+        return families.Evaluation(
+            task=benchmark,
+            preset=preset,
+            seed=ev.seed,
+            program=ev.program,
+            program_sha256=ev.program_sha256,
+            score=ev.score,
+            params=ev.params,
+            macs=ev.macs,
+            train_seconds=ev.train_seconds,
+            family=self.name,
+            metrics={"train_return": ev.train_return, f"{split}_return": scored},
+        )
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         self._benchmark(benchmark)

@@ -70,6 +70,7 @@ def check_program(source: str, features: int, num_classes: int, hidden: int = 16
     return None
 
 
+NAME = "classify"
 # The metric names of each scored part: the paper's names mean the test part.
 METRIC_NAMES = {"val": ("val_accuracy", "val_loss"), "test": ("accuracy", "loss")}
 
@@ -115,15 +116,27 @@ def evaluate(
     macs = macs_lib.count_macs(lambda v, x: model.apply(v, x), variables, x_tr[:1])
     score = accuracy if np.isfinite(loss) else 0.0
     acc_name, loss_name = METRIC_NAMES[part]
-    metrics = {acc_name: accuracy, loss_name: loss}
-    return families.Evaluation(score, metrics, int(macs), params, seconds)
+    program = program_lib.Program(source=source)
+    return families.Evaluation(
+        task=split.record["dataset"],
+        preset=preset,
+        seed=seed,
+        program=program.name,
+        program_sha256=program.sha256,
+        score=score,
+        params=params,
+        macs=int(macs),
+        train_seconds=seconds,
+        family=NAME,
+        metrics={acc_name: accuracy, loss_name: loss},
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class ClassifyFamily:
     """The classification benchmarks behind the task-family boundary."""
 
-    name: str = "classify"
+    name: str = NAME
     benchmarks: tuple[str, ...] = classify_data.BENCHMARKS
     factory: str = FACTORY
     presets: tuple[str, ...] = tuple(PRESETS)

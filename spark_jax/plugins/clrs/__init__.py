@@ -4,7 +4,8 @@ Implements `spark_jax.families.TaskFamily` by delegation: seeds are the shipped 
 ports (`assets/processors/`), the contract is the processor contract of the prompts
 (`assets/prompts/task.md` + `contract.md`, templates the operator fills per parent), the
 check is `feasibility.check_program` at the preset's processor sizes, and the evaluation is
-`evaluate.evaluate_program` (score: OOD score; metrics: OOD and validation scores).
+`evaluate.evaluate_program` (score: the OOD score; the training loop's fields filled, no
+`metrics`).
 Benchmarks are the CLRS task names; presets the protocol presets.
 
 CLRS's processors train under the search's protocol, so the family answers every optional
@@ -91,14 +92,12 @@ class ClrsFamily:
         cfg = protocol_lib.get_preset(preset)
         if split == "val":
             cfg = FitnessConfig().selection_protocol(cfg)
-        ev = evaluate.evaluate_program(program_lib.Program(source=source), benchmark, cfg, seed)
-        metrics = {"ood_score": ev.ood_score, "val_score": ev.val_score}
-        return families.Evaluation(ev.ood_score, metrics, ev.macs, ev.params, ev.train_seconds)
+        return evaluate.evaluate_program(program_lib.Program(source=source), benchmark, cfg, seed)
 
     def evaluate_job(self, job: dict[str, Any]) -> Any:
         """One `EvalJob.to_dict()` under its protocol: `evaluate.evaluate_program` (the job's
         cascade and K seeds), or DeepMind's processor for an 'official:' job without source;
-        returns the run database's `program.outcome.Evaluation`."""
+        returns its `families.Evaluation`."""
         from spark_jax.evaluation import evaluate
         from spark_jax.evaluation.training_options import TrainingOptions
 
