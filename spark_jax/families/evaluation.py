@@ -85,7 +85,8 @@ class Evaluation:
         record from before it was kept (then 'vmap').
     """
 
-    # The order is the stored form's key order (`to_dict`).
+    # The order is the stored form's key order (`to_dict`); every family fills the fields
+    # without a default.
     task: str
     preset: str
     seed: int
@@ -99,6 +100,7 @@ class Evaluation:
     macs: int
     macs_nodes: int | None = None
     train_seconds: float
+    # A protocol training loop's timings and memory.
     compile_seconds: float | None = None
     init_seconds: float | None = None
     steps: int | None = None
@@ -107,17 +109,20 @@ class Evaluation:
     peak_rss_mb: float | None = None
     device_peak_mb: float | None = None
     n_devices: int = 1
+    # The cascade's first stage.
     cascade_steps: int | None = None
     cascade_val_score: float | None = None
     cascade_promoted: bool | None = None
     compile_wall_seconds: float | None = None
     eval_seconds: float | None = None
     loop_steps_per_second: float | None = None
+    # Several training seeds of one program.
     seeds: tuple[int, ...] | None = None
     seed_scores: tuple[float, ...] | None = None
     seed_val_scores: tuple[float, ...] | None = None
     seed_best_steps: tuple[int, ...] | None = None
     seed_final_losses: tuple[float, ...] | None = None
+    # The family and its named metrics (None: CLRS), the machine, the seed axis's mode.
     family: str | None = None
     metrics: dict[str, float] | None = None
     machine: str | None = None

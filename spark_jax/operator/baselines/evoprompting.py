@@ -22,18 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from spark_jax.llm.parsing import extract_program
-from spark_jax.operator.baselines.common import (
-    BaselineOperator,
-    Child,
-    Member,
-    crossover,
-    metrics_line,
-    mutate,
-    no_transform_child,
-    offline_child,
-    score_of,
-    tags_outcome,
-)
+from spark_jax.operator.baselines import common
+from spark_jax.operator.baselines.common import BaselineOperator, Child, Member, crossover
 from spark_jax.operator.editors import StepContext, role_fields
 from spark_jax.operator.offline import TransformNotApplicable
 
@@ -63,7 +53,7 @@ class EvoPromptingOperator(BaselineOperator):
         self.generation, self.proposed = state["generation"], state["proposed"]
 
     def admit(self, program_id, source, evaluation, proposal) -> None:
-        score, macs = score_of(evaluation)
+        score, macs = common.score_of(evaluation)
         member = Member(program_id, source, score, macs)
         (self.parents if proposal is None else self.children).append(member)
 
@@ -76,7 +66,7 @@ class EvoPromptingOperator(BaselineOperator):
 
     def prompt(self, ctx: StepContext, shots: list[Member]) -> str:
         examples = "\n\n".join(
-            f"# Example {i + 1}. Metrics: {metrics_line(m)}\n```python\n{m.source.rstrip()}\n```"
+            f"# Example {i + 1}. Metrics: {common.metrics_line(m)}\n```python\n{m.source.rstrip()}\n```"
             for i, m in enumerate(shots)
         )
         best = max(m.score for m in shots)
@@ -114,7 +104,7 @@ class EvoPromptingOperator(BaselineOperator):
 
         def parse(text: str):
             program = extract_program(text)
-            return (program, tags_outcome(program)) if program else (None, "no_program")
+            return (program, common.tags_outcome(program)) if program else (None, "no_program")
 
         child, call = await self.ask(role, self.prompt(ctx, shots), parse)
         return Child(parent.id, parent.source, child, (call,), call.parse_outcome, call.error)
@@ -129,7 +119,7 @@ class EvoPromptingOperator(BaselineOperator):
                 mixed = crossover(shots[-1].source, shots[0].source)
                 if mixed is not None and mixed != parent.source:
                     source, names = mixed, ["crossover"]
-            child, name = mutate(
+            child, name = common.mutate(
                 source,
                 self._rng,
                 magnitude="small" if names else None,
@@ -137,5 +127,5 @@ class EvoPromptingOperator(BaselineOperator):
                 catalogue=self.catalogue,
             )
         except TransformNotApplicable as e:
-            return no_transform_child(role, prompt, parent, e)
-        return offline_child(role, prompt, parent, child, "+".join([*names, name]))
+            return common.no_transform_child(role, prompt, parent, e)
+        return common.offline_child(role, prompt, parent, child, "+".join([*names, name]))

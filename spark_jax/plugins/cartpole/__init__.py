@@ -35,6 +35,8 @@ BENCHMARK = "cartpole_v1"  # Its rows in reference/extra_benchmarks.csv.
 FACTORY = "make_policy"
 # The PPO preset's fields a data record carries under their own names (after the training seed).
 _DATA_FIELDS = ("eval_seed", "val_seed", "eval_episodes", "num_envs", "total_timesteps")
+# What a `CartPoleEvaluation` gives the family's `families.Evaluation` as it is.
+_SHARED_FIELDS = tuple("preset seed program program_sha256 score params macs train_seconds".split())
 
 
 def _family_dir() -> pathlib.Path:
@@ -168,19 +170,9 @@ class CartPoleFamily:
         self._benchmark(benchmark)
         ev = evaluate_program(program_lib.Program(source=source), preset, seed, split)
         scored = ev.val_return if split == "val" else ev.test_return
-        return families.Evaluation(
-            task=benchmark,
-            preset=preset,
-            seed=ev.seed,
-            program=ev.program,
-            program_sha256=ev.program_sha256,
-            score=ev.score,
-            params=ev.params,
-            macs=ev.macs,
-            train_seconds=ev.train_seconds,
-            family=self.name,
-            metrics={"train_return": ev.train_return, f"{split}_return": scored},
-        )
+        metrics = {"train_return": ev.train_return, f"{split}_return": scored}
+        shared = {name: getattr(ev, name) for name in _SHARED_FIELDS}
+        return families.Evaluation(task=benchmark, family=self.name, metrics=metrics, **shared)
 
     def data_record(self, benchmark: str, preset: str) -> dict[str, Any]:
         self._benchmark(benchmark)
