@@ -12,6 +12,7 @@ import pathlib
 import pytest
 
 from spark_jax.perf import gpu_measure, gpu_runs
+from spark_jax.perf.identity import KEYS
 from spark_jax.results import chaos_runs as chaos
 from spark_jax.results import families_smoke, identity
 
@@ -58,7 +59,7 @@ def test_the_identity_check_reads_the_benchmarks_own_record():
     """Our port's figures for a seed trained with others in one vmapped program; a task the
     benchmark never ran is refused before anything trains."""
     record = identity._benchmark_record(BENCHMARK, "dfs", 0)
-    assert set(record) == set(identity.KEYS)
+    assert set(record) == set(KEYS)  # the stored form's names (`ood_score` for the score)
     assert identity.figures({**record, "steps": 9}) == record
     with pytest.raises(identity.NoBenchmarkRecord, match="no result of our port on bfs seed 0"):
         identity.smoke_identity(pathlib.Path("unused.json"), ["bfs"], 0, "tiny", BENCHMARK)
