@@ -8,7 +8,6 @@ computes the seed's function on `minimum` (its edge output is never decoded ther
 
 from __future__ import annotations
 
-import os
 import pathlib
 
 import pytest
@@ -23,19 +22,6 @@ from spark_jax.evaluation import identity
 from spark_jax.stats import sequential
 
 DESIGN = {"alpha": 0.05, "delta": 5.0, "seeds_per_round": 3, "max_seeds": 9}
-# XLA's quick CPU compile for the processes the end-to-end benchmark starts (identity probes,
-# workers): compiling is nearly all of its cost (the tiny preset trains in ~0.1 s a job); these
-# flags cut it by over half here, with the same scores to the bit. Every process of the
-# benchmark gets them, so identity and training are compared like for like.
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
-
-
-@pytest.fixture
-def quick_compiles(monkeypatch):
-    """The children this test starts compile with FAST_COMPILE and store every compile in the
-    session's XLA cache (conftest), however quick: the second round's jobs load theirs."""
-    monkeypatch.setenv("XLA_FLAGS", f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip())
-    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 
 def _variant(seed_paths, tmp_path) -> pathlib.Path:
@@ -150,6 +136,7 @@ def test_identity_without_probes(seed_paths):
 
 
 def test_a_sequential_benchmark_end_to_end_on_tiny(seed_paths, tmp_path, capsys, quick_compiles):
+    # quick_compiles (conftest): compiling is nearly all this test costs.
     out = tmp_path / "bench"
     argv = [
         "benchmark",

@@ -117,7 +117,7 @@ def _compare(
     )
 
 
-def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path):
+def test_compare_killed_then_rerun_keeps_finished_searches(tmp_path, quick_compiles):
     out = tmp_path / "cmp"
     first = run_dir_of(out, compare.METHODS["fixed-act-sar"], 0)
     proc = _compare(out)
@@ -177,7 +177,7 @@ def _rows(report: str) -> list[str]:
     return [line.rsplit("|", 3)[0] if "(OpenEvolve" in line else line for line in rows]
 
 
-def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path):
+def test_llm_comparison_is_recorded_and_replays_without_an_llm(tmp_path, quick_compiles):
     import yaml
 
     base = yaml.safe_load((ROOT / "configs" / "tiny.yaml").read_text())
